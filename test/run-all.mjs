@@ -1,0 +1,114 @@
+#!/usr/bin/env node
+// `npm test`: runs every test stage in order, each writing JUnit XML into test-results/, then prints one
+// closing line counted from those files: "N passed, N failed, N skipped". A stage that crashes without
+// writing results counts as a failure. `node test/run-all.mjs unit python` runs only the named stages.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+const results = join(root, 'test-results');
+const py = join(root, '.venv/bin/python');
+
+function findTests(dir, suffix) {
+  const out = [];
+  const walk = (d) => {
+    if (!existsSync(d)) return;
+    for (const name of readdirSync(d).sort()) {
+      const p = join(d, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (name.endsWith(suffix)) out.push(relative(root, p));
+    }
+  };
+  walk(join(root, dir));
+  return out;
+}
+
+/** A node:test stage over TypeScript files (run through tsx), reported as spec on stdout and JUnit on disk. */
+function nodeTestStage(name, dir, extraEnv = {}) {
+  return {
+    name,
+    run() {
+      const files = findTests(dir, '.test.ts');
+      if (files.length === 0) return { status: 0, empty: true };
+      return spawnSync(process.execPath, [
+        '--import', 'tsx', '--test', '--test-concurrency=1',
+        '--test-reporter=spec', '--test-reporter-destination=stdout',
+        '--test-reporter=junit', `--test-reporter-destination=${join(results, `${name}.xml`)}`,
+        ...files,
+      ], { cwd: root, stdio: 'inherit', env: { ...process.env, ...extraEnv } });
+    },
+  };
+}
+
+const stages = [
+  { name: 'lint', run: () => spawnSync('npm', ['run', '-s', 'lint'], { cwd: root, stdio: 'inherit' }), noResults: true },
+  { name: 'build', run: () => spawnSync('npm', ['run', '-s', 'build'], { cwd: root, stdio: 'inherit' }), noResults: true },
+  nodeTestStage('unit', 'test/unit'),
+  {
+    name: 'python',
+    run() {
+      if (!existsSync(py)) { console.error('missing .venv: run scripts/setup-python.sh'); return { status: 1 }; }
+      return spawnSync(py, ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', `--junitxml=${join(results, 'python.xml')}`, 'triton/tests'], {
+        cwd: root, stdio: 'inherit', env: { ...process.env, OMP_NUM_THREADS: '1', OPENBLAS_NUM_THREADS: '1', MKL_NUM_THREADS: '1' },
+      });
+    },
+  },
+  nodeTestStage('integration', 'test/integration'),
+  nodeTestStage('webview', 'test/webview'),
+  {
+    name: 'e2e',
+    run() {
+      const runner = join(root, 'test/e2e/run.mjs');
+      if (!existsSync(runner)) return { status: 0, empty: true };
+      return spawnSync(process.execPath, [runner, `--junit=${join(results, 'e2e.xml')}`], { cwd: root, stdio: 'inherit' });
+    },
+  },
+];
+
+const wanted = process.argv.slice(2);
+const selected = wanted.length ? stages.filter((s) => wanted.includes(s.name)) : stages;
+if (wanted.length && selected.length !== wanted.length) {
+  console.error(`unknown stage in ${wanted.join(', ')}; stages: ${stages.map((s) => s.name).join(', ')}`);
+  process.exit(2);
+}
+
+mkdirSync(results, { recursive: true });
+for (const s of selected) rmSync(join(results, `${s.name}.xml`), { force: true });
+
+let passed = 0, failed = 0, skipped = 0;
+const failedStages = [];
+for (const stage of selected) {
+  const started = Date.now();
+  console.log(`\n=== stage: ${stage.name}`);
+  const r = stage.run();
+  const secs = ((Date.now() - started) / 1000).toFixed(1);
+  const xml = join(results, `${stage.name}.xml`);
+  if (r.status !== 0) failedStages.push(stage.name);
+  if (stage.noResults || r.empty) {
+    console.log(`=== ${stage.name}: ${r.status === 0 ? (r.empty ? 'no tests' : 'ok') : 'FAILED'} (${secs} s)`);
+    continue;
+  }
+  if (!existsSync(xml)) { failed += 1; console.log(`=== ${stage.name}: no results written (exit ${r.status})`); continue; }
+  const c = countJUnit(readFileSync(xml, 'utf8'));
+  passed += c.passed; failed += c.failed; skipped += c.skipped;
+  if (r.status !== 0 && c.failed === 0) failed += 1; // crashed after writing partial results
+  console.log(`=== ${stage.name}: ${c.passed} passed, ${c.failed} failed, ${c.skipped} skipped (${secs} s)`);
+}
+
+if (failedStages.length) console.log(`\nfailed stages: ${failedStages.join(', ')}`);
+console.log(`\n${passed} passed, ${failed} failed, ${skipped} skipped`);
+process.exit(failedStages.length || failed ? 1 : 0);
+
+/** Counts leaf <testcase> elements; a testcase with <failure>/<error> failed, with <skipped> was skipped. */
+function countJUnit(text) {
+  let p = 0, f = 0, s = 0;
+  const re = /<testcase\b[^>]*?(\/>|>([\s\S]*?)<\/testcase>)/g;
+  for (const m of text.matchAll(re)) {
+    const body = m[2] ?? '';
+    if (/<(failure|error)\b/.test(body)) f += 1;
+    else if (/<skipped\b/.test(body)) s += 1;
+    else p += 1;
+  }
+  return { passed: p, failed: f, skipped: s };
+}
