@@ -55,6 +55,7 @@ const stages = [
     },
   },
   nodeTestStage('integration', 'test/integration'),
+  nodeTestStage('reliability', 'test/reliability'),
   nodeTestStage('webview', 'test/webview'),
   {
     name: 'e2e',

@@ -30,7 +30,11 @@ export function tritonHome() {
 export function patchConfigForTests(text, overrides = {}) {
   let out = text.replace(/kind:\s*KIND_GPU(\s+gpus:\s*\[[^\]]*\])?/g, 'kind: KIND_CPU');
   out = setParameter(out, 'engine', overrides.engine ?? tinyEngine);
-  if (overrides.maxBatchSize !== undefined) out = out.replace(/^max_batch_size:\s*\d+/m, `max_batch_size: ${overrides.maxBatchSize}`);
+  if (overrides.maxBatchSize !== undefined) {
+    out = out.replace(/^max_batch_size:\s*\d+/m, `max_batch_size: ${overrides.maxBatchSize}`);
+    // Triton refuses a warmup sample whose batch_size exceeds max_batch_size (the load fails).
+    out = out.replace(/^(\s*batch_size:\s*)(\d+)/gm, (_m, head, n) => `${head}${Math.min(Number(n), Math.max(1, overrides.maxBatchSize))}`);
+  }
   if (overrides.decoupled !== undefined) out = out.replace(/decoupled:\s*(true|false)/, `decoupled: ${overrides.decoupled}`);
   if (overrides.queueDelayUs !== undefined) out = out.replace(/max_queue_delay_microseconds:\s*\d+/, `max_queue_delay_microseconds: ${overrides.queueDelayUs}`);
   if (overrides.maxQueueSize !== undefined) out = out.replace(/max_queue_size:\s*\d+/, `max_queue_size: ${overrides.maxQueueSize}`);

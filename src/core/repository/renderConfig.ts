@@ -1,0 +1,213 @@
+// Renders chatglm3-6b/config.pbtxt from the extension's settings. With DEFAULT_MODEL_SETTINGS the output is the
+// committed triton/model_repository/chatglm3-6b/config.pbtxt byte for byte (a unit test keeps them equal).
+//
+// GPUs: `gpuIds` are ids as seen inside the container (Docker renumbers the devices it passes from 0). One
+// instance group is rendered, and Triton places `instanceCount` instances on EACH listed GPU, so gpuIds [0, 1]
+// with instanceCount 1 means two copies of the model, one per GPU, and the dynamic batcher feeds both.
+
+export type ModelDtype = 'float16' | 'bfloat16' | 'float32';
+
+export interface ModelSettings {
+  /** Largest dynamic batch (requests generated together in one execute()). 1..64. */
+  maxBatchSize: number;
+  /** How long the batcher waits to fill a batch, ms (0..10 000; rendered in microseconds). */
+  queueDelayMs: number;
+  /** Requests allowed to wait; a full queue rejects new ones at once. 0 = unbounded, else ..100 000. */
+  maxQueueSize: number;
+  /** Where instances run. 'cpu' is for tests and the tiny engine (gpuIds are then ignored). */
+  instanceKind: 'gpu' | 'cpu';
+  /** Container-visible GPU ids (non-empty, distinct, 0..63). */
+  gpuIds: number[];
+  /** Model instances per listed GPU (1..16). */
+  instanceCount: number;
+  /** Decoupled (streaming) transaction policy. */
+  streaming: boolean;
+  /** Weights directory inside the container (absolute POSIX path). */
+  weightsPath: string;
+  dtype: ModelDtype;
+  /** Prompt + history token budget (history is trimmed from the oldest end to fit). 16..131 072. */
+  maxInputTokens: number;
+  /** Upper bound a request's max_new_tokens is clamped to. 1..131 072. */
+  maxNewTokensLimit: number;
+  /** max_new_tokens when a request gives none (1..maxNewTokensLimit). */
+  defaultMaxNewTokens: number;
+  /** Sampling temperature when a request gives none (0..2; 0 = greedy). */
+  defaultTemperature: number;
+  /** Nucleus sampling when a request gives none (0 < p <= 1). */
+  defaultTopP: number;
+  /** Engine plug-in of model.py (`hf`, or `module:Class`, e.g. the tiny test engine). */
+  engine: string;
+}
+
+export const DEFAULT_MODEL_SETTINGS: Readonly<ModelSettings> = Object.freeze({
+  maxBatchSize: 8,
+  queueDelayMs: 20,
+  maxQueueSize: 32,
+  instanceKind: 'gpu',
+  gpuIds: [0],
+  instanceCount: 1,
+  streaming: true,
+  weightsPath: '/weights/chatglm3-6b',
+  dtype: 'float16',
+  maxInputTokens: 6144,
+  maxNewTokensLimit: 2048,
+  defaultMaxNewTokens: 512,
+  defaultTemperature: 0.8,
+  defaultTopP: 0.8,
+  engine: 'hf',
+});
+
+export const MODEL_NAME = 'chatglm3-6b';
+
+export interface SettingsIssue {
+  field: keyof ModelSettings;
+  message: string;
+}
+
+/** Settings that cannot be rendered; `issues` names every bad field (English; the UI localizes by field). */
+export class ModelSettingsError extends Error {
+  override readonly name = 'ModelSettingsError';
+  readonly code = 'invalid-settings';
+  constructor(readonly issues: SettingsIssue[]) {
+    super(`Invalid model settings: ${issues.map((i) => `${i.field}: ${i.message}`).join('; ')}`);
+  }
+}
+
+const DTYPES: readonly ModelDtype[] = ['float16', 'bfloat16', 'float32'];
+
+/** Fills missing fields with defaults and checks ranges; throws ModelSettingsError listing every problem. */
+export function resolveModelSettings(partial: Partial<ModelSettings> = {}): ModelSettings {
+  const s: ModelSettings = { ...DEFAULT_MODEL_SETTINGS, gpuIds: [...DEFAULT_MODEL_SETTINGS.gpuIds] };
+  for (const [k, v] of Object.entries(partial)) {
+    if (v !== undefined) (s as unknown as Record<string, unknown>)[k] = v;
+  }
+  const issues = validateModelSettings(s);
+  if (issues.length) throw new ModelSettingsError(issues);
+  return s;
+}
+
+export function validateModelSettings(s: ModelSettings): SettingsIssue[] {
+  const issues: SettingsIssue[] = [];
+  const int = (field: keyof ModelSettings, min: number, max: number) => {
+    const v = s[field];
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+      issues.push({ field, message: `must be a whole number from ${min} to ${max} (got ${JSON.stringify(v)})` });
+      return false;
+    }
+    return true;
+  };
+  int('maxBatchSize', 1, 64);
+  if (typeof s.queueDelayMs !== 'number' || !Number.isFinite(s.queueDelayMs) || s.queueDelayMs < 0 || s.queueDelayMs > 10_000) {
+    issues.push({ field: 'queueDelayMs', message: `must be a number of milliseconds from 0 to 10000 (got ${JSON.stringify(s.queueDelayMs)})` });
+  }
+  int('maxQueueSize', 0, 100_000);
+  int('instanceCount', 1, 16);
+  if (s.instanceKind !== 'gpu' && s.instanceKind !== 'cpu') {
+    issues.push({ field: 'instanceKind', message: `must be 'gpu' or 'cpu' (got ${JSON.stringify(s.instanceKind)})` });
+  } else if (s.instanceKind === 'cpu') {
+    // GPU ids do not apply.
+  } else if (!Array.isArray(s.gpuIds) || s.gpuIds.length === 0) {
+    issues.push({ field: 'gpuIds', message: 'must list at least one GPU id' });
+  } else if (s.gpuIds.some((g) => typeof g !== 'number' || !Number.isInteger(g) || g < 0 || g > 63)) {
+    issues.push({ field: 'gpuIds', message: `GPU ids must be whole numbers from 0 to 63 (got ${JSON.stringify(s.gpuIds)})` });
+  } else if (new Set(s.gpuIds).size !== s.gpuIds.length) {
+    issues.push({ field: 'gpuIds', message: `GPU ids must be distinct (got ${JSON.stringify(s.gpuIds)})` });
+  }
+  if (typeof s.streaming !== 'boolean') issues.push({ field: 'streaming', message: 'must be true or false' });
+  // Strings are written inside pbtxt double quotes: refuse anything that could end the string or the line.
+  if (typeof s.weightsPath !== 'string' || !/^\/[A-Za-z0-9._\-/@+ ]*$/.test(s.weightsPath) || s.weightsPath.split('/').includes('..')) {
+    issues.push({ field: 'weightsPath', message: `must be an absolute path inside the container made of letters, digits, and . _ - / @ + or space (got ${JSON.stringify(s.weightsPath)})` });
+  }
+  if (!DTYPES.includes(s.dtype)) issues.push({ field: 'dtype', message: `must be one of ${DTYPES.join(', ')} (got ${JSON.stringify(s.dtype)})` });
+  int('maxInputTokens', 16, 131_072);
+  const limitOk = int('maxNewTokensLimit', 1, 131_072);
+  if (limitOk) int('defaultMaxNewTokens', 1, s.maxNewTokensLimit);
+  else int('defaultMaxNewTokens', 1, 131_072);
+  if (typeof s.defaultTemperature !== 'number' || !Number.isFinite(s.defaultTemperature) || s.defaultTemperature < 0 || s.defaultTemperature > 2) {
+    issues.push({ field: 'defaultTemperature', message: `must be from 0 (greedy) to 2 (got ${JSON.stringify(s.defaultTemperature)})` });
+  }
+  if (typeof s.defaultTopP !== 'number' || !Number.isFinite(s.defaultTopP) || s.defaultTopP <= 0 || s.defaultTopP > 1) {
+    issues.push({ field: 'defaultTopP', message: `must be greater than 0 and at most 1 (got ${JSON.stringify(s.defaultTopP)})` });
+  }
+  if (typeof s.engine !== 'string' || !/^[A-Za-z0-9_.]+(:[A-Za-z0-9_]+)?$/.test(s.engine)) {
+    issues.push({ field: 'engine', message: `must be 'hf' or 'module:Class' (got ${JSON.stringify(s.engine)})` });
+  }
+  return issues;
+}
+
+/** Warmup sends this many requests in one execute(): 2 exercises the batched path, but never above max_batch_size. */
+export function warmupBatchSize(maxBatchSize: number): number {
+  return Math.min(2, maxBatchSize);
+}
+
+/** config.pbtxt text for the given (partial) settings; throws ModelSettingsError on invalid settings. */
+export function renderConfig(partial: Partial<ModelSettings> = {}): string {
+  const s = resolveModelSettings(partial);
+  const param = (key: string, value: string) => `parameters { key: "${key}" value { string_value: "${value}" } }`;
+  const lines = [
+    '# ChatGLM3-6B on Triton\'s Python backend. This file is the default rendering of the extension\'s settings:',
+    '# src/core/repository/renderConfig.ts writes it again from the user\'s settings, and a test keeps the two equal.',
+    '# The I/O contract is documented in triton/README.md.',
+    `name: "${MODEL_NAME}"`,
+    'backend: "python"',
+    '',
+    '# Largest dynamic batch (requests generated together in one execute()). Setting: tritonChatglm.maxBatchSize.',
+    `max_batch_size: ${s.maxBatchSize}`,
+    '',
+    'input [',
+    '  { name: "prompt" data_type: TYPE_STRING dims: [ 1 ] },',
+    '  { name: "history" data_type: TYPE_STRING dims: [ 1 ] optional: true },',
+    '  { name: "temperature" data_type: TYPE_FP32 dims: [ 1 ] optional: true },',
+    '  { name: "top_p" data_type: TYPE_FP32 dims: [ 1 ] optional: true },',
+    '  { name: "max_new_tokens" data_type: TYPE_INT32 dims: [ 1 ] optional: true },',
+    '  { name: "history_len" data_type: TYPE_INT32 dims: [ 1 ] optional: true }',
+    ']',
+    'output [',
+    '  { name: "response" data_type: TYPE_STRING dims: [ 1 ] },',
+    '  { name: "history" data_type: TYPE_STRING dims: [ 1 ] },',
+    '  { name: "finish_reason" data_type: TYPE_STRING dims: [ 1 ] },',
+    '  { name: "prompt_tokens" data_type: TYPE_INT32 dims: [ 1 ] },',
+    '  { name: "completion_tokens" data_type: TYPE_INT32 dims: [ 1 ] },',
+    '  { name: "history_trimmed" data_type: TYPE_INT32 dims: [ 1 ] }',
+    ']',
+    '',
+    '# Streaming: each request gets its own deltas and exactly one FINAL. Setting: tritonChatglm.streaming.',
+    `model_transaction_policy { decoupled: ${s.streaming} }`,
+    '',
+    '# Wait up to the queue delay to fill a batch; a full queue rejects at once instead of piling up.',
+    '# Settings: tritonChatglm.queueDelayMs, tritonChatglm.maxQueueSize.',
+    'dynamic_batching {',
+    `  max_queue_delay_microseconds: ${Math.round(s.queueDelayMs * 1000)}`,
+    `  default_queue_policy { max_queue_size: ${s.maxQueueSize} }`,
+    '}',
+    '',
+    '# One copy of the model per instance; GPU ids are the ones visible inside the container.',
+    '# Settings: tritonChatglm.gpuIds, tritonChatglm.instanceCount.',
+    s.instanceKind === 'cpu'
+      ? `instance_group [ { count: ${s.instanceCount} kind: KIND_CPU } ]`
+      : `instance_group [ { count: ${s.instanceCount} kind: KIND_GPU gpus: [ ${s.gpuIds.join(', ')} ] } ]`,
+    '',
+    param('engine', s.engine),
+    param('weights_path', s.weightsPath),
+    param('dtype', s.dtype),
+    param('max_input_tokens', String(s.maxInputTokens)),
+    param('max_new_tokens_limit', String(s.maxNewTokensLimit)),
+    param('default_max_new_tokens', String(s.defaultMaxNewTokens)),
+    param('default_temperature', String(s.defaultTemperature)),
+    param('default_top_p', String(s.defaultTopP)),
+    '',
+    '# Two requests in one execute(): warmup goes through the batched path, and every warmup request must get its FINAL.',
+    'model_warmup [',
+    '  {',
+    '    name: "batched_chat"',
+    `    batch_size: ${warmupBatchSize(s.maxBatchSize)}`,
+    '    count: 1',
+    '    inputs { key: "prompt" value { data_type: TYPE_STRING dims: [ 1 ] input_data_file: "prompt.bin" } }',
+    '    inputs { key: "history" value { data_type: TYPE_STRING dims: [ 1 ] input_data_file: "history.bin" } }',
+    '    inputs { key: "max_new_tokens" value { data_type: TYPE_INT32 dims: [ 1 ] input_data_file: "max_new_tokens.bin" } }',
+    '  }',
+    ']',
+    '',
+  ];
+  return lines.join('\n');
+}

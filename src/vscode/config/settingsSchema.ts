@@ -1,0 +1,107 @@
+// The extension's settings as data (VS Code-free, unit-tested): key, default, validation, scope, whether an
+// untrusted workspace may set it, and what changing it requires. package.json's contributes.configuration and
+// capabilities.untrustedWorkspaces.restrictedConfigurations must agree with this table (a unit test checks).
+
+export const SECTION = 'tritonChatglm';
+
+/** What a changed value needs before it takes effect. */
+export type SettingEffect = 'none' | 'reloadModel' | 'restartServer' | 'reconnect';
+
+/** `machine`: only user (or remote) settings; anything that becomes a path, a process argument or a target URL. */
+export type SettingScope = 'machine' | 'window';
+
+export type Validator<T> = (value: unknown) => value is T;
+
+export interface SettingSpec<T> {
+  default: T;
+  validate: Validator<T>;
+  scope: SettingScope;
+  /** Not honoured from an untrusted workspace (listed in restrictedConfigurations). */
+  restricted: boolean;
+  effect: SettingEffect;
+}
+
+const isString = (v: unknown): v is string => typeof v === 'string';
+const isBool = (v: unknown): v is boolean => typeof v === 'boolean';
+const intIn = (min: number, max: number): Validator<number> =>
+  (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
+const numIn = (min: number, max: number): Validator<number> =>
+  (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max;
+const nonEmpty = (max: number): Validator<string> =>
+  (v: unknown): v is string => typeof v === 'string' && v.trim().length > 0 && v.length <= max && !/[\0\r\n]/.test(v);
+const oneOf = <T extends string>(...values: T[]): Validator<T> => (v: unknown): v is T => values.includes(v as T);
+
+const port = intIn(1, 65535);
+/** Docker's own container-name rule. */
+const containerName = (v: unknown): v is string => typeof v === 'string' && /^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}$/.test(v);
+/** An image reference: no spaces, no leading dash (it becomes an argument). */
+const imageRef = (v: unknown): v is string => typeof v === 'string' && /^[a-zA-Z0-9][a-zA-Z0-9_.\-/:@]{0,255}$/.test(v);
+const shmSize = (v: unknown): v is string => typeof v === 'string' && /^[1-9][0-9]{0,6}(\.[0-9]{1,3})?[bkmg]?$/i.test(v);
+/** Host GPU indices or UUIDs (docker `--gpus device=...`); an empty list means all GPUs. */
+const gpuIds = (v: unknown): v is string[] =>
+  Array.isArray(v) && v.length <= 16 && new Set(v).size === v.length &&
+  v.every((g) => typeof g === 'string' && /^(\d{1,3}|GPU-[0-9a-fA-F-]{1,64}|MIG-[0-9a-zA-Z/-]{1,64})$/.test(g));
+/** An absolute path or empty (not configured). Relative paths would resolve against an arbitrary cwd. */
+const absolutePathOrEmpty = (v: unknown): v is string =>
+  typeof v === 'string' && (v === '' || ((v.startsWith('/') || /^[A-Za-z]:[\\/]/.test(v) || v.startsWith('\\\\')) && !/[\0\r\n]/.test(v)));
+const ipAddress = (v: unknown): v is string =>
+  typeof v === 'string' && (/^(\d{1,3})(\.\d{1,3}){3}$/.test(v) && v.split('.').every((o) => Number(o) <= 255) || /^[0-9a-fA-F:]+$/.test(v) && v.includes(':'));
+const httpUrl = (v: unknown): v is string => {
+  if (typeof v !== 'string') return false;
+  try {
+    const u = new URL(v);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && !u.username && !u.password;
+  } catch {
+    return false;
+  }
+};
+const httpUrlOrEmpty = (v: unknown): v is string => v === '' || httpUrl(v);
+/** HTTP header names are tokens; values must not smuggle a second header line. */
+const headers = (v: unknown): v is Record<string, string> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) &&
+  Object.entries(v).every(([k, val]) => /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/.test(k) && typeof val === 'string' && !/[\0\r\n]/.test(val));
+const maxLen = (n: number): Validator<string> => (v: unknown): v is string => isString(v) && v.length <= n;
+
+function spec<T>(s: SettingSpec<T>): SettingSpec<T> {
+  return s;
+}
+
+export const SETTINGS = {
+  serverMode: spec({ default: 'managed' as 'managed' | 'external', validate: oneOf('managed', 'external'), scope: 'machine', restricted: true, effect: 'reconnect' }),
+  externalUrl: spec({ default: 'http://127.0.0.1:8000', validate: httpUrl, scope: 'machine', restricted: true, effect: 'reconnect' }),
+  externalHeaders: spec({ default: {} as Record<string, string>, validate: headers, scope: 'machine', restricted: true, effect: 'reconnect' }),
+  externalMetricsUrl: spec({ default: '', validate: httpUrlOrEmpty, scope: 'machine', restricted: true, effect: 'none' }),
+  dockerPath: spec({ default: 'docker', validate: nonEmpty(1024), scope: 'machine', restricted: true, effect: 'none' }),
+  image: spec({ default: 'triton-chatglm:24.10', validate: imageRef, scope: 'machine', restricted: true, effect: 'restartServer' }),
+  containerName: spec({ default: 'triton-chatglm3', validate: containerName, scope: 'machine', restricted: true, effect: 'restartServer' }),
+  httpPort: spec({ default: 8000, validate: port, scope: 'machine', restricted: true, effect: 'restartServer' }),
+  grpcPort: spec({ default: 8001, validate: port, scope: 'machine', restricted: true, effect: 'restartServer' }),
+  metricsPort: spec({ default: 8002, validate: port, scope: 'machine', restricted: true, effect: 'restartServer' }),
+  bindAddress: spec({ default: '127.0.0.1', validate: ipAddress, scope: 'machine', restricted: true, effect: 'restartServer' }),
+  // GPUs are chosen with `docker run --gpus`, so another set needs a new container, not just a model reload.
+  gpuIds: spec({ default: [] as string[], validate: gpuIds, scope: 'machine', restricted: true, effect: 'restartServer' }),
+  shmSize: spec({ default: '2g', validate: shmSize, scope: 'machine', restricted: true, effect: 'restartServer' }),
+  weightsPath: spec({ default: '', validate: absolutePathOrEmpty, scope: 'machine', restricted: true, effect: 'restartServer' }),
+  maxBatchSize: spec({ default: 8, validate: intIn(1, 64), scope: 'machine', restricted: true, effect: 'reloadModel' }),
+  queueDelayMs: spec({ default: 20, validate: intIn(0, 10_000), scope: 'machine', restricted: true, effect: 'reloadModel' }),
+  maxQueueSize: spec({ default: 32, validate: intIn(1, 4096), scope: 'machine', restricted: true, effect: 'reloadModel' }),
+  instanceCount: spec({ default: 1, validate: intIn(1, 8), scope: 'machine', restricted: true, effect: 'reloadModel' }),
+  streaming: spec({ default: true, validate: isBool, scope: 'machine', restricted: true, effect: 'reloadModel' }),
+  temperature: spec({ default: 0.8, validate: numIn(0, 2), scope: 'window', restricted: false, effect: 'none' }),
+  topP: spec({ default: 0.8, validate: numIn(0, 1), scope: 'window', restricted: false, effect: 'none' }),
+  maxNewTokens: spec({ default: 512, validate: intIn(1, 2048), scope: 'window', restricted: false, effect: 'none' }),
+  historyTurns: spec({ default: 10, validate: intIn(0, 100), scope: 'window', restricted: false, effect: 'none' }),
+  systemPrompt: spec({ default: '', validate: maxLen(8000), scope: 'window', restricted: false, effect: 'none' }),
+  requestTimeoutSeconds: spec({ default: 300, validate: intIn(5, 3600), scope: 'window', restricted: false, effect: 'none' }),
+  streamIdleTimeoutSeconds: spec({ default: 60, validate: intIn(5, 3600), scope: 'window', restricted: false, effect: 'none' }),
+  explainMaxConcurrency: spec({ default: 8, validate: intIn(1, 64), scope: 'window', restricted: false, effect: 'none' }),
+  explainMaxSelectionChars: spec({ default: 8000, validate: intIn(200, 100_000), scope: 'window', restricted: false, effect: 'none' }),
+} as const;
+
+export type SettingKey = keyof typeof SETTINGS;
+export type ExtensionSettings = { -readonly [K in SettingKey]: (typeof SETTINGS)[K]['default'] };
+export const SETTING_KEYS = Object.keys(SETTINGS) as SettingKey[];
+
+export function restrictedKeys(): string[] {
+  return SETTING_KEYS.filter((k) => SETTINGS[k].restricted).map((k) => `${SECTION}.${k}`);
+}

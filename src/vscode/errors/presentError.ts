@@ -1,0 +1,130 @@
+// Localized presentation of every typed core error: a headline, the fix, the server's own words where they
+// matter (a load failure's reason, verbatim) and the buttons that lead to the fix.
+import * as vscode from 'vscode';
+import { ChatError } from '../../core/chat';
+import { ModelSettingsError } from '../../core/repository';
+import { isServerError } from '../../core/server';
+import { isTritonError } from '../../core/triton';
+import type { Log } from '../log';
+
+export type ErrorAction = 'buildImage' | 'openSettings' | 'showLogs' | 'startServer' | 'loadModel' | 'restartServer';
+
+export interface ErrorPresentation {
+  code: string;
+  message: string;
+  fix?: string;
+  actions: ErrorAction[];
+  /** The user cancelled: say nothing. */
+  silent?: boolean;
+}
+
+export function presentError(error: unknown): ErrorPresentation {
+  if (isServerError(error)) {
+    switch (error.code) {
+      case 'docker-missing':
+        return { code: error.code, message: vscode.l10n.t('Docker was not found.'), fix: vscode.l10n.t('Install Docker Engine, or set the path of the docker command in the settings.'), actions: ['openSettings'] };
+      case 'daemon-unreachable':
+        return { code: error.code, message: vscode.l10n.t('The Docker daemon is not running or cannot be reached.'), fix: vscode.l10n.t('Start Docker (for example `sudo systemctl start docker`) and try again.'), actions: [] };
+      case 'permission-denied':
+        return { code: error.code, message: vscode.l10n.t('You do not have permission to use Docker.'), fix: vscode.l10n.t('Add your user to the "docker" group, then log out and back in.'), actions: [] };
+      case 'nvidia-runtime-missing':
+        return { code: error.code, message: vscode.l10n.t('Docker cannot give the container a GPU: the NVIDIA Container Toolkit is missing or not configured.'), fix: vscode.l10n.t('Install the NVIDIA Container Toolkit, run `sudo nvidia-ctk runtime configure --runtime=docker` and restart Docker.'), actions: ['showLogs'] };
+      case 'image-missing':
+        return { code: error.code, message: vscode.l10n.t('The Triton serving image is not available on this machine.'), fix: vscode.l10n.t('Build it now (this takes a while and downloads several GB), or set the image in the settings.'), actions: ['buildImage', 'openSettings'] };
+      case 'port-allocated':
+        return { code: error.code, message: vscode.l10n.t('A port the server needs is already in use.'), fix: vscode.l10n.t('Stop the program that uses it, or choose other ports in the settings.'), actions: ['openSettings'] };
+      case 'name-conflict':
+        return { code: error.code, message: vscode.l10n.t('A container with the configured name exists but was not started by this extension; it is left untouched.'), fix: vscode.l10n.t('Remove or rename that container, or choose another container name in the settings.'), actions: ['openSettings'] };
+      case 'container-exited':
+        return { code: error.code, message: error.exitCode !== undefined ? vscode.l10n.t('The server stopped: the Triton container exited with code {0}.', error.exitCode) : vscode.l10n.t('The server stopped: the Triton container exited.'), fix: vscode.l10n.t('Your conversations are kept. Read the server log, then restart the server.'), actions: ['showLogs', 'restartServer'] };
+      case 'weights-missing':
+        return { code: error.code, message: vscode.l10n.t('The ChatGLM3-6B weights were not found.'), fix: vscode.l10n.t('Set the weights path to the directory of the ChatGLM3-6B checkpoint.'), actions: ['openSettings'] };
+      case 'weights-invalid':
+        return { code: error.code, message: vscode.l10n.t('The weights directory does not look like a ChatGLM3-6B checkpoint.'), fix: vscode.l10n.t('Set the weights path to the directory that contains config.json, the tokenizer and the weight files.'), actions: ['openSettings'] };
+      case 'settings-invalid':
+        return { code: error.code, message: vscode.l10n.t('A server setting is invalid: {0}', error.message), fix: vscode.l10n.t('Correct it in the settings.'), actions: ['openSettings'] };
+      case 'liveness-timeout':
+        return { code: error.code, message: vscode.l10n.t('The server did not become ready in time.'), fix: vscode.l10n.t('Read the server log for the reason; a first start can take long on a slow disk.'), actions: ['showLogs'] };
+      case 'cancelled':
+        return { code: error.code, message: vscode.l10n.t('Cancelled.'), actions: [], silent: true };
+      case 'unknown':
+        return { code: error.code, message: vscode.l10n.t('Docker failed: {0}', error.message), fix: vscode.l10n.t('Read the details in the server log.'), actions: ['showLogs'] };
+    }
+  }
+  if (isTritonError(error)) {
+    const server = error.details.serverMessage?.trim();
+    switch (error.code) {
+      case 'server-not-running':
+        return { code: error.code, message: vscode.l10n.t('The Triton server is not running or cannot be reached.'), fix: vscode.l10n.t('Start the server, or check the external server URL.'), actions: ['startServer', 'showLogs'] };
+      case 'model-not-loaded':
+        return { code: error.code, message: vscode.l10n.t('ChatGLM3 is not loaded.'), fix: vscode.l10n.t('Load the model first.'), actions: ['loadModel'] };
+      case 'model-load-failed':
+        return { code: error.code, message: vscode.l10n.t('ChatGLM3 failed to load: {0}', server || error.message), fix: vscode.l10n.t('Read the server log; check GPU memory, the weights path and the model settings.'), actions: ['showLogs', 'openSettings'] };
+      case 'server-busy':
+        return { code: error.code, message: vscode.l10n.t('The server is busy: its request queue is full.'), fix: vscode.l10n.t('Try again when the current requests finish, or raise the maximum queue size.'), actions: [] };
+      case 'invalid-request':
+        return { code: error.code, message: vscode.l10n.t('The model rejected the request: {0}', server || error.message), fix: vscode.l10n.t('Shorten the question or the history, or check the generation settings.'), actions: ['openSettings'] };
+      case 'timeout':
+        return { code: error.code, message: vscode.l10n.t('The server did not answer in time.'), fix: vscode.l10n.t('The request was cancelled. Check the server log, or raise the timeouts in the settings.'), actions: ['showLogs', 'openSettings'] };
+      case 'cancelled':
+        return { code: error.code, message: vscode.l10n.t('Cancelled.'), actions: [], silent: true };
+      case 'unauthorized':
+        return { code: error.code, message: vscode.l10n.t('The server refused the request: this API needs the admin key.'), fix: vscode.l10n.t('For an external server, add the needed header in the settings; for the managed server, restart it.'), actions: ['openSettings'] };
+      case 'unexpected':
+        return { code: error.code, message: vscode.l10n.t('Unexpected answer from Triton: {0}', error.message), fix: vscode.l10n.t('Read the details in the server log.'), actions: ['showLogs'] };
+    }
+  }
+  if (error instanceof ModelSettingsError) {
+    return { code: error.code, message: vscode.l10n.t('The model settings are invalid: {0}', error.issues.map((i) => `${i.field}: ${i.message}`).join('; ')), fix: vscode.l10n.t('Correct them in the settings.'), actions: ['openSettings'] };
+  }
+  if (error instanceof ChatError) {
+    switch (error.code) {
+      case 'ANSWER_IN_PROGRESS':
+        return { code: error.code, message: vscode.l10n.t('An answer is still being generated in this conversation.'), actions: [] };
+      case 'EMPTY_TEXT':
+        return { code: error.code, message: vscode.l10n.t('The message is empty.'), actions: [] };
+      case 'NOTHING_TO_REGENERATE':
+      case 'NOTHING_TO_EDIT':
+        return { code: error.code, message: vscode.l10n.t('There is no question to answer again.'), actions: [] };
+      default:
+        return { code: error.code, message: vscode.l10n.t('The conversation was not found.'), actions: [] };
+    }
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return { code: 'unknown', message: vscode.l10n.t('Unexpected error: {0}', message), actions: ['showLogs'] };
+}
+
+/** One line for places without buttons (the chat panel, a comment thread). */
+export function errorText(p: ErrorPresentation): string {
+  return p.fix ? `${p.message} ${p.fix}` : p.message;
+}
+
+const ACTION_COMMANDS: Record<ErrorAction, string> = {
+  buildImage: 'tritonChatglm.buildServingImage',
+  openSettings: 'tritonChatglm.openSettings',
+  showLogs: 'tritonChatglm.showServerLogs',
+  startServer: 'tritonChatglm.startServer',
+  loadModel: 'tritonChatglm.loadModel',
+  restartServer: 'tritonChatglm.restartServer',
+};
+
+function actionLabel(action: ErrorAction): string {
+  switch (action) {
+    case 'buildImage': return vscode.l10n.t('Build Serving Image');
+    case 'openSettings': return vscode.l10n.t('Open Settings');
+    case 'showLogs': return vscode.l10n.t('Show Server Logs');
+    case 'startServer': return vscode.l10n.t('Start Server');
+    case 'loadModel': return vscode.l10n.t('Load Model');
+    case 'restartServer': return vscode.l10n.t('Restart Server');
+  }
+}
+
+/** Logs the error (with its evidence) and shows it with its action buttons; cancellations stay quiet. */
+export async function showError(log: Log, context: string, error: unknown): Promise<void> {
+  const p = presentError(error);
+  log.error(`${context} [${p.code}]`, error);
+  if (p.silent) return;
+  const buttons = p.actions.map((a) => ({ title: actionLabel(a), action: a }));
+  const picked = await vscode.window.showErrorMessage(errorText(p), ...buttons);
+  if (picked) await vscode.commands.executeCommand(ACTION_COMMANDS[picked.action]);
+}

@@ -1,0 +1,42 @@
+// Maps the extension's settings onto the core's inputs (VS Code-free, unit-tested): the container settings of
+// C's ContainerManager and the model settings of B's renderConfig / installRepository.
+import type { ModelSettings } from '../../core/repository';
+import type { ServerSettingsInput } from '../../core/server';
+import type { ExtensionSettings } from '../config/settingsSchema';
+
+export function toServerSettings(s: ExtensionSettings, repositoryPath: string): ServerSettingsInput {
+  return {
+    dockerPath: s.dockerPath,
+    image: s.image,
+    containerName: s.containerName,
+    httpPort: s.httpPort,
+    grpcPort: s.grpcPort,
+    metricsPort: s.metricsPort,
+    bindAddress: s.bindAddress,
+    gpuIds: s.gpuIds.length === 0 ? 'all' : [...s.gpuIds],
+    shmSize: s.shmSize,
+    weightsPath: s.weightsPath,
+    repositoryPath,
+    extraEnv: {},
+  };
+}
+
+/**
+ * Docker renumbers the GPUs it passes to the container from 0, so the model's instance group names container
+ * ids: one per selected GPU, or GPU 0 when all GPUs are passed (one copy of a 13 GB model is the sensible
+ * default; more copies are what `instanceCount` and an explicit GPU list are for).
+ */
+export function containerGpuIds(hostGpuIds: readonly string[]): number[] {
+  return hostGpuIds.length === 0 ? [0] : hostGpuIds.map((_, i) => i);
+}
+
+export function toModelSettings(s: ExtensionSettings): Partial<ModelSettings> {
+  return {
+    maxBatchSize: s.maxBatchSize,
+    queueDelayMs: s.queueDelayMs,
+    maxQueueSize: s.maxQueueSize,
+    instanceCount: s.instanceCount,
+    streaming: s.streaming,
+    gpuIds: containerGpuIds(s.gpuIds),
+  };
+}

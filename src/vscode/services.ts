@@ -1,0 +1,111 @@
+// The root of disposables: everything the extension creates lives here and is released in reverse order of
+// creation — commands and UI first (nothing new can start), then the explain runs and the chat (answers
+// aborted, conversations flushed to disk), then the server controller (watchers, timers, HTTP pool; the
+// container itself keeps running so a reload re-attaches), and the log channel last.
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { ConversationService, FileConversationStore, type LoadProblem } from '../core/chat';
+import { ChatController } from './chat/chatController';
+import { CHAT_VIEW_ID, ChatViewProvider } from './chat/chatViewProvider';
+import { registerCommands } from './commands';
+import { isLoopbackAddress, type SettingProblem } from './config/settingsParser';
+import { SettingsService } from './config/settingsService';
+import { ExplainController } from './explain/explainController';
+import { Log } from './log';
+import { ServerController } from './server/serverController';
+import { reactToSettings } from './settingsReactions';
+import { LifecycleStore } from './state/lifecycleStore';
+import { StatusBar } from './statusBar';
+import { StatusPanel } from './status/statusPanel';
+import { DisposableStore } from './util/disposables';
+
+export class ExtensionServices implements vscode.Disposable {
+  private readonly store: DisposableStore;
+
+  private constructor(
+    readonly log: Log,
+    readonly settings: SettingsService,
+    readonly lifecycle: LifecycleStore,
+    readonly server: ServerController,
+    readonly chat: ChatController,
+    readonly chatView: ChatViewProvider,
+    readonly explain: ExplainController,
+    readonly statusPanel: StatusPanel,
+    store: DisposableStore,
+  ) {
+    this.store = store;
+  }
+
+  static async create(context: vscode.ExtensionContext): Promise<ExtensionServices> {
+    const log = new Log('ChatGLM3 on Triton');
+    const store = new DisposableStore((e) => log.error('dispose failed', e));
+    store.add(log);
+    try {
+      const settings = store.add(new SettingsService());
+      const lifecycle = store.add(new LifecycleStore(settings.current.serverMode, log));
+      const storage = context.globalStorageUri.fsPath;
+      const server = store.add(new ServerController(settings, lifecycle, log, {
+        tritonDir: path.join(context.extensionPath, 'triton'),
+        repositoryDir: path.join(storage, 'model_repository'),
+      }));
+
+      const conversations = new ConversationService(new FileConversationStore(path.join(storage, 'conversations.json')), {
+        onSaveError: (e) => log.error('Saving conversations failed', e),
+      });
+      const problems = await conversations.init();
+      const chat = store.add(new ChatController(conversations, server, lifecycle, settings, context.globalState, log));
+      const chatView = store.add(new ChatViewProvider(context.extensionUri, chat, log));
+      store.add(vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView, { webviewOptions: { retainContextWhenHidden: false } }));
+      const explain = store.add(new ExplainController(chat, lifecycle, settings, log));
+      const statusPanel = store.add(new StatusPanel(context.extensionUri, server, log));
+      store.add(new StatusBar(lifecycle));
+      store.add(reactToSettings(settings, server, lifecycle, log));
+
+      const services = new ExtensionServices(log, settings, lifecycle, server, chat, chatView, explain, statusPanel, store);
+      for (const d of registerCommands(services)) store.add(d);
+
+      reportLoadProblems(problems, log);
+      reportSettingsProblems(settings.problems, log);
+      if (!isLoopbackAddress(settings.current.bindAddress) && settings.current.serverMode === 'managed') {
+        log.warn(`bindAddress is ${settings.current.bindAddress}: the inference API is reachable from other machines.`);
+      }
+      // Re-attach in the background: activation stays cheap, the status bar fills in when docker answers.
+      void server.attach();
+      return services;
+    } catch (e) {
+      await store.dispose();
+      throw e;
+    }
+  }
+
+  dispose(): Promise<void> {
+    return this.store.dispose();
+  }
+}
+
+function reportLoadProblems(problems: LoadProblem[], log: Log): void {
+  for (const p of problems) {
+    log.warn(`conversations: ${p.code}: ${p.message}${p.keptAsidePath ? ` (kept at ${p.keptAsidePath})` : ''}`);
+    const text = p.code === 'RESTORED_FROM_BACKUP'
+      ? vscode.l10n.t('The saved conversations were damaged and have been restored from the backup copy.')
+      : p.code === 'UNREADABLE'
+        ? vscode.l10n.t('The saved conversations could not be read; they are left untouched on disk.')
+        : vscode.l10n.t('Some saved conversations were damaged; everything readable was recovered and the damaged file was kept aside.');
+    void vscode.window.showWarningMessage(text);
+  }
+}
+
+function reportSettingsProblems(problems: readonly SettingProblem[], log: Log): void {
+  if (problems.length === 0) return;
+  for (const p of problems) log.warn(`setting tritonChatglm.${p.key}: ${p.kind}`);
+  const invalid = problems.filter((p) => p.kind === 'invalid' || p.kind === 'portConflict').map((p) => p.key);
+  const ignored = problems.filter((p) => p.kind === 'ignoredWorkspaceValue' && p.untrusted).map((p) => p.key);
+  const open = vscode.l10n.t('Open Settings');
+  if (invalid.length > 0) {
+    void vscode.window.showWarningMessage(vscode.l10n.t('Invalid ChatGLM settings are using their defaults: {0}', invalid.join(', ')), open)
+      .then((picked) => { if (picked === open) void SettingsService.open(); });
+  }
+  if (ignored.length > 0) {
+    log.warn(`untrusted workspace: ignored workspace values of ${ignored.join(', ')}`);
+  }
+}

@@ -1,0 +1,39 @@
+// What happens when a setting changes: a reconnect is done at once; a change that needs a model reload or a
+// server restart says so and offers the action (never done behind the user's back: it interrupts answers).
+import * as vscode from 'vscode';
+import type { SettingsChange, SettingsService } from './config/settingsService';
+import type { Log } from './log';
+import type { ServerController } from './server/serverController';
+import type { LifecycleStore } from './state/lifecycleStore';
+
+export function reactToSettings(settings: SettingsService, server: ServerController, store: LifecycleStore, log: Log): vscode.Disposable {
+  return settings.onDidChange((change) => void react(change, server, store, log));
+}
+
+async function react(change: SettingsChange, server: ServerController, store: LifecycleStore, log: Log): Promise<void> {
+  log.info(`settings changed: ${change.keys.join(', ')} (${change.effect})`);
+  const s = store.current;
+  switch (change.effect) {
+    case 'none':
+      return;
+    case 'reconnect':
+      await server.reconnect();
+      return;
+    case 'reloadModel': {
+      if (s.server !== 'running' || (s.model !== 'ready' && s.model !== 'failed')) return;
+      const reload = vscode.l10n.t('Reload Model');
+      const picked = await vscode.window.showInformationMessage(
+        vscode.l10n.t('The changed settings ({0}) take effect when the model is reloaded.', change.keys.join(', ')), reload);
+      if (picked === reload) await server.load();
+      return;
+    }
+    case 'restartServer': {
+      if (s.mode !== 'managed' || s.server !== 'running') return;
+      const restart = vscode.l10n.t('Restart Server');
+      const picked = await vscode.window.showInformationMessage(
+        vscode.l10n.t('The changed settings ({0}) take effect when the server is restarted.', change.keys.join(', ')), restart);
+      if (picked === restart) await server.restart();
+      return;
+    }
+  }
+}

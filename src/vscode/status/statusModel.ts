@@ -1,0 +1,144 @@
+// Figures of the Show Server Status panel (VS Code-free, unit-tested): totals from Triton's cumulative model
+// statistics, per-interval rates from the difference of two samples, GPU figures from the Prometheus metrics,
+// and the SVG path of each sparkline (drawn by the host; the webview only sets attributes).
+import { findSamples, type ParsedMetrics } from '../../core/triton/prometheus';
+import { diffStatistics, summarizeStatistics, type ModelStatistics } from '../../core/triton/statistics';
+
+export interface GpuFigures {
+  /** The GPU's UUID label (or its position when there is none). */
+  id: string;
+  /** 0..100 */
+  utilizationPct: number;
+  memoryUsedBytes: number;
+  memoryTotalBytes: number;
+}
+
+export interface StatusSample {
+  /** ms since epoch */
+  at: number;
+  stats?: ModelStatistics;
+  gpus: GpuFigures[];
+}
+
+export interface StatusTotals {
+  requests: number;
+  failures: number;
+  executions: number;
+  averageBatchSize: number;
+  queueMsPerRequest: number;
+  computeMsPerRequest: number;
+}
+
+/** One point per refresh; null where the figure is unknown (no traffic in the interval, no GPU metrics). */
+export interface StatusPoint {
+  requestsPerSecond: number | null;
+  batchSize: number | null;
+  queueMs: number | null;
+  computeMs: number | null;
+  gpuUtilizationPct: number | null;
+  gpuMemoryUsedGiB: number | null;
+}
+
+export type SeriesName = keyof StatusPoint;
+export const SERIES: readonly SeriesName[] = ['requestsPerSecond', 'batchSize', 'queueMs', 'computeMs', 'gpuUtilizationPct', 'gpuMemoryUsedGiB'];
+
+const GIB = 1024 ** 3;
+
+export function gpuFigures(metrics: ParsedMetrics): GpuFigures[] {
+  const byId = new Map<string, GpuFigures>();
+  const get = (labels: Record<string, string>, index: number): GpuFigures => {
+    const id = labels.gpu_uuid ?? String(index);
+    let g = byId.get(id);
+    if (!g) {
+      g = { id, utilizationPct: 0, memoryUsedBytes: 0, memoryTotalBytes: 0 };
+      byId.set(id, g);
+    }
+    return g;
+  };
+  findSamples(metrics, 'nv_gpu_utilization').forEach((s, i) => { get(s.labels, i).utilizationPct = clampPct(s.value * 100); });
+  findSamples(metrics, 'nv_gpu_memory_used_bytes').forEach((s, i) => { get(s.labels, i).memoryUsedBytes = finiteOr0(s.value); });
+  findSamples(metrics, 'nv_gpu_memory_total_bytes').forEach((s, i) => { get(s.labels, i).memoryTotalBytes = finiteOr0(s.value); });
+  return [...byId.values()];
+}
+
+export function totals(stats: ModelStatistics | undefined): StatusTotals | undefined {
+  if (!stats) return undefined;
+  const s = summarizeStatistics(stats);
+  return {
+    requests: s.successCount,
+    failures: s.failureCount,
+    executions: s.executionCount,
+    averageBatchSize: s.averageBatchSize,
+    queueMsPerRequest: s.averageQueueNs / 1e6,
+    computeMsPerRequest: s.averageComputeNs / 1e6,
+  };
+}
+
+/** The interval between two samples; the first sample (or a server restart: counters went down) has no rates. */
+export function point(prev: StatusSample | undefined, cur: StatusSample): StatusPoint {
+  const gpu = cur.gpus.length > 0 ? cur.gpus : undefined;
+  const out: StatusPoint = {
+    requestsPerSecond: null,
+    batchSize: null,
+    queueMs: null,
+    computeMs: null,
+    gpuUtilizationPct: gpu ? gpu.reduce((a, g) => a + g.utilizationPct, 0) / gpu.length : null,
+    gpuMemoryUsedGiB: gpu ? gpu.reduce((a, g) => a + g.memoryUsedBytes, 0) / GIB : null,
+  };
+  if (!prev?.stats || !cur.stats || cur.at <= prev.at) return out;
+  const d = diffStatistics(prev.stats, cur.stats);
+  if (d.successCount < 0 || d.executionCount < 0) return out;
+  out.requestsPerSecond = d.successCount / ((cur.at - prev.at) / 1000);
+  if (d.executionCount > 0) out.batchSize = d.averageBatchSize;
+  if (d.successCount > 0) {
+    out.queueMs = d.averageQueueNs / 1e6;
+    out.computeMs = d.averageComputeNs / 1e6;
+  }
+  return out;
+}
+
+/** The last `capacity` points of every series. */
+export class StatusHistory {
+  private readonly points: StatusPoint[] = [];
+  constructor(readonly capacity = 90) {}
+
+  push(p: StatusPoint): void {
+    this.points.push(p);
+    if (this.points.length > this.capacity) this.points.splice(0, this.points.length - this.capacity);
+  }
+
+  series(name: SeriesName): (number | null)[] {
+    return this.points.map((p) => p[name]);
+  }
+
+  clear(): void {
+    this.points.length = 0;
+  }
+}
+
+/**
+ * SVG path data for a sparkline in a `width` x `height` box: x spreads `capacity` slots so the line grows from
+ * the left, y is scaled to the series' maximum (at least `minMax`). Unknown points break the line.
+ */
+export function sparklinePath(values: readonly (number | null)[], width: number, height: number, capacity: number, minMax = 1): string {
+  const known = values.filter((v): v is number => v !== null && Number.isFinite(v));
+  const max = Math.max(minMax, ...known);
+  const step = capacity > 1 ? width / (capacity - 1) : 0;
+  let d = '';
+  let pen = false;
+  values.forEach((v, i) => {
+    if (v === null || !Number.isFinite(v)) {
+      pen = false;
+      return;
+    }
+    const x = round(i * step);
+    const y = round(height - (Math.max(0, v) / max) * height);
+    d += `${pen ? 'L' : 'M'}${x} ${y}`;
+    pen = true;
+  });
+  return d;
+}
+
+const round = (n: number) => Math.round(n * 10) / 10;
+const finiteOr0 = (n: number) => (Number.isFinite(n) ? n : 0);
+const clampPct = (n: number) => (Number.isFinite(n) ? Math.min(100, Math.max(0, n)) : 0);

@@ -1,0 +1,127 @@
+// The status bar item: server and model state with codicons; a click offers the actions valid now.
+import * as vscode from 'vscode';
+import { availableActions, type LifecycleAction } from '../core/state/actions';
+import type { LifecycleState, ModelState, ServerState } from '../core/state/lifecycle';
+import type { LifecycleStore } from './state/lifecycleStore';
+
+export const SHOW_ACTIONS_COMMAND = 'tritonChatglm.showActions';
+
+export class StatusBar implements vscode.Disposable {
+  private readonly item: vscode.StatusBarItem;
+  private readonly subscription: vscode.Disposable;
+
+  constructor(store: LifecycleStore) {
+    this.item = vscode.window.createStatusBarItem('tritonChatglm.status', vscode.StatusBarAlignment.Left, 50);
+    this.item.name = vscode.l10n.t('ChatGLM3 Server');
+    this.item.command = SHOW_ACTIONS_COMMAND;
+    this.subscription = store.onDidChange((s) => this.render(s));
+    this.render(store.current);
+    this.item.show();
+  }
+
+  private render(s: LifecycleState): void {
+    const { icon, text } = summary(s);
+    this.item.text = `${icon} ${text}`;
+    const tip = new vscode.MarkdownString(undefined, true);
+    tip.isTrusted = false;
+    tip.appendMarkdown(`**${vscode.l10n.t('ChatGLM3 on Triton')}** (${s.mode === 'managed' ? vscode.l10n.t('managed container') : vscode.l10n.t('external server')})\n\n`);
+    tip.appendMarkdown(`${vscode.l10n.t('Server')}: ${serverText(s.server)}  \n${vscode.l10n.t('Model')}: ${modelText(s.model)}`);
+    const err = s.serverError ?? s.modelError;
+    if (err) {
+      tip.appendMarkdown('\n\n');
+      tip.appendText(err.message);
+    }
+    tip.appendMarkdown(`\n\n${vscode.l10n.t('Click for actions.')}`);
+    this.item.tooltip = tip;
+    this.item.backgroundColor = s.server === 'error' || s.model === 'failed'
+      ? new vscode.ThemeColor('statusBarItem.errorBackground')
+      : undefined;
+    this.item.accessibilityInformation = { label: `${vscode.l10n.t('ChatGLM3')}: ${serverText(s.server)}, ${modelText(s.model)}` };
+  }
+
+  dispose(): void {
+    this.subscription.dispose();
+    this.item.dispose();
+  }
+}
+
+function summary(s: LifecycleState): { icon: string; text: string } {
+  if (s.server === 'error') return { icon: '$(error)', text: vscode.l10n.t('ChatGLM: server error') };
+  if (s.server === 'starting') return { icon: '$(loading~spin)', text: vscode.l10n.t('ChatGLM: starting') };
+  if (s.server === 'stopping') return { icon: '$(loading~spin)', text: vscode.l10n.t('ChatGLM: stopping') };
+  if (s.server === 'stopped') return { icon: '$(circle-slash)', text: vscode.l10n.t('ChatGLM: stopped') };
+  switch (s.model) {
+    case 'ready': return { icon: '$(check)', text: vscode.l10n.t('ChatGLM: ready') };
+    case 'loading': return { icon: '$(loading~spin)', text: vscode.l10n.t('ChatGLM: loading') };
+    case 'unloading': return { icon: '$(loading~spin)', text: vscode.l10n.t('ChatGLM: unloading') };
+    case 'failed': return { icon: '$(warning)', text: vscode.l10n.t('ChatGLM: load failed') };
+    case 'unloaded': return { icon: '$(server-process)', text: vscode.l10n.t('ChatGLM: not loaded') };
+  }
+}
+
+export function serverText(s: ServerState): string {
+  switch (s) {
+    case 'stopped': return vscode.l10n.t('stopped');
+    case 'starting': return vscode.l10n.t('starting');
+    case 'running': return vscode.l10n.t('running');
+    case 'stopping': return vscode.l10n.t('stopping');
+    case 'error': return vscode.l10n.t('error');
+  }
+}
+
+export function modelText(m: ModelState): string {
+  switch (m) {
+    case 'unloaded': return vscode.l10n.t('unloaded');
+    case 'loading': return vscode.l10n.t('loading');
+    case 'ready': return vscode.l10n.t('ready');
+    case 'unloading': return vscode.l10n.t('unloading');
+    case 'failed': return vscode.l10n.t('failed');
+  }
+}
+
+interface ActionItem extends vscode.QuickPickItem {
+  command: string;
+}
+
+const ACTION_COMMANDS: Record<LifecycleAction, string> = {
+  start: 'tritonChatglm.startServer',
+  stop: 'tritonChatglm.stopServer',
+  restart: 'tritonChatglm.restartServer',
+  load: 'tritonChatglm.loadModel',
+  unload: 'tritonChatglm.unloadModel',
+  buildImage: 'tritonChatglm.buildServingImage',
+  showStatus: 'tritonChatglm.showServerStatus',
+  explain: 'tritonChatglm.explainSelection',
+};
+
+function actionItem(action: LifecycleAction, s: LifecycleState): ActionItem | undefined {
+  const command = ACTION_COMMANDS[action];
+  switch (action) {
+    case 'start': return { command, label: `$(play) ${vscode.l10n.t('Start Server')}` };
+    case 'stop': return { command, label: `$(debug-stop) ${vscode.l10n.t('Stop Server')}` };
+    case 'restart': return { command, label: `$(debug-restart) ${vscode.l10n.t('Restart Server')}` };
+    case 'load': return { command, label: `$(cloud-download) ${s.model === 'ready' ? vscode.l10n.t('Reload Model') : vscode.l10n.t('Load Model')}` };
+    case 'unload': return { command, label: `$(cloud-upload) ${s.model === 'loading' ? vscode.l10n.t('Cancel Loading') : vscode.l10n.t('Unload Model')}` };
+    case 'buildImage': return { command, label: `$(package) ${vscode.l10n.t('Build Serving Image')}` };
+    case 'showStatus': return { command, label: `$(pulse) ${vscode.l10n.t('Show Server Status')}` };
+    case 'explain': return undefined; // needs an editor selection; it lives in the editor's context menu
+  }
+}
+
+/** The quick pick behind the status bar item: only what is valid now, plus the always-available entries. */
+export async function showActionsQuickPick(store: LifecycleStore): Promise<void> {
+  const s = store.current;
+  const items: ActionItem[] = availableActions(s, store.actionContext)
+    .map((a) => actionItem(a, s))
+    .filter((i): i is ActionItem => i !== undefined);
+  items.push(
+    { command: 'tritonChatglm.openChat', label: `$(comment-discussion) ${vscode.l10n.t('Open Chat')}` },
+    { command: 'tritonChatglm.showServerLogs', label: `$(output) ${vscode.l10n.t('Show Server Logs')}` },
+    { command: 'tritonChatglm.openSettings', label: `$(gear) ${vscode.l10n.t('Open Settings')}` },
+  );
+  const picked = await vscode.window.showQuickPick(items, {
+    title: vscode.l10n.t('ChatGLM3: server {0}, model {1}', serverText(s.server), modelText(s.model)),
+    placeHolder: vscode.l10n.t('Choose an action'),
+  });
+  if (picked) await vscode.commands.executeCommand(picked.command);
+}

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Installs the pinned code-server (a real VS Code: server, Node extension host, web workbench) that the
+# end-to-end stage drives, into $CODE_SERVER_PREFIX (default: <repo>/.cache/code-server). Works without
+# internet access beyond the npm registry: the two downloads its install scripts make from GitHub are replaced
+# (ripgrep from Debian's package, node-pty's npx allowed explicitly). Idempotent: does nothing when the pinned
+# version is already there. Needs the Debian packages ripgrep and libkrb5-dev (installed by .ci/run).
+set -euo pipefail
+CS_VERSION=4.99.4   # VS Code 1.99.3; newer code-server needs node >= 24
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+PREFIX="${CODE_SERVER_PREFIX:-$ROOT/.cache/code-server}"
+BIN="$PREFIX/node_modules/.bin/code-server"
+
+installed_version() { [ -x "$BIN" ] && "$BIN" --version 2>/dev/null | sed -n '1s/ .*//p'; }  # no early-exit reader: pipefail
+if [ "$(installed_version || true)" = "$CS_VERSION" ]; then
+  echo "code-server $CS_VERSION already installed in $PREFIX"
+  exit 0
+fi
+for need in rg node npm; do
+  command -v "$need" >/dev/null || { echo "install-code-server: '$need' not found (apt-get install ripgrep; node 20)" >&2; exit 1; }
+done
+dpkg -s libkrb5-dev >/dev/null 2>&1 || { echo "install-code-server: Debian package libkrb5-dev is missing" >&2; exit 1; }
+
+mkdir -p "$PREFIX"
+cd "$PREFIX"
+[ -f package.json ] || printf '{ "name": "code-server-host", "private": true }\n' > package.json
+TGZ="code-server-$CS_VERSION.tgz"
+[ -f "$TGZ" ] || npm pack "code-server@$CS_VERSION" --silent >/dev/null
+
+# @vscode/ripgrep's postinstall downloads rg from GitHub unless its cache (os.tmpdir()/vscode-ripgrep-cache-<ver>)
+# already holds the release asset: put Debian's rg there under the name it expects.
+RG_VER=$(tar xzf "$TGZ" package/lib/vscode/npm-shrinkwrap.json -O \
+  | node -e "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>{const p=JSON.parse(s).packages['node_modules/@vscode/ripgrep'];console.log(p?p.version:'')})")
+if [ -n "$RG_VER" ]; then
+  RG_TGZ=$(npm pack "@vscode/ripgrep@$RG_VER" --silent)
+  RG_TAG=$(tar xzf "$RG_TGZ" package/lib/postinstall.js -O | sed -n "s/^const VERSION = '\(.*\)';/\1/p")
+  rm -f "$RG_TGZ"
+  [ -n "$RG_TAG" ] || { echo "install-code-server: cannot read the ripgrep release of @vscode/ripgrep@$RG_VER" >&2; exit 1; }
+  CACHE="${TMPDIR:-/tmp}/vscode-ripgrep-cache-$RG_VER"
+  mkdir -p "$CACHE"
+  tar czf "$CACHE/ripgrep-$RG_TAG-x86_64-unknown-linux-musl.tar.gz" -C "$(dirname "$(command -v rg)")" rg
+  echo "seeded the ripgrep download cache ($RG_VER / $RG_TAG) with $(command -v rg)"
+fi
+
+# npm_config_yes: node-pty's postinstall runs `npx node-gyp`, which would otherwise prompt (yes=false here).
+# --unsafe-perm: the postinstall scripts refuse to run as root otherwise.
+echo "installing code-server $CS_VERSION into $PREFIX (about 2-4 minutes)"
+if ! npm_config_yes=true npm install --no-save --no-audit --no-fund --unsafe-perm --foreground-scripts "./$TGZ" > install.log 2>&1; then
+  tail -30 install.log >&2
+  echo "install-code-server: npm install failed; full log in $PREFIX/install.log" >&2
+  exit 1
+fi
+rm -f "$TGZ"
+[ "$(installed_version || true)" = "$CS_VERSION" ] || { echo "install-code-server: $BIN does not report $CS_VERSION" >&2; exit 1; }
+echo "installed: code-server $CS_VERSION in $PREFIX"

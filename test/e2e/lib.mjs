@@ -1,0 +1,387 @@
+// Harness for the end-to-end stage: packages the extension, runs it in a real VS Code (code-server 4.99.4, see
+// install-code-server.sh) and drives the web workbench with Debian's Chromium through playwright-core.
+// Everything a run starts lives under one temporary "run root"; cleanup() kills every process whose command line
+// or environment mentions that root (code-server, its extension host, Chromium, the fake docker's tritonservers),
+// so nothing survives a failed or interrupted run. Waiting is always on a condition (waitFor), never a fixed sleep.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, openSync, closeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { freePort } from '../support/triton-process.mjs';
+
+export { freePort };
+export const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
+export const extensionId = 'triton-chatglm.triton-chatglm';
+export const vsixPath = join(projectRoot, 'dist/triton-chatglm.vsix');
+export const fakeDocker = join(projectRoot, 'test/fake-docker/docker');
+export const resultsDir = join(projectRoot, 'test-results/e2e');
+export const screenshotsDir = join(projectRoot, 'docs/screenshots');
+
+const started = Date.now();
+export function log(...args) {
+  console.log(`[e2e ${((Date.now() - started) / 1000).toFixed(1).padStart(6)}s]`, ...args);
+}
+
+/** The code-server binary installed by install-code-server.sh. */
+export function codeServerBin() {
+  const prefix = process.env.CODE_SERVER_PREFIX || join(projectRoot, '.cache/code-server');
+  const bin = join(prefix, 'node_modules/.bin/code-server');
+  if (!existsSync(bin)) throw new Error(`code-server is not installed at ${prefix}: run bash test/e2e/install-code-server.sh`);
+  return bin;
+}
+
+/** Thrown by a probe to end a waitFor at once (the awaited state can no longer come). */
+export class FatalWait extends Error {}
+
+/** Resolves when `probe()` returns something truthy (that value), polling; rejects after `timeout` ms naming `what`. */
+export async function waitFor(probe, { timeout = 30_000, interval = 200, what = 'condition' } = {}) {
+  const deadline = Date.now() + timeout;
+  let lastError;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value) return value;
+    } catch (e) {
+      if (e instanceof FatalWait) throw e;
+      lastError = e;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out after ${timeout} ms waiting for ${what}${lastError ? ` (last error: ${lastError.message})` : ''}`);
+    }
+    await new Promise((r) => setTimeout(r, interval));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------- run root + cleanup
+
+let runRoot;
+const cleanups = [];
+
+/** The run's private temporary directory; every process and file of the run is placed under it. */
+export function getRunRoot() {
+  if (!runRoot) {
+    runRoot = mkdtempSync(join(tmpdir(), 'tcg-e2e-'));
+    // Last line of defence when the runner dies abruptly: synchronous, so it works inside 'exit'.
+    process.once('exit', () => killProcessesMentioning(runRoot, 'SIGKILL'));
+    for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+      process.once(sig, () => { cleanup().finally(() => process.exit(130)); });
+    }
+  }
+  return runRoot;
+}
+
+/** Registers an async cleanup step; steps run in reverse order. */
+export function onCleanup(fn) { cleanups.push(fn); }
+
+let cleaning;
+/** Runs registered cleanups, then kills anything still mentioning the run root and removes it (unless E2E_KEEP). */
+export function cleanup() {
+  cleaning ??= (async () => {
+    while (cleanups.length) {
+      const fn = cleanups.pop();
+      try { await fn(); } catch (e) { log(`cleanup step failed: ${e.message}`); }
+    }
+    if (!runRoot) return;
+    killProcessesMentioning(runRoot, 'SIGTERM');
+    await waitFor(() => processesMentioning(runRoot).length === 0, { timeout: 10_000, what: 'run processes to exit' })
+      .catch(() => killProcessesMentioning(runRoot, 'SIGKILL'));
+    const left = processesMentioning(runRoot);
+    if (left.length) log(`WARNING: processes still alive after cleanup: ${left.join(', ')}`);
+    if (!process.env.E2E_KEEP) rmSync(runRoot, { recursive: true, force: true });
+    else log(`kept run directory ${runRoot}`);
+  })();
+  return cleaning;
+}
+
+/** Pids (other than ours) whose command line or environment contains `marker`. Linux /proc only. */
+export function processesMentioning(marker) {
+  const pids = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    for (const file of ['cmdline', 'environ']) {
+      try {
+        if (readFileSync(`/proc/${name}/${file}`).includes(marker)) { pids.push(Number(name)); break; }
+      } catch { /* gone or not ours */ }
+    }
+  }
+  return pids.filter((pid) => !isZombie(pid));
+}
+
+function isZombie(pid) {
+  try { return /^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8')); } catch { return true; }
+}
+
+function killProcessesMentioning(marker, signal) {
+  for (const pid of processesMentioning(marker)) {
+    try { process.kill(pid, signal); } catch { /* already gone */ }
+  }
+}
+
+// ------------------------------------------------------------------------------------------------ extension + data
+
+/** Builds dist/triton-chatglm.vsix with the project's own packaging script (production bundle + vsce). */
+export function packageExtension() {
+  const r = spawnSync('npm', ['run', '-s', 'package'], { cwd: projectRoot, encoding: 'utf8' });
+  if (r.status !== 0 || !existsSync(vsixPath)) {
+    throw new Error(`npm run package failed (exit ${r.status}):\n${(r.stdout + r.stderr).slice(-3000)}`);
+  }
+  return vsixPath;
+}
+
+/** Installs a .vsix into an extensions directory the way a user would (code-server --install-extension). */
+export function installExtension({ vsix, extensionsDir, userDataDir }) {
+  mkdirSync(extensionsDir, { recursive: true });
+  const r = spawnSync(codeServerBin(), ['--user-data-dir', userDataDir, '--extensions-dir', extensionsDir, '--install-extension', vsix],
+    { encoding: 'utf8', env: { ...process.env, VSCODE_CLI: '1' }, timeout: 120_000 });
+  if (r.status !== 0) throw new Error(`installing ${vsix} failed (exit ${r.status}):\n${r.stdout}${r.stderr}`);
+  const installed = readdirSync(extensionsDir).filter((n) => !n.endsWith('.json') && !n.startsWith('.'));
+  if (installed.length === 0) throw new Error(`--install-extension reported success but ${extensionsDir} is empty`);
+  return installed;
+}
+
+/**
+ * A directory that passes the extension's checkpoint checks without being a real ChatGLM3 checkpoint (the fake
+ * docker serves the tiny engine instead): config.json naming the architecture, a tokenizer and a weights file.
+ */
+export function writeFakeCheckpoint(dir) {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'config.json'), JSON.stringify({ model_type: 'chatglm', architectures: ['ChatGLMModel'] }, null, 2));
+  writeFileSync(join(dir, 'tokenizer.model'), 'fake sentencepiece model for end-to-end tests\n');
+  writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify({ tokenizer_class: 'ChatGLMTokenizer' }));
+  // safetensors layout: 8-byte little-endian header length, JSON header, data.
+  const header = Buffer.from(JSON.stringify({ __metadata__: { format: 'pt' } }));
+  const len = Buffer.alloc(8); len.writeBigUInt64LE(BigInt(header.length));
+  writeFileSync(join(dir, 'model.safetensors'), Buffer.concat([len, header]));
+  return dir;
+}
+
+/** Runs the fake docker CLI against a state directory (for checks and cleanup), returning {status, stdout, stderr}. */
+export function fakeDockerCli(stateDir, args) {
+  const r = spawnSync(fakeDocker, args, { encoding: 'utf8', env: { ...process.env, FAKE_DOCKER_STATE: stateDir }, timeout: 60_000 });
+  return { status: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
+}
+
+/** Ids of all containers (running or not) the fake docker knows in `stateDir`. */
+export function fakeContainers(stateDir) {
+  const r = fakeDockerCli(stateDir, ['ps', '-a', '-q', '--no-trunc']);
+  if (r.status !== 0) throw new Error(`fake docker ps failed: ${r.stderr}`);
+  return r.stdout.split('\n').map((s) => s.trim()).filter(Boolean);
+}
+
+/** Removes every container of a fake docker state dir (which stops the tritonservers behind them). */
+export function removeFakeContainers(stateDir) {
+  if (!existsSync(fakeDocker) || !existsSync(stateDir)) return;
+  try { rmSync(join(stateDir, 'fail'), { force: true }); } catch { /* none */ }
+  let ids = [];
+  try { ids = fakeContainers(stateDir); } catch (e) { log(`cleanup: ${e.message}`); }
+  if (ids.length) fakeDockerCli(stateDir, ['rm', '-f', ...ids]);
+}
+
+// --------------------------------------------------------------------------------------------------- code-server
+
+/**
+ * Starts code-server for one "window" and returns { url, folder, userDataDir, stop() }. Its files go to
+ * `dir` (default <run root>/<name>); `userDataDir` defaults to <dir>/user-data. `settings` are merged into the user
+ * settings; `env` reaches the extension host (and so the fake docker). `locale` sets the display language (argv.json
+ * and --locale; a language other than English also needs a language pack, see installStubLanguagePack).
+ * `extraArgs` are passed on (e.g. --enable-proposed-api).
+ */
+export async function startCodeServer({ name, dir, userDataDir, extensionsDir, folder, settings = {}, env = {}, locale, extraArgs = [] }) {
+  dir ??= join(getRunRoot(), name);
+  userDataDir ??= join(dir, 'user-data');
+  mkdirSync(join(userDataDir, 'User'), { recursive: true });
+  mkdirSync(dir, { recursive: true });
+  const settingsFile = join(userDataDir, 'User/settings.json');
+  const existing = existsSync(settingsFile) ? JSON.parse(readFileSync(settingsFile, 'utf8') || '{}') : {};
+  writeFileSync(settingsFile, JSON.stringify({
+    'workbench.startupEditor': 'none',
+    'workbench.tips.enabled': false,
+    'workbench.enableExperiments': false,
+    'telemetry.telemetryLevel': 'off',
+    'extensions.autoCheckUpdates': false,
+    'extensions.autoUpdate': false,
+    'update.mode': 'none',
+    'security.workspace.trust.enabled': false,
+    ...existing,
+    ...settings,
+  }, null, 2));
+  if (locale) writeFileSync(join(userDataDir, 'User/argv.json'), JSON.stringify({ locale }));
+  const port = await freePort();
+  const args = ['--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry', '--disable-update-check',
+    '--disable-workspace-trust', '--disable-getting-started-override', '--ignore-last-opened',
+    '--user-data-dir', userDataDir, '--extensions-dir', extensionsDir, ...(locale ? ['--locale', locale] : []), ...extraArgs, folder];
+  const logFile = join(dir, 'code-server.log');
+  const out = openSync(logFile, 'w');
+  // VSCODE_CLI=1: otherwise the extension host re-resolves the login shell's environment and drops what we add.
+  const child = spawn(codeServerBin(), args, { detached: true, stdio: ['ignore', out, out], env: { ...process.env, VSCODE_CLI: '1', ...env } });
+  closeSync(out);
+  let exitCode = null;
+  child.on('exit', (c, s) => { exitCode = c ?? s; });
+  const stop = async () => {
+    if (exitCode !== null) return;
+    try { process.kill(-child.pid, 'SIGTERM'); } catch { /* gone */ }
+    await waitFor(() => exitCode !== null, { timeout: 10_000, what: 'code-server to exit' })
+      .catch(() => { try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ } });
+  };
+  onCleanup(stop);
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(async () => {
+    if (exitCode !== null) throw new Error(`code-server exited (${exitCode}); log: ${readFileSync(logFile, 'utf8').slice(-2000)}`);
+    return (await fetch(`${url}/healthz`)).ok;
+  }, { timeout: 90_000, interval: 250, what: 'code-server /healthz' }).catch((e) => {
+    if (String(e.message).includes('code-server exited')) throw e;
+    throw new Error(`${e.message}; log: ${readFileSync(logFile, 'utf8').slice(-2000)}`);
+  });
+  return { url, port, dir, folder, userDataDir, logFile, stop, get exited() { return exitCode !== null; } };
+}
+
+// ------------------------------------------------------------------------------------------------------- Chromium
+
+/** Launches Debian's Chromium with a profile under the run root (so cleanup can find it) and one page. */
+export async function launchBrowser(dir) {
+  const profile = join(dir, 'chromium-profile');
+  mkdirSync(profile, { recursive: true });
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    viewport: { width: 1280, height: 800 },
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+  });
+  onCleanup(() => context.close().catch(() => {}));
+  const page = context.pages()[0] ?? await context.newPage();
+  return { context, page };
+}
+
+// ------------------------------------------------------------------------------------------------------ Workbench
+
+/** One browser window on a code-server instance, with the interactions the journeys need. */
+export class Workbench {
+  constructor(server, page, name, extId = extensionId) {
+    this.server = server;
+    this.extId = extId;
+    this.page = page;
+    this.name = name;
+    this.pageErrors = [];
+    page.on('pageerror', (e) => this.pageErrors.push(String(e)));
+  }
+
+  static async open(server, name, extId) {
+    const { page } = await launchBrowser(server.dir);
+    const wb = new Workbench(server, page, name, extId);
+    await wb.load();
+    return wb;
+  }
+
+  /** Loads (or reloads) the workbench and waits until it is interactive. */
+  async load() {
+    await this.page.goto(`${this.server.url}/?folder=${encodeURIComponent(this.server.folder)}`);
+    await this.waitForWorkbench();
+  }
+
+  async reload() {
+    await this.page.reload();
+    await this.waitForWorkbench();
+  }
+
+  async waitForWorkbench() {
+    await this.page.locator('.monaco-workbench .part.statusbar').waitFor({ timeout: 120_000 });
+    await this.page.locator('.monaco-workbench .part.activitybar').waitFor({ timeout: 60_000 });
+  }
+
+  /** Runs a command by its palette label ("ChatGLM: Start Server") through F1, as a user would. */
+  async runCommand(label, { timeout = 30_000 } = {}) {
+    const page = this.page;
+    const widget = page.locator('.quick-input-widget');
+    const input = widget.locator('.quick-input-box input');
+    await waitFor(async () => {
+      if (!(await input.isVisible())) await page.keyboard.press('F1');
+      await input.waitFor({ state: 'visible', timeout: 2_000 });
+      return true;
+    }, { timeout, what: 'the command palette' });
+    await input.fill(`>${label}`);
+    const row = widget.locator('.quick-input-list .monaco-list-row', {
+      has: page.locator('.label-name', { hasText: new RegExp(`^\\s*${escapeRegExp(label)}\\s*$`) }),
+    }).first();
+    await row.waitFor({ state: 'visible', timeout });
+    await row.click();
+    await widget.waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => {});
+  }
+
+  /** Text of our extension's status bar item(s) (their ids are "<extension id>.<item id>"); '' when none. */
+  async statusBarText() {
+    const items = this.page.locator(`.part.statusbar .statusbar-item[id^="${this.extId}."]`);
+    const texts = await items.evaluateAll((els) => els.map((e) => (e.textContent || '').trim()).filter(Boolean));
+    return texts.join(' | ');
+  }
+
+  /**
+   * Waits until the status bar matches `re`. Fails at once when it shows an error state instead (`failOn`), with
+   * the notifications of the moment, so that a broken start does not cost the whole timeout.
+   */
+  async waitForStatus(re, { timeout = 60_000, failOn = /server error|load failed/ } = {}) {
+    let last = '';
+    try {
+      return await waitFor(async () => {
+        last = await this.statusBarText();
+        if (re.test(last)) return last;
+        if (failOn && failOn.test(last)) throw new FatalWait(`status bar shows "${last}"; notifications: ${JSON.stringify(await this.notifications())}`);
+        return false;
+      }, { timeout, what: `status bar ${re}` });
+    } catch (e) {
+      if (e instanceof FatalWait) throw e;
+      throw new Error(`${e.message}; status bar shows "${last}"`);
+    }
+  }
+
+  /** Texts of the visible notification toasts and the notification center list. */
+  async notifications() {
+    return this.page.locator('.notifications-toasts .notification-list-item, .notifications-center .notification-list-item')
+      .evaluateAll((els) => els.map((e) => (e.textContent || '').replace(/\s+/g, ' ').trim()));
+  }
+
+  async waitForNotification(re, { timeout = 60_000 } = {}) {
+    let last = [];
+    try {
+      return await waitFor(async () => { last = await this.notifications(); return last.find((t) => re.test(t)); }, { timeout, what: `notification ${re}` });
+    } catch (e) {
+      throw new Error(`${e.message}; notifications: ${JSON.stringify(last)}`);
+    }
+  }
+
+  /** Dismisses every notification so that the next journey's messages are unambiguous. */
+  async clearNotifications() {
+    await this.runCommand('Notifications: Clear All Notifications').catch(() => {});
+    await waitFor(async () => (await this.notifications()).length === 0, { timeout: 5_000, what: 'notifications cleared' }).catch(() => {});
+  }
+
+  /** The first frame (webviews are nested iframes) that contains `selector`. */
+  async frameWith(selector, { timeout = 30_000, what = selector } = {}) {
+    return waitFor(async () => {
+      for (const f of this.page.frames()) {
+        if (f.isDetached()) continue;
+        try { if (await f.$(selector)) return f; } catch { /* navigating */ }
+      }
+      return false;
+    }, { timeout, what: `a webview frame with ${what}` });
+  }
+
+  /** Text currently shown in the panel's editor (Output view): only the rendered lines, as the user sees them. */
+  async outputPanelText() {
+    const text = await this.page.locator('.part.panel .monaco-editor .view-lines').evaluateAll((els) => els.map((e) => e.innerText).join('\n'));
+    return text.replace(/\u00a0/g, ' '); // Monaco renders spaces as no-break spaces
+  }
+
+  async screenshot(file) {
+    mkdirSync(dirname(file), { recursive: true });
+    await this.page.screenshot({ path: file });
+    return file;
+  }
+}
+
+export function escapeRegExp(s) { return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'); }
+
+/** Size of a file in bytes, 0 when it does not exist. */
+export function fileSize(p) { try { return statSync(p).size; } catch { return 0; } }

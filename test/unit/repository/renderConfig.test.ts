@@ -1,0 +1,84 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import { DEFAULT_MODEL_SETTINGS, ModelSettingsError, renderConfig, resolveModelSettings } from '../../../src/core/repository/renderConfig';
+
+const root = join(__dirname, '../../..');
+const committed = readFileSync(join(root, 'triton/model_repository/chatglm3-6b/config.pbtxt'), 'utf8');
+
+test('defaults reproduce the committed config.pbtxt byte for byte', () => {
+  assert.equal(renderConfig(), committed);
+  assert.equal(renderConfig({ ...DEFAULT_MODEL_SETTINGS }), committed);
+});
+
+test('variants change exactly the lines they own', () => {
+  const out = renderConfig({
+    maxBatchSize: 4, queueDelayMs: 5.5, maxQueueSize: 0, gpuIds: [0, 1], instanceCount: 2, streaming: false,
+    weightsPath: '/weights/chatglm3-6b-32k', dtype: 'bfloat16', maxInputTokens: 4096, maxNewTokensLimit: 1024,
+    defaultMaxNewTokens: 256, defaultTemperature: 0.95, defaultTopP: 0.7,
+  });
+  const diff = out.split('\n').filter((l, i) => l !== committed.split('\n')[i]);
+  assert.deepEqual(diff, [
+    'max_batch_size: 4',
+    'model_transaction_policy { decoupled: false }',
+    '  max_queue_delay_microseconds: 5500',
+    '  default_queue_policy { max_queue_size: 0 }',
+    'instance_group [ { count: 2 kind: KIND_GPU gpus: [ 0, 1 ] } ]',
+    'parameters { key: "weights_path" value { string_value: "/weights/chatglm3-6b-32k" } }',
+    'parameters { key: "dtype" value { string_value: "bfloat16" } }',
+    'parameters { key: "max_input_tokens" value { string_value: "4096" } }',
+    'parameters { key: "max_new_tokens_limit" value { string_value: "1024" } }',
+    'parameters { key: "default_max_new_tokens" value { string_value: "256" } }',
+    'parameters { key: "default_temperature" value { string_value: "0.95" } }',
+    'parameters { key: "default_top_p" value { string_value: "0.7" } }',
+  ]);
+});
+
+test('warmup batch never exceeds max_batch_size', () => {
+  assert.match(renderConfig({ maxBatchSize: 1 }), /^ {4}batch_size: 1$/m);
+  assert.match(renderConfig({ maxBatchSize: 2 }), /^ {4}batch_size: 2$/m);
+});
+
+test('CPU instances (tests, tiny engine) render like the test helper patches them', async () => {
+  const out = renderConfig({ instanceKind: 'cpu', instanceCount: 2, gpuIds: [] });
+  assert.match(out, /^instance_group \[ \{ count: 2 kind: KIND_CPU \} \]$/m);
+  const tp = await import(pathToFileURL(join(root, 'test/support/triton-process.mjs')).href) as { patchConfigForTests(t: string, o?: object): string; tinyEngine: string };
+  assert.equal(renderConfig({ instanceKind: 'cpu', engine: tp.tinyEngine }), tp.patchConfigForTests(committed));
+  assert.throws(() => renderConfig({ instanceKind: 'tpu' as never }), /instanceKind/);
+});
+
+test('engine parameter can select the test engine', () => {
+  assert.match(renderConfig({ engine: 'tiny_engine:TinyEngine' }), /key: "engine" value \{ string_value: "tiny_engine:TinyEngine" \}/);
+});
+
+test('invalid settings are rejected with every bad field named', () => {
+  const bad = () => renderConfig({
+    maxBatchSize: 0, queueDelayMs: -1, maxQueueSize: 1.5, gpuIds: [], instanceCount: 99,
+    weightsPath: '/w" } } parameters { key: "EXECUTION_ENV_PATH', dtype: 'int4' as never, maxNewTokensLimit: 100,
+    defaultMaxNewTokens: 512, defaultTemperature: Number.NaN, defaultTopP: 0, engine: 'x; rm',
+  });
+  assert.throws(bad, (e: unknown) => {
+    assert.ok(e instanceof ModelSettingsError);
+    assert.equal(e.code, 'invalid-settings');
+    assert.deepEqual(e.issues.map((i) => i.field).sort(), [
+      'defaultMaxNewTokens', 'defaultTemperature', 'defaultTopP', 'dtype', 'engine', 'gpuIds', 'instanceCount',
+      'maxBatchSize', 'maxQueueSize', 'queueDelayMs', 'weightsPath',
+    ]);
+    assert.match(e.message, /maxBatchSize: must be a whole number from 1 to 64 \(got 0\)/);
+    return true;
+  });
+  assert.throws(() => renderConfig({ gpuIds: [1, 1] }), /distinct/);
+  assert.throws(() => renderConfig({ weightsPath: 'relative/path' }), /absolute path/);
+  assert.throws(() => renderConfig({ weightsPath: '/weights/../etc' }), /weightsPath/);
+  assert.throws(() => renderConfig({ weightsPath: '/w\nx' }), /weightsPath/);
+});
+
+test('resolveModelSettings fills defaults and ignores undefined fields', () => {
+  const s = resolveModelSettings({ maxBatchSize: 2, gpuIds: undefined });
+  assert.equal(s.maxBatchSize, 2);
+  assert.deepEqual(s.gpuIds, [0]);
+  assert.equal(s.defaultTemperature, 0.8);
+  assert.equal(resolveModelSettings({ defaultTemperature: 0 }).defaultTemperature, 0);
+});

@@ -1,0 +1,114 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { blocksStart, changeEffect, isLoopbackAddress, parseSettings, type InspectedValue } from '../../../src/vscode/config/settingsParser';
+import { restrictedKeys, SETTINGS, SETTING_KEYS, type SettingKey } from '../../../src/vscode/config/settingsSchema';
+
+const pkg = JSON.parse(readFileSync(join(__dirname, '../../../package.json'), 'utf8')) as {
+  capabilities: { untrustedWorkspaces: { supported: string; restrictedConfigurations: string[] } };
+  contributes: { configuration: { properties: Record<string, { default: unknown; scope: string; type: string }> } };
+};
+
+const inspector = (values: Partial<Record<SettingKey, InspectedValue>>) => (key: SettingKey) => values[key];
+
+test('defaults when nothing is set', () => {
+  const { settings, problems } = parseSettings(() => undefined, true);
+  assert.deepEqual(problems, []);
+  assert.equal(settings.bindAddress, '127.0.0.1');
+  assert.equal(settings.serverMode, 'managed');
+  assert.equal(settings.explainMaxConcurrency, 8);
+  assert.deepEqual(settings.gpuIds, []);
+});
+
+test('user values are validated; an invalid one falls back to the default and is reported', () => {
+  const { settings, problems } = parseSettings(inspector({
+    httpPort: { globalValue: 18000 },
+    maxBatchSize: { globalValue: 0 },
+    image: { globalValue: '--privileged' },
+    externalHeaders: { globalValue: { 'x-ok': 'a', 'bad header': 'b' } },
+    temperature: { globalValue: 0.2 },
+  }), true);
+  assert.equal(settings.httpPort, 18000);
+  assert.equal(settings.temperature, 0.2);
+  assert.equal(settings.maxBatchSize, 8);
+  assert.equal(settings.image, SETTINGS.image.default);
+  assert.deepEqual(settings.externalHeaders, {});
+  assert.deepEqual(problems.map((p) => `${p.key}:${p.kind}`).sort(), ['externalHeaders:invalid', 'image:invalid', 'maxBatchSize:invalid']);
+});
+
+test('header values cannot smuggle a second header line', () => {
+  const { settings, problems } = parseSettings(inspector({ externalHeaders: { globalValue: { authorization: 'Bearer x\r\nx-evil: 1' } } }), true);
+  assert.deepEqual(settings.externalHeaders, {});
+  assert.equal(problems[0]?.kind, 'invalid');
+});
+
+test('untrusted workspace: restricted settings come from user settings only', () => {
+  const { settings, problems } = parseSettings(inspector({
+    dockerPath: { globalValue: '/usr/bin/docker', workspaceValue: '/tmp/evil/docker' },
+    weightsPath: { workspaceFolderValue: '/home/me/.ssh' },
+    externalUrl: { workspaceValue: 'http://attacker.example' },
+    temperature: { globalValue: 0.5, workspaceValue: 0.1 },
+  }), false);
+  assert.equal(settings.dockerPath, '/usr/bin/docker');
+  assert.equal(settings.weightsPath, '');
+  assert.equal(settings.externalUrl, SETTINGS.externalUrl.default);
+  assert.equal(settings.temperature, 0.1, 'an unrestricted setting still follows the workspace');
+  const ignored = problems.filter((p) => p.kind === 'ignoredWorkspaceValue');
+  assert.deepEqual(ignored.map((p) => p.key).sort(), ['dockerPath', 'externalUrl', 'weightsPath']);
+  assert.ok(ignored.every((p) => p.kind === 'ignoredWorkspaceValue' && p.untrusted));
+});
+
+test('trusted workspace: machine-scoped settings still ignore workspace values (like VS Code), window ones use them', () => {
+  const { settings, problems } = parseSettings(inspector({
+    httpPort: { globalValue: 9000, workspaceValue: 9100 },
+    historyTurns: { globalValue: 4, workspaceFolderValue: 2, workspaceValue: 3 },
+  }), true);
+  assert.equal(settings.httpPort, 9000);
+  assert.equal(settings.historyTurns, 2, 'folder beats workspace beats user');
+  assert.deepEqual(problems, [{ key: 'httpPort', kind: 'ignoredWorkspaceValue', untrusted: false }]);
+});
+
+test('equal ports are a problem that blocks a start', () => {
+  const { problems } = parseSettings(inspector({ grpcPort: { globalValue: 8000 } }), true);
+  assert.deepEqual(blocksStart(problems), { key: 'grpcPort', kind: 'portConflict', with: 'httpPort', value: 8000 });
+  assert.equal(blocksStart(parseSettings(() => undefined, true).problems), undefined);
+});
+
+test('returned objects are copies (editing them cannot change the defaults)', () => {
+  const a = parseSettings(() => undefined, true).settings;
+  a.gpuIds.push('1');
+  assert.deepEqual(parseSettings(() => undefined, true).settings.gpuIds, []);
+});
+
+test('change effects: restart beats reload beats reconnect', () => {
+  const changed = (...keys: string[]) => (k: string) => keys.includes(k);
+  assert.deepEqual(changeEffect(changed('tritonChatglm.maxBatchSize', 'tritonChatglm.streaming')), { effect: 'reloadModel', keys: ['maxBatchSize', 'streaming'] });
+  assert.equal(changeEffect(changed('tritonChatglm.maxBatchSize', 'tritonChatglm.httpPort')).effect, 'restartServer');
+  assert.equal(changeEffect(changed('tritonChatglm.externalUrl')).effect, 'reconnect');
+  assert.equal(changeEffect(changed('tritonChatglm.temperature')).effect, 'none');
+  assert.deepEqual(changeEffect(changed('editor.fontSize')), { effect: 'none', keys: [] });
+});
+
+test('loopback detection', () => {
+  assert.ok(isLoopbackAddress('127.0.0.1'));
+  assert.ok(isLoopbackAddress('::1'));
+  assert.ok(!isLoopbackAddress('0.0.0.0'));
+  assert.ok(!isLoopbackAddress('192.168.1.2'));
+});
+
+test('package.json declares every setting with the same default and scope, and restricts the right ones', () => {
+  const props = pkg.contributes.configuration.properties;
+  assert.deepEqual(Object.keys(props).sort(), SETTING_KEYS.map((k) => `tritonChatglm.${k}`).sort());
+  for (const key of SETTING_KEYS) {
+    const p = props[`tritonChatglm.${key}`]!;
+    assert.deepEqual(p.default, SETTINGS[key].default, `${key} default`);
+    assert.equal(p.scope, SETTINGS[key].scope, `${key} scope`);
+    assert.ok((SETTINGS[key].validate as (v: unknown) => boolean)(p.default), `${key} default is valid`);
+  }
+  assert.equal(pkg.capabilities.untrustedWorkspaces.supported, 'limited');
+  assert.deepEqual([...pkg.capabilities.untrustedWorkspaces.restrictedConfigurations].sort(), restrictedKeys().sort());
+  for (const k of ['tritonChatglm.dockerPath', 'tritonChatglm.weightsPath', 'tritonChatglm.externalUrl', 'tritonChatglm.bindAddress']) {
+    assert.ok(restrictedKeys().includes(k), k);
+  }
+});

@@ -1,0 +1,37 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { renderConfig } from '../../../src/core/repository';
+import { resolveSettings } from '../../../src/core/server';
+import { parseSettings } from '../../../src/vscode/config/settingsParser';
+import { containerGpuIds, toModelSettings, toServerSettings } from '../../../src/vscode/server/settingsMapping';
+
+const defaults = parseSettings(() => undefined, true).settings;
+
+test('default settings are accepted by the container layer and bind to loopback', () => {
+  const s = resolveSettings(toServerSettings({ ...defaults, weightsPath: '/data/chatglm3-6b' }, '/storage/model_repository'));
+  assert.equal(s.bindAddress, '127.0.0.1');
+  assert.equal(s.gpuIds, 'all');
+  assert.equal(s.repositoryPath, '/storage/model_repository');
+  assert.equal(s.image, defaults.image);
+});
+
+test('default model settings render the committed default config', () => {
+  assert.equal(renderConfig(toModelSettings(defaults)), renderConfig({}));
+});
+
+test('GPU ids: host ids go to docker, container ids (renumbered from 0) to the model config', () => {
+  const s = { ...defaults, gpuIds: ['2', '3'], instanceCount: 2, maxBatchSize: 4 };
+  assert.deepEqual(toServerSettings(s, '/r').gpuIds, ['2', '3']);
+  assert.deepEqual(containerGpuIds(['2', '3']), [0, 1]);
+  assert.deepEqual(containerGpuIds([]), [0]);
+  const config = renderConfig(toModelSettings(s));
+  assert.match(config, /max_batch_size: 4/);
+  assert.match(config, /count: 2 kind: KIND_GPU gpus: \[ 0, 1 \]/);
+});
+
+test('the settings object is not shared with the core (no aliasing of arrays)', () => {
+  const s = { ...defaults, gpuIds: ['1'] };
+  const mapped = toServerSettings(s, '/r');
+  (mapped.gpuIds as string[]).push('9');
+  assert.deepEqual(s.gpuIds, ['1']);
+});

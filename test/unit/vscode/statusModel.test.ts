@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { parsePrometheusText } from '../../../src/core/triton/prometheus';
+import type { ModelStatistics } from '../../../src/core/triton/statistics';
+import { gpuFigures, point, sparklinePath, StatusHistory, totals } from '../../../src/vscode/status/statusModel';
+
+function stats(success: number, inferences: number, executions: number, queueNs: number, inferNs: number): ModelStatistics {
+  return {
+    name: 'chatglm3-6b', version: '1', inference_count: inferences, execution_count: executions,
+    inference_stats: {
+      success: { count: success, ns: 0 }, fail: { count: 1, ns: 0 },
+      queue: { count: success, ns: queueNs }, compute_infer: { count: success, ns: inferNs },
+    },
+  };
+}
+
+test('totals: requests, executions, average batch and per-request times in ms', () => {
+  const t = totals(stats(40, 40, 10, 40 * 2e6, 40 * 50e6))!;
+  assert.equal(t.requests, 40);
+  assert.equal(t.failures, 1);
+  assert.equal(t.executions, 10);
+  assert.equal(t.averageBatchSize, 4);
+  assert.equal(t.queueMsPerRequest, 2);
+  assert.equal(t.computeMsPerRequest, 50);
+  assert.equal(totals(undefined), undefined);
+});
+
+test('a point is the interval between two samples', () => {
+  const a = { at: 1_000, stats: stats(10, 10, 5, 10e6, 100e6), gpus: [] };
+  const b = { at: 3_000, stats: stats(18, 18, 7, 10e6 + 8 * 4e6, 100e6 + 8 * 30e6), gpus: [] };
+  const p = point(a, b);
+  assert.equal(p.requestsPerSecond, 4);
+  assert.equal(p.batchSize, 4);
+  assert.equal(p.queueMs, 4);
+  assert.equal(p.computeMs, 30);
+  assert.equal(p.gpuUtilizationPct, null);
+});
+
+test('first sample, idle interval and a restarted server give no made-up rates', () => {
+  const a = { at: 1_000, stats: stats(10, 10, 5, 0, 0), gpus: [] };
+  assert.equal(point(undefined, a).requestsPerSecond, null);
+  const idle = point(a, { ...a, at: 3_000 });
+  assert.equal(idle.requestsPerSecond, 0);
+  assert.equal(idle.batchSize, null);
+  assert.equal(idle.queueMs, null);
+  const restarted = point(a, { at: 3_000, stats: stats(1, 1, 1, 0, 0), gpus: [] });
+  assert.equal(restarted.requestsPerSecond, null);
+});
+
+test('GPU figures from Triton metrics text', () => {
+  const m = parsePrometheusText([
+    '# TYPE nv_gpu_utilization gauge',
+    'nv_gpu_utilization{gpu_uuid="GPU-a"} 0.5',
+    'nv_gpu_utilization{gpu_uuid="GPU-b"} 1',
+    'nv_gpu_memory_used_bytes{gpu_uuid="GPU-a"} 1073741824',
+    'nv_gpu_memory_total_bytes{gpu_uuid="GPU-a"} 25769803776',
+  ].join('\n'));
+  const g = gpuFigures(m);
+  assert.deepEqual(g[0], { id: 'GPU-a', utilizationPct: 50, memoryUsedBytes: 1073741824, memoryTotalBytes: 25769803776 });
+  assert.equal(g[1]?.utilizationPct, 100);
+  const p = point(undefined, { at: 0, gpus: g });
+  assert.equal(p.gpuUtilizationPct, 75);
+  assert.equal(p.gpuMemoryUsedGiB, 1);
+  assert.deepEqual(gpuFigures(parsePrometheusText('')), []);
+});
+
+test('sparkline path: scaled to the box, gaps for unknown points, only M/L commands', () => {
+  assert.equal(sparklinePath([0, 5, 10], 100, 10, 3), 'M0 10L50 5L100 0');
+  assert.equal(sparklinePath([1, null, 1], 100, 10, 3, 2), 'M0 5M100 5');
+  assert.equal(sparklinePath([], 100, 10, 3), '');
+  assert.match(sparklinePath([3, 1e9, -2, NaN], 240, 40, 90), /^[ML0-9 .-]*$/);
+});
+
+test('history keeps the last N points', () => {
+  const h = new StatusHistory(3);
+  for (let i = 0; i < 5; i++) h.push({ requestsPerSecond: i, batchSize: null, queueMs: null, computeMs: null, gpuUtilizationPct: null, gpuMemoryUsedGiB: null });
+  assert.deepEqual(h.series('requestsPerSecond'), [2, 3, 4]);
+});

@@ -1,0 +1,95 @@
+// A loopback HTTP server speaking the few Triton endpoints the extension host uses (health, repository index,
+// model ready, generate_stream, stats), with scripted answers. It records every request and whether the client
+// closed a stream early (which is how Triton learns that a request was cancelled).
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface StubRequest {
+  path: string;
+  body: Record<string, unknown>;
+  at: number;
+}
+
+export interface StubTriton {
+  url: string;
+  requests: StubRequest[];
+  /** Streams whose connection the client closed before the final event. */
+  closedEarly: number;
+  /** Concurrent generate_stream requests seen at most. */
+  maxConcurrent: number;
+  close(): Promise<void>;
+}
+
+const MODEL = 'chatglm3-6b';
+
+/** Answers: a prompt containing "slow" streams a delta every 20 ms until the client goes away. */
+export async function startStubTriton(): Promise<StubTriton> {
+  const requests: StubRequest[] = [];
+  const state = { closedEarly: 0, active: 0, maxConcurrent: 0 };
+  const sockets = new Set<import('node:net').Socket>();
+  const server: Server = createServer((req, res) => void handle(req, res));
+  server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    let body: Record<string, unknown> = {};
+    try { body = text ? JSON.parse(text) as Record<string, unknown> : {}; } catch { /* not JSON */ }
+    const path = req.url ?? '';
+    requests.push({ path, body, at: Date.now() });
+    const json = (status: number, value: unknown) => { res.writeHead(status, { 'content-type': 'application/json' }); res.end(JSON.stringify(value)); };
+    if (path === '/v2/health/live' || path === '/v2/health/ready') return void res.writeHead(200).end();
+    if (path === '/v2/repository/index') return json(200, [{ name: MODEL, version: '1', state: 'READY' }]);
+    if (path === `/v2/models/${MODEL}/ready`) return void res.writeHead(200).end();
+    if (path === `/v2/models/${MODEL}/stats`) {
+      return json(200, { model_stats: [{ name: MODEL, version: '1', inference_count: 4, execution_count: 2, inference_stats: { success: { count: 4, ns: 8e6 }, queue: { count: 4, ns: 4e6 } } }] });
+    }
+    if (path === `/v2/models/${MODEL}/generate_stream`) return stream(body, res);
+    json(404, { error: `unknown path ${path}` });
+  }
+
+  async function stream(body: Record<string, unknown>, res: ServerResponse): Promise<void> {
+    state.active++;
+    state.maxConcurrent = Math.max(state.maxConcurrent, state.active);
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    let finished = false;
+    res.on('close', () => {
+      state.active--;
+      if (!finished) state.closedEarly++;
+    });
+    const send = (o: unknown) => res.write(`data: ${JSON.stringify(o)}\n\n`);
+    const prompt = String(body.prompt ?? '');
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    if (prompt.includes('slow')) {
+      for (let i = 0; i < 500 && !res.destroyed; i++) {
+        send({ response: `w${i} ` });
+        await sleep(20);
+      }
+      return;
+    }
+    // Keep concurrent explanations in flight together for a moment (like a batcher's queue delay).
+    await sleep(50);
+    const answer = prompt.includes('```') ? `Explains ${prompt.length} chars.` : `Echo: ${prompt}`;
+    for (const part of [answer.slice(0, 5), answer.slice(5)]) {
+      send({ response: part });
+      await sleep(5);
+    }
+    finished = true;
+    send({ response: '', finish_reason: 'stop', prompt_tokens: 3, completion_tokens: 2, history_trimmed: 0, history: '[]' });
+    res.end();
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    get closedEarly() { return state.closedEarly; },
+    get maxConcurrent() { return state.maxConcurrent; },
+    close: () => new Promise<void>((resolve) => {
+      for (const s of sockets) s.destroy();
+      server.close(() => resolve());
+    }),
+  };
+}

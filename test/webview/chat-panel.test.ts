@@ -1,0 +1,310 @@
+// The chat webview bundle in headless Chromium, under the extension's CSP, driven through the real protocol.
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { assistant, startHarness, stateMsg, user, type Harness, type Panel } from './support/harness';
+import { measureStreamingRenderCost, syntheticTokens } from './support/render-cost';
+
+let harness: Harness;
+before(async () => { harness = await startHarness(); });
+after(async () => { await harness?.close(); });
+
+async function openPanel(csp = true): Promise<Panel> {
+  return harness.open({ csp });
+}
+
+async function closePanel(panel: Panel): Promise<void> {
+  assert.deepEqual(panel.errors, [], 'no page errors');
+  if (await panel.page.evaluate(() => !!document.querySelector('meta[http-equiv="Content-Security-Policy"]'))) {
+    assert.deepEqual(await panel.cspViolations(), [], 'the panel works without violating its CSP');
+  }
+  await panel.page.close();
+}
+
+const ANSWER = [
+  'Here is how to **reverse** a list in Python:\n\n',
+  '```python\ndef reverse(items):\n    """Return a new list."""\n    return items[::-1]\n\nprint(reverse([1, 2, 3]))\n```\n\n',
+  '你也可以使用 `list.reverse()` 原地反转。\n\n1. Slicing copies\n2. `reverse()` mutates\n',
+].join('');
+
+describe('chat webview', () => {
+  it('posts ready, renders state, streams deltas into only the streaming message, and highlights code', async () => {
+    const panel = await openPanel();
+    const { page } = panel;
+    assert.deepEqual(await panel.posted(), [{ type: 'ready' }]);
+    assert.match(await page.getAttribute('meta[http-equiv="Content-Security-Policy"]', 'content') ?? '', /default-src 'none'; script-src 'nonce-[^']+'; style-src http:\/\/127\.0\.0\.1:\d+;/);
+    await panel.send(stateMsg([user('u1', 'earlier question'), assistant('a1', 'earlier *answer*'), user('u2', 'How do I reverse a list?'), assistant('a2', '', 'streaming')]));
+    await page.evaluate(() => { (document.querySelector('article[data-id="a1"]') as HTMLElement & { __mark?: boolean }).__mark = true; });
+    assert.equal(await page.getAttribute('article[data-id="a2"]', 'aria-busy'), 'true');
+    assert.equal(await page.getAttribute('main.messages', 'aria-live'), 'polite');
+
+    // stream the answer in small pieces, a frame apart
+    for (let i = 0; i < ANSWER.length; i += 7) {
+      await panel.send({ type: 'delta', conversationId: 'c1', messageId: 'a2', text: ANSWER.slice(i, i + 7) });
+      if (i % 35 === 0) await panel.nextFrames(1);
+    }
+    await panel.nextFrames(2);
+    const streamingText = await page.textContent('article[data-id="a2"] .message-body');
+    assert.ok(streamingText?.includes('原地反转'), streamingText ?? '');
+    // a stable chunk (the finished code block) is already highlighted while the rest streams
+    assert.ok(await page.locator('article[data-id="a2"] .stream-stable .hljs-keyword').count() > 0);
+    // ignored: a delta for another conversation
+    await panel.send({ type: 'delta', conversationId: 'other', messageId: 'a2', text: 'NOPE' });
+    await panel.send({ type: 'messageDone', conversationId: 'c1', messageId: 'a2', status: 'complete', finishReason: 'stop', promptTokens: 20, completionTokens: 60, historyTrimmed: 2 });
+
+    const body = page.locator('article[data-id="a2"] .message-body');
+    assert.equal(await body.locator('strong').textContent(), 'reverse');
+    assert.equal(await body.locator('ol li').count(), 2);
+    assert.ok((await body.locator('.hljs-keyword').allTextContents()).includes('def'));
+    assert.equal(await body.locator('.code-block').getAttribute('data-lang'), 'python');
+    assert.ok(!(await body.textContent())?.includes('NOPE'));
+    assert.equal(await page.getAttribute('article[data-id="a2"]', 'aria-busy'), 'false');
+    const meta = await page.textContent('article[data-id="a2"] .message-meta');
+    assert.match(meta ?? '', /2 earlier messages were left out/);
+    assert.match(meta ?? '', /20 prompt tokens, 60 answer tokens/);
+    // the earlier message was never re-rendered
+    assert.equal(await page.evaluate(() => (document.querySelector('article[data-id="a1"]') as HTMLElement & { __mark?: boolean }).__mark), true);
+    // a state echoing the same messages keeps every node
+    await panel.send(stateMsg([user('u1', 'earlier question'), assistant('a1', 'earlier *answer*'), user('u2', 'How do I reverse a list?'), assistant('a2', ANSWER, 'complete', { promptTokens: 20, completionTokens: 60, historyTrimmed: 2, finishReason: 'stop' })]));
+    assert.equal(await page.evaluate(() => (document.querySelector('article[data-id="a1"]') as HTMLElement & { __mark?: boolean }).__mark), true);
+
+    const out = resolve(__dirname, '../../test-results');
+    mkdirSync(out, { recursive: true });
+    await page.screenshot({ path: join(out, 'chat-panel.png'), fullPage: true });
+    await closePanel(panel);
+  });
+
+  it('Stop button and Escape post stop while busy; Send is replaced by Stop', async () => {
+    const panel = await openPanel();
+    const { page } = panel;
+    await panel.send(stateMsg([user('u1', 'q'), assistant('a1', 'partial', 'streaming')]));
+    assert.equal(await page.isVisible('button[data-action="send"]'), false);
+    await panel.clearPosted();
+    await page.click('button[data-action="stop"]');
+    await page.focus('textarea');
+    await page.keyboard.press('Escape');
+    await page.focus('main.messages');
+    await page.keyboard.press('Escape');
+    assert.deepEqual(await panel.posted(), [{ type: 'stop' }, { type: 'stop' }, { type: 'stop' }]);
+    await panel.send({ type: 'messageDone', conversationId: 'c1', messageId: 'a1', status: 'stopped', finishReason: 'cancelled' });
+    assert.equal(await page.isVisible('button[data-action="send"]'), true);
+    assert.equal(await page.getAttribute('article[data-id="a1"]', 'data-status'), 'stopped');
+    assert.match(await page.textContent('article[data-id="a1"] .message-marker') ?? '', /Stopped/);
+    assert.equal((await page.textContent('article[data-id="a1"] .message-body'))?.trim(), 'partial');
+    await closePanel(panel);
+  });
+
+  it('keyboard: Enter sends, Shift+Enter adds a line, empty input sends nothing, focus stays in the input', async () => {
+    const panel = await openPanel();
+    const { page } = panel;
+    await panel.send(stateMsg([]));
+    await panel.clearPosted();
+    await page.focus('textarea');
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('line one');
+    await page.keyboard.press('Shift+Enter');
+    await page.keyboard.type('第二行');
+    assert.equal(await page.inputValue('textarea'), 'line one\n第二行');
+    await page.keyboard.press('Enter');
+    assert.deepEqual(await panel.posted(), [{ type: 'send', text: 'line one\n第二行' }]);
+    assert.equal(await page.inputValue('textarea'), '');
+    assert.equal(await page.evaluate(() => document.activeElement?.tagName), 'TEXTAREA');
+    await closePanel(panel);
+  });
+
+  it('code block buttons post copyCode, insertCode and openInEditor with the code and language', async () => {
+    const panel = await openPanel();
+    const { page } = panel;
+    await panel.send(stateMsg([user('u1', 'q'), assistant('a1', 'Text\n\n```ts\nconst x: number = 1;\nconsole.log(x);\n```\n\n```\nplain <b>text</b>\n```\n')]));
+    await panel.clearPosted();
+    const first = page.locator('.code-block').first();
+    await first.locator('button[data-action="codeCopy"]').click();
+    assert.equal(await first.locator('button[data-action="codeCopy"]').textContent(), 'Copied');
+    await first.locator('button[data-action="codeInsert"]').click();
+    await first.locator('button[data-action="codeOpen"]').click();
+    await page.locator('.code-block').nth(1).locator('button[data-action="codeOpen"]').click();
+    const code = 'const x: number = 1;\nconsole.log(x);';
+    assert.deepEqual(await panel.posted(), [
+      { type: 'copyCode', code },
+      { type: 'insertCode', code },
+      { type: 'openInEditor', code, language: 'ts' },
+      { type: 'openInEditor', code: 'plain <b>text</b>', language: '' },
+    ]);
+    assert.match(await first.locator('button[data-action="codeInsert"]').getAttribute('aria-label') ?? '', /Insert at Cursor: Code block \(ts\)/);
+    await closePanel(panel);
+  });
+
+  it('restores from getState after a reload (hidden and re-shown panel), then asks the host again', async () => {
+    const panel = await openPanel();
+    const { page } = panel;
+    await panel.send({ type: 'l10n', strings: { send: '发送', roleAssistant: '助手' } });
+    await panel.send(stateMsg([user('u1', 'persist me'), assistant('a1', '', 'streaming')]));
+    await panel.send({ type: 'delta', conversationId: 'c1', messageId: 'a1', text: 'streamed **so far**' });
+    await page.fill('textarea', 'unsent draft');
+    await page.waitForFunction(() => (sessionStorage.getItem('vscodeState') ?? '').includes('unsent draft'));
+    await page.reload();
+    await page.waitForSelector('article[data-id="a1"]');
+    assert.equal(await page.textContent('article[data-id="u1"] .message-body'), 'persist me');
+    assert.match(await page.textContent('article[data-id="a1"] .message-body') ?? '', /streamed so far/);
+    assert.equal(await page.textContent('article[data-id="a1"] .message-role'), '助手');
+    assert.equal(await page.inputValue('textarea'), 'unsent draft');
+    assert.deepEqual(await panel.posted(), [{ type: 'ready' }]);
+    await closePanel(panel);
+  });
+
+  it('not-ready model: explains why, offers Start/Load/Settings, and does not send', async () => {
+    const panel = await openPanel();
+    const { page } = panel;
+    await panel.send(stateMsg([], { server: { server: 'stopped', model: 'unloaded', reason: 'Docker is not running.', actions: ['startServer', 'loadModel', 'openSettings'] } }));
+    const box = page.locator('.server-status');
+    assert.equal(await box.isVisible(), true);
+    assert.match(await box.textContent() ?? '', /not running[\s\S]*Docker is not running\./);
+    await panel.clearPosted();
+    await box.locator('button[data-action="startServer"]').click();
+    await box.locator('button[data-action="loadModel"]').click();
+    await box.locator('button[data-action="openSettings"]').click();
+    await page.fill('textarea', 'hello');
+    await page.press('textarea', 'Enter');
+    assert.equal(await page.isDisabled('button[data-action="send"]'), true);
+    assert.deepEqual(await panel.posted(), [{ type: 'startServer' }, { type: 'loadModel' }, { type: 'openSettings' }]);
+    assert.equal(await page.inputValue('textarea'), 'hello', 'the draft is kept');
+    // the host's error survives the state update that follows it, until dismissed
+    await panel.send({ type: 'error', message: 'The model is not ready, so questions cannot be sent yet.' });
+    await panel.send(stateMsg([]));
+    assert.equal(await box.isVisible(), false);
+    assert.match(await page.textContent('.error-banner[role="alert"]') ?? '', /not ready/);
+    await page.click('button[data-action="dismissError"]');
+    assert.equal(await page.locator('.error-banner *').count(), 0);
+    await closePanel(panel);
+  });
+
+  it('marks partial answers (stopped, failed, interrupted); edit-last and regenerate post their messages', async () => {
+    const panel = await openPanel();
+    const { page } = panel;
+    await panel.send(stateMsg([
+      user('u1', 'q1'), assistant('a1', 'half', 'stopped'),
+      user('u2', 'q2'), assistant('a2', 'cut', 'failed', { error: 'connection reset' }),
+      user('u3', 'last question'), assistant('a3', 'gone', 'interrupted'),
+    ]));
+    assert.match(await page.textContent('article[data-id="a1"] .message-marker') ?? '', /Stopped — partial answer/);
+    assert.match(await page.textContent('article[data-id="a2"] .message-marker') ?? '', /Failed — partial answer: connection reset/);
+    assert.match(await page.textContent('article[data-id="a3"] .message-marker') ?? '', /Interrupted/);
+    await panel.clearPosted();
+    await page.click('button[data-action="regenerate"]');
+    await page.click('button[data-action="editLast"]');
+    assert.equal(await page.inputValue('textarea'), 'last question');
+    assert.equal(await page.textContent('button[data-action="send"]'), 'Send Edited');
+    await page.keyboard.type(' (edited)');
+    await page.keyboard.press('Enter');
+    assert.deepEqual(await panel.posted(), [{ type: 'regenerate' }, { type: 'editLast', text: 'last question (edited)' }]);
+    // Escape cancels an edit when nothing is streaming
+    await page.click('button[data-action="editLast"]');
+    await page.keyboard.press('Escape');
+    assert.equal(await page.inputValue('textarea'), '');
+    assert.equal(await page.textContent('button[data-action="send"]'), 'Send');
+    await closePanel(panel);
+  });
+
+  it('conversation list: new chat, select and delete post their messages; l10n relabels the panel', async () => {
+    const panel = await openPanel();
+    const { page } = panel;
+    await panel.send(stateMsg([], { conversations: [
+      { id: 'c2', title: 'Second', createdAt: 1, updatedAt: 3, messageCount: 2 },
+      { id: 'c1', title: '', createdAt: 1, updatedAt: 2, messageCount: 0 },
+    ] }));
+    await panel.clearPosted();
+    await page.click('button[data-action="toggleHistory"]');
+    assert.equal(await page.getAttribute('button[data-action="toggleHistory"]', 'aria-expanded'), 'true');
+    assert.deepEqual(await page.locator('.history-select').allTextContents(), ['Second', 'New conversation']);
+    await page.click('.history-select[data-id="c2"]');
+    await page.click('.history-delete[data-id="c1"]');
+    await page.click('button[data-action="newChat"]');
+    assert.deepEqual(await panel.posted(), [{ type: 'selectConversation', id: 'c2' }, { type: 'deleteConversation', id: 'c1' }, { type: 'newChat' }]);
+    await panel.send({ type: 'l10n', strings: { newChat: '新建对话', send: '发送' } });
+    assert.equal(await page.textContent('button[data-action="newChat"]'), '新建对话');
+    assert.equal(await page.textContent('button[data-action="send"]'), '发送');
+    // malformed host messages are ignored
+    await panel.send({ type: 'state', messages: 'nope' });
+    await panel.send({ type: 'evil', html: '<img src=x>' });
+    assert.equal(await page.locator('.history-select').count(), 2);
+    await closePanel(panel);
+  });
+
+  it('a huge code block streams and renders completely (plain text above the highlight limit)', async () => {
+    const panel = await openPanel();
+    const { page } = panel;
+    await panel.send(stateMsg([user('u1', 'big'), assistant('a1', '', 'streaming')]));
+    const lines = Array.from({ length: 6000 }, (_, i) => `    value_${i} = compute(${i}) + 1  # line ${i}`);
+    const text = `Big file:\n\n\`\`\`python\n${lines.join('\n')}\n\`\`\`\n\nDone.`;
+    const chunk = 4000;
+    for (let i = 0; i < text.length; i += chunk) {
+      await panel.send({ type: 'delta', conversationId: 'c1', messageId: 'a1', text: text.slice(i, i + chunk) });
+      if ((i / chunk) % 10 === 0) await panel.nextFrames(1);
+    }
+    await panel.nextFrames(2);
+    assert.equal((await page.textContent('article[data-id="a1"] pre'))?.split('\n').filter((l) => l.includes('value_')).length, 6000);
+    await panel.send({ type: 'messageDone', conversationId: 'c1', messageId: 'a1', status: 'complete', finishReason: 'stop' });
+    const code = await page.textContent('article[data-id="a1"] .code-block pre code');
+    assert.equal(code?.split('\n').filter((l) => l.includes('value_')).length, 6000);
+    assert.equal(await page.textContent('article[data-id="a1"] .message-body > p:last-child'), 'Done.');
+    await closePanel(panel);
+  });
+
+  it('while streaming, the incrementally rendered answer shows what the final one-shot render shows', async () => {
+    const panel = await openPanel();
+    const { page } = panel;
+    const text = `${ANSWER}\n${syntheticTokens(1200).join('')}`;
+    await panel.send(stateMsg([user('u1', 'q'), assistant('a1', '', 'streaming')]));
+    for (let i = 0; i < text.length; i += 11) {
+      await panel.send({ type: 'delta', conversationId: 'c1', messageId: 'a1', text: text.slice(i, i + 11) });
+      if (i % 110 === 0) await panel.nextFrames(1);
+    }
+    await panel.nextFrames(2);
+    const shape = () => page.evaluate(() => {
+      const body = document.querySelector('article[data-id="a1"] .message-body') as HTMLElement;
+      const count = (sel: string) => body.querySelectorAll(sel).length;
+      return {
+        text: (body.textContent ?? '').replace(/\s+/g, ' ').trim(),
+        pre: count('pre'), li: count('li'), strong: count('strong'), h2: count('h2'), blockquote: count('blockquote'),
+        inlineCode: count(':not(pre) > code'), keywords: count('.hljs-keyword') > 0,
+      };
+    });
+    const streamed = await shape();
+    await panel.send({ type: 'messageDone', conversationId: 'c1', messageId: 'a1', status: 'complete', finishReason: 'stop' });
+    const final = await shape();
+    // the streamed view lacks only the Copy/Insert/Open toolbar of the last (still open) block, if any
+    assert.equal(streamed.text.replace(/Copy Insert at Cursor Open in Editor/g, '').replace(/\s+/g, ' '), final.text.replace(/Copy Insert at Cursor Open in Editor/g, '').replace(/\s+/g, ' '));
+    assert.deepEqual({ ...streamed, text: '' }, { ...final, text: '' });
+    await closePanel(panel);
+  });
+
+  it('follows the streamed answer at the bottom, but not after the user scrolls up', async () => {
+    const panel = await openPanel();
+    const { page } = panel;
+    await panel.send(stateMsg([user('u1', 'q'), assistant('a1', '', 'streaming')]));
+    const gap = () => page.evaluate(() => { const m = document.querySelector('main.messages') as HTMLElement; return m.scrollHeight - m.scrollTop - m.clientHeight; });
+    for (let i = 0; i < 60; i += 1) await panel.send({ type: 'delta', conversationId: 'c1', messageId: 'a1', text: `Paragraph ${i}.\n\n` });
+    await panel.nextFrames(2);
+    assert.ok(await page.evaluate(() => { const m = document.querySelector('main.messages') as HTMLElement; return m.scrollHeight > m.clientHeight * 1.5; }), 'content overflows');
+    assert.ok(await gap() < 5, 'pinned to the bottom');
+    await page.evaluate(() => { const m = document.querySelector('main.messages') as HTMLElement; m.scrollTop = 0; m.dispatchEvent(new Event('scroll')); });
+    for (let i = 0; i < 20; i += 1) await panel.send({ type: 'delta', conversationId: 'c1', messageId: 'a1', text: `More ${i}.\n\n` });
+    await panel.nextFrames(2);
+    assert.equal(await page.evaluate(() => (document.querySelector('main.messages') as HTMLElement).scrollTop), 0, 'reading position kept');
+    await closePanel(panel);
+  });
+
+  it('render-cost helper: streams N tokens a few per frame and reports per-frame statistics', async () => {
+    const panel = await openPanel();
+    const r = await measureStreamingRenderCost(panel, { tokens: 600, tokensPerFrame: 8, priorTurns: 3 });
+    assert.equal(r.tokens, 600);
+    assert.equal(r.chars, syntheticTokens(600).join('').length);
+    assert.ok(r.frames >= 600 / 8 - 1, `frames ${r.frames}`);
+    assert.ok(Number.isFinite(r.totalMs) && Number.isFinite(r.finalizeMs));
+    const rendered = await panel.page.evaluate(() => document.querySelector('article[data-id="mstream"] .message-body')?.textContent ?? '');
+    assert.ok(rendered.includes('def count_keys_1(path: str) -> Counter:'), 'code of the first section is rendered');
+    assert.ok(r.firstTenthAvgMs >= 0 && r.lastTenthAvgMs >= 0 && r.maxMs >= r.lastTenthAvgMs);
+    await closePanel(panel);
+  });
+});

@@ -1,0 +1,163 @@
+// Test harness for the chat webview: builds the real bundle with esbuild (same options as esbuild.mjs), serves it
+// with media/chat/chat.css from a loopback HTTP server, and opens it in headless Debian Chromium inside the HTML and
+// CSP the extension uses, with a stand-in for acquireVsCodeApi that records posted messages and keeps setState in
+// sessionStorage (so a reload behaves like VS Code re-showing a hidden panel).
+import { createServer, type Server } from 'node:http';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import * as esbuild from 'esbuild';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { buildWebviewHtml } from '../../../src/vscode/webviewHtml';
+import type { HostToWebview, ServerView, WebviewToHost } from '../../../src/protocol';
+
+const root = resolve(__dirname, '../../..');
+export const NONCE = 'dGVzdG5vbmNlMTIzNDU2Nzg=';
+
+export async function buildWebviewBundle(outdir: string): Promise<void> {
+  await esbuild.build({
+    entryPoints: { webview: join(root, 'src/webview/main.ts') },
+    outdir,
+    bundle: true,
+    platform: 'browser',
+    format: 'iife',
+    target: 'chrome120',
+    sourcemap: false,
+    logLevel: 'error',
+    legalComments: 'none',
+    loader: { '.css': 'css' },
+  });
+}
+
+/** Stand-in for VS Code's webview API; runs before the bundle (nonce'd like it). */
+const STUB = `
+// tsx compiles test functions passed to page.evaluate with esbuild's keepNames, which calls a __name helper.
+window.__name = (f) => f;
+window.__posted = [];
+window.__cspViolations = [];
+document.addEventListener('securitypolicyviolation', (e) => window.__cspViolations.push(e.violatedDirective + ' ' + e.blockedURI));
+window.acquireVsCodeApi = (() => {
+  let acquired = false;
+  return () => {
+    if (acquired) throw new Error('acquireVsCodeApi called twice');
+    acquired = true;
+    return {
+      postMessage: (m) => window.__posted.push(JSON.parse(JSON.stringify(m))),
+      getState: () => { const s = sessionStorage.getItem('vscodeState'); return s ? JSON.parse(s) : undefined; },
+      setState: (s) => sessionStorage.setItem('vscodeState', JSON.stringify(s)),
+    };
+  };
+})();
+`;
+
+export interface Harness {
+  origin: string;
+  browser: Browser;
+  /** Every URL the pages asked for (to prove nothing outside the extension's files was fetched). */
+  requests: string[];
+  open(options?: { csp?: boolean }): Promise<Panel>;
+  close(): Promise<void>;
+}
+
+export interface Panel {
+  page: Page;
+  /** Uncaught page errors and console.error output. */
+  errors: string[];
+  /** Delivers a host message the way VS Code does (a message event on window). */
+  send(msg: HostToWebview | Record<string, unknown>): Promise<void>;
+  posted(): Promise<WebviewToHost[]>;
+  clearPosted(): Promise<void>;
+  cspViolations(): Promise<string[]>;
+  /** Waits for requestAnimationFrame callbacks to have run. */
+  nextFrames(n?: number): Promise<void>;
+}
+
+export async function startHarness(): Promise<Harness> {
+  const dir = await mkdtemp(join(tmpdir(), 'chat-webview-'));
+  await buildWebviewBundle(dir);
+  const files: Record<string, { body: Buffer; type: string }> = {
+    '/dist/webview.js': { body: await readFile(join(dir, 'webview.js')), type: 'text/javascript' },
+    '/media/chat/chat.css': { body: await readFile(join(root, 'media/chat/chat.css')), type: 'text/css' },
+    '/theme.css': { body: await readFile(join(__dirname, 'vscode-dark-theme.css')), type: 'text/css' },
+  };
+  const server: Server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    if (url.pathname === '/panel.html') {
+      // The extension's own HTML shell and CSP (src/vscode/webviewHtml.ts), with the chat view's resources.
+      let html = buildWebviewHtml({
+        cspSource: origin, nonce: NONCE, title: 'ChatGLM3 chat', lang: 'en',
+        styles: [`${origin}/media/chat/chat.css`], scripts: [`${origin}/dist/webview.js`],
+      });
+      if (url.searchParams.get('csp') === 'off') html = html.replace(/<meta http-equiv="Content-Security-Policy"[^>]*>/, '');
+      html = html.replace('<script nonce=', `<script nonce="${NONCE}">${STUB}</script>\n  <script nonce=`);
+      // VS Code defines the theme variables itself; here a same-origin stylesheet stands in for them.
+      html = html.replace('<link rel="stylesheet"', `<link rel="stylesheet" href="${origin}/theme.css">\n<link rel="stylesheet"`);
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html);
+      return;
+    }
+    if (url.pathname === '/favicon.ico') { res.writeHead(204).end(); return; } // Chromium asks; VS Code does not
+    const f = files[url.pathname];
+    if (f) res.writeHead(200, { 'content-type': f.type }).end(f.body);
+    else res.writeHead(404).end();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--headless=new'] });
+  const requests: string[] = [];
+
+  return {
+    origin,
+    browser,
+    requests,
+    async open(options = {}) {
+      const page = await browser.newPage({ viewport: { width: 520, height: 900 } });
+      page.on('request', (r) => requests.push(r.url()));
+      const errors: string[] = [];
+      page.on('pageerror', (e) => errors.push(String(e)));
+      page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+      await page.goto(`${origin}/panel.html${options.csp === false ? '?csp=off' : ''}`);
+      await page.waitForSelector('.composer');
+      return panelOf(page, errors);
+    },
+    async close() {
+      await browser.close().catch(() => undefined);
+      await new Promise((r) => server.close(r));
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function panelOf(page: Page, errors: string[] = []): Panel {
+  return {
+    page,
+    errors,
+    send: (msg) => page.evaluate((m) => { window.dispatchEvent(new MessageEvent('message', { data: m })); }, msg as unknown),
+    posted: () => page.evaluate(() => (window as unknown as { __posted: WebviewToHost[] }).__posted),
+    clearPosted: () => page.evaluate(() => { (window as unknown as { __posted: unknown[] }).__posted.length = 0; }),
+    cspViolations: () => page.evaluate(() => (window as unknown as { __cspViolations: string[] }).__cspViolations),
+    nextFrames: (n = 2) => page.evaluate(async (k) => {
+      for (let i = 0; i < k; i += 1) await new Promise((r) => requestAnimationFrame(() => r(undefined)));
+    }, n),
+  };
+}
+
+// ---- message builders ----
+export const READY_SERVER: ServerView = { server: 'running', model: 'ready', actions: [] };
+
+export function stateMsg(messages: Array<Record<string, unknown>>, extra: Record<string, unknown> = {}): HostToWebview {
+  return {
+    type: 'state',
+    conversations: [{ id: 'c1', title: 'First question', createdAt: 1, updatedAt: 2, messageCount: messages.length }],
+    activeId: 'c1',
+    messages,
+    server: READY_SERVER,
+    busy: messages.some((m) => m.status === 'streaming'),
+    ...extra,
+  } as unknown as HostToWebview;
+}
+
+export const user = (id: string, content: string) => ({ id, role: 'user', content, status: 'complete' });
+export const assistant = (id: string, content: string, status = 'complete', more: Record<string, unknown> = {}) =>
+  ({ id, role: 'assistant', content, status, ...more });

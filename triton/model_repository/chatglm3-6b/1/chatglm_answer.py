@@ -1,0 +1,72 @@
+"""Incremental answer text of one row: deltas for streaming, and the final (metadata, content) split.
+
+ChatGLM3 starts an answer with a metadata line (normally empty, a tool name for tool calls) followed by "\\n";
+its `process_response` drops that line and strips the content when the metadata is blank. Streaming has to
+produce the same text, so this class
+- holds everything back until the metadata line is complete (or clearly absent),
+- holds back a trailing incomplete UTF-8 character (decoded as U+FFFD) and trailing whitespace,
+so that the concatenated deltas equal the final content exactly.
+"""
+from __future__ import annotations
+
+from typing import Callable, List, Sequence, Tuple
+
+REPLACEMENT = "\ufffd"
+MAX_METADATA_CHARS = 128  # a first line longer than this is content, not metadata
+
+
+class AnswerStream:
+    def __init__(self, decode: Callable[[Sequence[int]], str]):
+        self._decode = decode
+        self._ids: List[int] = []
+        self.sent = ""  # text already streamed
+
+    @property
+    def token_count(self) -> int:
+        return len(self._ids)
+
+    def push(self, token_id: int) -> str:
+        """Adds a generated token; returns the text that became safe to stream (may be "")."""
+        self._ids.append(token_id)
+        return self._delta(self._stable_content(final=False))
+
+    def finish(self) -> Tuple[str, str, str]:
+        """Returns (last delta, metadata, content) once the row is finished."""
+        metadata, _ = self.split(final=True)
+        content = self._stable_content(final=True)
+        return self._delta(content), metadata, content
+
+    def split(self, final: bool):
+        """(metadata, content) of the text so far; metadata None while it may still be incomplete."""
+        text = self._decode(self._ids)
+        newline = text.find("\n")
+        if 0 <= newline <= MAX_METADATA_CHARS:
+            metadata, content = text[:newline], text[newline + 1:]
+        elif final or len(text) > MAX_METADATA_CHARS:
+            metadata, content = "", text
+        else:
+            return None, ""
+        if not metadata.strip():
+            content = content.strip()
+        return metadata, content
+
+    def _stable_content(self, final: bool) -> str:
+        metadata, content = self.split(final)
+        if metadata is None:
+            return ""
+        # An incomplete multi-byte character at the end: wait for the rest, or drop it when the row was cut off.
+        content = content.rstrip(REPLACEMENT)
+        if not final:
+            content = content.rstrip()  # trailing whitespace is dropped if the answer ends here
+        return content
+
+    def _delta(self, content: str) -> str:
+        if not content.startswith(self.sent):
+            # Decoding changed text that was already sent (should not happen for byte-level UTF-8); the final
+            # outputs carry the authoritative text, the stream just continues after what it has.
+            if len(content) <= len(self.sent):
+                return ""
+        delta = content[len(self.sent):]
+        if delta:
+            self.sent += delta
+        return delta

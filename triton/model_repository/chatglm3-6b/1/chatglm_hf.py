@@ -1,0 +1,141 @@
+"""Production engine: ChatGLM3-6B through Hugging Face transformers (pinned 4.40.2, remote code).
+
+One `model.generate` call per batch, with
+- a NaN/inf guard (ChatGLM's InvalidScoreLogitsProcessor, per row; matters in fp16),
+- per-row temperature / top-p as a LogitsProcessor (generate's own warpers are disabled: they are global),
+- per-row stopping as a StoppingCriteria returning BoolTensor[B] (transformers >= 4.39): stop ids, each row's
+  own max_new_tokens and cancellation, polled at every decode step,
+- a batched BaseStreamer that forwards each step's tokens to the tracker (TextStreamer only handles batch 1).
+The shared logic lives in chatglm_generation; these classes only adapt it to generate's hooks.
+"""
+from __future__ import annotations
+
+from typing import List, Sequence
+
+import torch
+from transformers import LogitsProcessor, LogitsProcessorList, StoppingCriteria, StoppingCriteriaList
+from transformers.generation.streamers import BaseStreamer
+
+from chatglm_generation import FINISH_LENGTH, BatchTracker, RowWarper, guard_invalid_scores, left_pad
+
+CHATGLM_NAN_FALLBACK_ID = 5  # the token ChatGLM's InvalidScoreLogitsProcessor forces
+DTYPES = {"float16": torch.float16, "fp16": torch.float16, "bfloat16": torch.bfloat16, "bf16": torch.bfloat16,
+          "float32": torch.float32, "fp32": torch.float32}
+
+
+class InvalidScoreGuard(LogitsProcessor):
+    def __init__(self, fallback_id: int = CHATGLM_NAN_FALLBACK_ID):
+        self.fallback_id = fallback_id
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        return guard_invalid_scores(scores, self.fallback_id)
+
+
+class PerRowSampling(LogitsProcessor):
+    """Row i gets settings[i].temperature and top_p; temperature 0 leaves only the argmax (greedy row)."""
+
+    def __init__(self, warper: RowWarper):
+        self.warper = warper
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        return self.warper(scores)
+
+
+class PerRowStopping(StoppingCriteria):
+    """Per-row finished flags from the tracker (stop id, own max_new_tokens, cancellation)."""
+
+    def __init__(self, tracker: BatchTracker):
+        self.tracker = tracker
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor, **kwargs) -> torch.BoolTensor:
+        return self.tracker.done_mask(device=input_ids.device)
+
+
+class BatchStreamer(BaseStreamer):
+    """generate() puts the prompt ids ([B, T]) once, then the sampled tokens ([B]) after every step."""
+
+    def __init__(self, tracker: BatchTracker):
+        self.tracker = tracker
+
+    def put(self, value: torch.Tensor) -> None:
+        if value.dim() > 1:
+            return  # the prompt
+        self.tracker.step(value.tolist())
+
+    def end(self) -> None:
+        pass
+
+
+class HFEngine:
+    """ChatGLM3 via AutoTokenizer/AutoModel(trust_remote_code=True) from a local snapshot (offline)."""
+
+    def __init__(self, options, model=None, tokenizer=None, pass_position_ids: bool = True):
+        self.device = torch.device(options.device)
+        if model is None:
+            from transformers import AutoModel, AutoTokenizer
+
+            if options.dtype not in DTYPES:
+                raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {options.dtype!r}")
+            tokenizer = AutoTokenizer.from_pretrained(options.weights_path, trust_remote_code=True)
+            model = AutoModel.from_pretrained(
+                options.weights_path, trust_remote_code=True, torch_dtype=DTYPES[options.dtype], low_cpu_mem_usage=True
+            )
+            model = model.to(self.device)
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        # ChatGLM's remote code extends position_ids itself during generate; models that derive them from the
+        # attention mask (e.g. Llama in tests) must not get a fixed copy.
+        self.pass_position_ids = pass_position_ids
+        self.pad_id = 0
+        self.stop_ids = (
+            int(tokenizer.eos_token_id if getattr(tokenizer, "eos_token_id", None) is not None else 2),
+            int(tokenizer.get_command("<|user|>")),
+            int(tokenizer.get_command("<|observation|>")),
+        )
+
+    # -- prompt (ChatGLM3 tokenizer's own builders)
+    def prefix_ids(self) -> List[int]:
+        return list(self.tokenizer.get_prefix_tokens())
+
+    def message_ids(self, role: str, metadata: str, content: str) -> List[int]:
+        return list(self.tokenizer.build_single_message(role, metadata, content))
+
+    def assistant_ids(self) -> List[int]:
+        return [int(self.tokenizer.get_command("<|assistant|>"))]
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return self.tokenizer.decode(list(ids))
+
+    # -- generation
+    def generate(self, prompts, settings, observer):
+        tracker = BatchTracker(settings, self.stop_ids, observer)
+        tracker.poll_cancelled()
+        if tracker.all_done():
+            return tracker.results()
+        input_ids, attention_mask, position_ids = left_pad(prompts, self.pad_id, device=self.device)
+        kwargs = {"position_ids": position_ids} if self.pass_position_ids else {}
+        with torch.inference_mode():
+            self.model.generate(
+                input_ids=input_ids,
+                attention_mask=attention_mask,
+                **kwargs,
+                do_sample=True,
+                temperature=1.0,
+                top_p=1.0,
+                top_k=0,
+                num_beams=1,
+                max_new_tokens=max(s.max_new_tokens for s in settings),
+                eos_token_id=list(self.stop_ids),
+                pad_token_id=self.pad_id,
+                logits_processor=LogitsProcessorList([InvalidScoreGuard(), PerRowSampling(RowWarper(settings))]),
+                stopping_criteria=StoppingCriteriaList([PerRowStopping(tracker)]),
+                streamer=BatchStreamer(tracker),
+            )
+        tracker.finish_remaining(FINISH_LENGTH)
+        return tracker.results()
+
+    def close(self) -> None:
+        model, self.model = self.model, None
+        del model
+        if self.device.type == "cuda":
+            torch.cuda.empty_cache()
