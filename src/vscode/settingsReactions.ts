@@ -1,10 +1,13 @@
 // What happens when a setting changes: a reconnect is done at once; a change that needs a model reload or a
 // server restart says so and offers the action (never done behind the user's back: it interrupts answers).
 import * as vscode from 'vscode';
+import type { SettingKey } from './config/settingsSchema';
 import type { SettingsChange, SettingsService } from './config/settingsService';
 import type { Log } from './log';
 import type { ServerController } from './server/serverController';
 import type { LifecycleStore } from './state/lifecycleStore';
+
+const CONTAINER_KEYS = new Set<SettingKey>(['dockerPath', 'containerName', 'httpPort', 'grpcPort', 'metricsPort', 'bindAddress', 'image']);
 
 export function reactToSettings(settings: SettingsService, server: ServerController, store: LifecycleStore, log: Log): vscode.Disposable {
   return settings.onDidChange((change) => void react(change, server, store, log));
@@ -13,6 +16,12 @@ export function reactToSettings(settings: SettingsService, server: ServerControl
 async function react(change: SettingsChange, server: ServerController, store: LifecycleStore, log: Log): Promise<void> {
   log.info(`settings changed: ${change.keys.join(', ')} (${change.effect})`);
   const s = store.current;
+  // Settings can arrive after activation (a remote window's configuration loads late): while nothing is
+  // attached, a changed docker path, container name or port may point at our running container, so look again.
+  if (change.effect !== 'reconnect' && s.mode === 'managed' && s.server === 'stopped' && change.keys.some((k) => CONTAINER_KEYS.has(k))) {
+    await server.attach();
+    return;
+  }
   switch (change.effect) {
     case 'none':
       return;

@@ -31,11 +31,14 @@ export async function runExtensionHostSuite({ cfg, env, folder, dir }) {
     mkdirSync(join(userDataDir, 'User'), { recursive: true });
     writeFileSync(join(userDataDir, 'User/settings.json'), JSON.stringify(cfg.settings, null, 2));
     const resultsFile = join(dir, 'results.json');
-    log('----  extension-host suite (runTests through the code-server shim)');
+    log(`----  extension-host suite (runTests with ${process.env.E2E_VSCODE || 'the code-server shim'})`);
     let code;
+    // E2E_VSCODE=desktop: let runTests download desktop VS Code (needs internet and, on Linux, a display such as
+    // xvfb-run); E2E_VSCODE=<path>: that VS Code executable; default: code-server through the shim.
+    const desktop = process.env.E2E_VSCODE;
     try {
       code = await runTests({
-        vscodeExecutablePath: shim,
+        ...(desktop === 'desktop' ? {} : { vscodeExecutablePath: desktop || shim }),
         extensionDevelopmentPath: projectRoot,
         extensionTestsPath: testsPath,
         launchArgs: [folder, `--user-data-dir=${userDataDir}`, `--extensions-dir=${join(dir, 'extensions')}`],

@@ -121,9 +121,17 @@ function killProcessesMentioning(marker, signal) {
 
 // ------------------------------------------------------------------------------------------------ extension + data
 
-/** Builds dist/triton-chatglm.vsix with the project's own packaging script (production bundle + vsce). */
+/**
+ * Builds dist/triton-chatglm.vsix with the project's own packaging script (production bundle + vsce).
+ * E2E_VSIX=<file> tests that package instead (a release candidate, a CI artifact) without building.
+ */
 export function packageExtension() {
-  const r = spawnSync('npm', ['run', '-s', 'package'], { cwd: projectRoot, encoding: 'utf8' });
+  if (process.env.E2E_VSIX) {
+    if (!existsSync(process.env.E2E_VSIX)) throw new Error(`E2E_VSIX=${process.env.E2E_VSIX} does not exist`);
+    return process.env.E2E_VSIX;
+  }
+  rmSync(vsixPath, { force: true });
+  const r = spawnSync('npm', ['run', 'package'], { cwd: projectRoot, encoding: 'utf8' });
   if (r.status !== 0 || !existsSync(vsixPath)) {
     throw new Error(`npm run package failed (exit ${r.status}):\n${(r.stdout + r.stderr).slice(-3000)}`);
   }
@@ -163,11 +171,14 @@ export function fakeDockerCli(stateDir, args) {
   return { status: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
 }
 
-/** Ids of all containers (running or not) the fake docker knows in `stateDir`. */
+/**
+ * Ids of all containers (running or not) the fake docker knows in `stateDir`, read from its state files rather
+ * than through the CLI, which refuses while a failure mode (daemon down...) is injected.
+ */
 export function fakeContainers(stateDir) {
-  const r = fakeDockerCli(stateDir, ['ps', '-a', '-q', '--no-trunc']);
-  if (r.status !== 0) throw new Error(`fake docker ps failed: ${r.stderr}`);
-  return r.stdout.split('\n').map((s) => s.trim()).filter(Boolean);
+  const dir = join(stateDir, 'containers');
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).filter((f) => f.endsWith('.json')).map((f) => f.slice(0, -'.json'.length));
 }
 
 /** Removes every container of a fake docker state dir (which stops the tritonservers behind them). */
@@ -204,6 +215,7 @@ export async function startCodeServer({ name, dir, userDataDir, extensionsDir, f
     'extensions.autoUpdate': false,
     'update.mode': 'none',
     'security.workspace.trust.enabled': false,
+    'remote.autoForwardPorts': false, // code-server would offer to forward every port Triton opens
     ...existing,
     ...settings,
   }, null, 2));

@@ -23,7 +23,7 @@ function required(name: string): string {
 interface Container {
   Id: string;
   State: { Running: boolean; Status: string };
-  Config: { Image: string; Labels: Record<string, string> };
+  Config: { Image: string; Labels: Record<string, string>; Cmd: string[] };
   HostConfig: { PortBindings: Record<string, Array<{ HostIp: string; HostPort: string }>> };
   Mounts: Array<{ Source: string; Destination: string; RW: boolean }>;
 }
@@ -54,11 +54,18 @@ function extensionLogText(): string {
     for (const e of readdirSync(dir, { withFileTypes: true })) {
       const p = join(dir, e.name);
       if (e.isDirectory()) walk(p);
-      else if (e.name.endsWith('.log') && p.includes('output_logging')) files.push(p);
+      else if (e.name.endsWith('.log') && p.includes(EXTENSION_ID)) files.push(p);
     }
   };
   walk(join(userDataDir, 'logs'));
   return files.map((f) => readFileSync(f, 'utf8')).join('\n');
+}
+
+/** Position in the extension's log now, so that later waits only look at what is written after it. */
+const logMark = () => extensionLogText().length;
+/** The extension reports every state change in its log ("lifecycle: serverUp: ..."): the only outside view of it. */
+function waitForLog(re: RegExp, mark: number, what: string, timeoutMs = 120_000) {
+  return waitFor(() => re.test(extensionLogText().slice(mark)), what, timeoutMs);
 }
 
 async function httpStatus(path: string): Promise<number> {
@@ -81,7 +88,7 @@ function fire(command: string): { error: () => unknown } {
 
 const config = () => vscode.workspace.getConfiguration('tritonChatglm');
 
-describe('ChatGLM3 on Triton, in the extension host', function () {
+describe('commands, settings and life cycle', function () {
   let extension: vscode.Extension<unknown>;
 
   before(async () => {
@@ -93,6 +100,7 @@ describe('ChatGLM3 on Triton, in the extension host', function () {
 
   after(async () => {
     rmSync(join(stateDir, 'fail'), { force: true });
+    await config().update('maxBatchSize', undefined, vscode.ConfigurationTarget.Global);
     if (containers().length) {
       await vscode.commands.executeCommand('tritonChatglm.stopServer');
       await waitFor(() => containers().length === 0, 'the container to be removed after the suite', 60_000).catch(() => undefined);
@@ -118,6 +126,9 @@ describe('ChatGLM3 on Triton, in the extension host', function () {
 
   it('Start Server runs the container as configured: image, loopback ports, weights read-only', async () => {
     assert.equal(containers().length, 0, 'a container exists before Start');
+    // Rendered into the mounted config.pbtxt at start; checked once the model is loaded (next test).
+    await config().update('maxBatchSize', 4, vscode.ConfigurationTarget.Global);
+    const mark = logMark();
     const run = fire('tritonChatglm.startServer');
     const c = await waitFor(() => containers().find((x) => x.State.Running), 'a running container', 180_000);
     assert.equal(run.error(), undefined);
@@ -128,19 +139,25 @@ describe('ChatGLM3 on Triton, in the extension host', function () {
     assert.ok(weights, `the weights ${weightsPath} are not mounted: ${JSON.stringify(c.Mounts)}`);
     assert.equal(weights.RW, false, 'the weights must be mounted read-only');
     await waitFor(async () => (await httpStatus('/v2/health/live')) === 200, 'Triton to be live on the configured port');
+    await waitForLog(/lifecycle: serverUp/, mark, 'the extension to see the server up');
   });
 
-  it('Load Model applies the batching settings and makes the model ready', async () => {
-    await config().update('maxBatchSize', 4, vscode.ConfigurationTarget.Global);
-    try {
-      const run = fire('tritonChatglm.loadModel');
-      await waitFor(async () => (await httpStatus(`/v2/models/${MODEL}/ready`)) === 200, 'the model to be ready', 240_000);
-      assert.equal(run.error(), undefined);
-      const cfg = await (await fetch(`http://127.0.0.1:${httpPort}/v2/models/${MODEL}/config`)).json() as { max_batch_size: number };
-      assert.equal(cfg.max_batch_size, 4, 'the maxBatchSize setting did not reach config.pbtxt');
-    } finally {
-      await config().update('maxBatchSize', undefined, vscode.ConfigurationTarget.Global);
-    }
+  it('Load Model makes the model ready with the configured batching', async () => {
+    const mark = logMark();
+    const run = fire('tritonChatglm.loadModel');
+    await waitFor(async () => (await httpStatus(`/v2/models/${MODEL}/ready`)) === 200, 'the model to be ready', 240_000);
+    await waitForLog(/lifecycle: modelReady/, mark, 'the extension to see the model ready');
+    assert.equal(run.error(), undefined);
+    // The model-config API is locked with the container's admin key, which `docker inspect` shows (as here).
+    const c = containers().find((x) => x.State.Running);
+    const key = c?.Config.Cmd.join(' ').match(/x-triton-admin=(\S+)/)?.[1];
+    assert.ok(key, 'the container command has no admin key for the restricted APIs');
+    const anonymous = await fetch(`http://127.0.0.1:${httpPort}/v2/models/${MODEL}/config`);
+    assert.notEqual(anonymous.status, 200, 'the model-config API answers without the admin key');
+    const res = await fetch(`http://127.0.0.1:${httpPort}/v2/models/${MODEL}/config`, { headers: { 'x-triton-admin': key } });
+    assert.equal(res.status, 200);
+    const cfg = await res.json() as { max_batch_size: number };
+    assert.equal(cfg.max_batch_size, 4, 'the maxBatchSize setting did not reach config.pbtxt');
   });
 
   it('Unload Model unloads it; Stop Server removes the container', async () => {
@@ -154,12 +171,15 @@ describe('ChatGLM3 on Triton, in the extension host', function () {
 
   it('a failed start (daemon down) is logged with its cause, runs nothing, and Start works once docker is back', async () => {
     writeFileSync(join(stateDir, 'fail'), 'daemon-down');
+    const mark = logMark();
     fire('tritonChatglm.startServer');
-    await waitFor(() => /Start \[daemon-unreachable\]/.test(extensionLogText()), 'the failure in the ChatGLM log channel', 60_000);
+    await waitForLog(/Start \[daemon-unreachable\]/, mark, 'the failure in the ChatGLM log channel', 60_000);
     assert.equal(containers().filter((c) => c.State.Running).length, 0, 'a container runs although docker failed');
     rmSync(join(stateDir, 'fail'), { force: true });
+    const restart = logMark();
     const run = fire('tritonChatglm.startServer');
     await waitFor(() => containers().some((c) => c.State.Running), 'a start to succeed after the daemon is back', 180_000);
+    await waitForLog(/lifecycle: serverUp/, restart, 'the extension to see the server up');
     assert.equal(run.error(), undefined);
     fire('tritonChatglm.stopServer');
     await waitFor(() => containers().length === 0, 'no container after Stop');

@@ -171,8 +171,8 @@ class FailingEngine:
                 if self.tokens > 6:
                     raise RuntimeError("device lost")
 
-            def is_cancelled(self, row):
-                return observer.is_cancelled(row)
+            def cancelled(self, rows):
+                return observer.cancelled(rows)
 
             def on_finished(self, row, result):
                 observer.on_finished(row, result)

@@ -87,9 +87,9 @@ class Recorder:
     def on_token(self, row, token):
         self.tokens.setdefault(row, []).append(token)
 
-    def is_cancelled(self, row):
-        self.polls += 1
-        return len(self.tokens.get(row, [])) >= self.cancel_at.get(row, math.inf)
+    def cancelled(self, rows):
+        self.polls += len(rows)
+        return [len(self.tokens.get(row, [])) >= self.cancel_at.get(row, math.inf) for row in rows]
 
     def on_finished(self, row, result):
         assert row not in self.finished
@@ -123,3 +123,42 @@ def test_keep_last_turns():
     assert [m["content"] for m in keep_last_turns(h, 1)] == ["s", "2", "2"]
     assert [m["content"] for m in keep_last_turns(h, 0)] == ["s"]
     assert keep_last_turns(h, 10) == h
+
+
+def reference_content(text: str) -> str:
+    """What ChatGLM3's process_response keeps of a complete answer (plus dropping a cut-off last character)."""
+    metadata, sep, content = text.partition("\n")
+    if not sep or len(metadata) > 128:
+        metadata, content = "", text
+    content = content.strip() if not metadata.strip() else content
+    return content.rstrip("\ufffd")
+
+
+def test_incremental_detokenizing_matches_decoding_the_whole_answer():
+    import random
+
+    rng = random.Random(7)
+    alphabet = list("ab \n") + ["好", "é", "🙂"]
+    for _ in range(200):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
+        ids = tok.encode(text)
+        if rng.random() < 0.3 and ids:  # cut inside a character, or add a stray continuation byte
+            ids = ids[:-1] if rng.random() < 0.5 else ids + [3 + 0x80]
+        answer = AnswerStream(tok.decode)
+        deltas = "".join(answer.push(t) for t in ids)
+        last, _, content = answer.finish()
+        assert content == reference_content(tok.decode(ids))
+        assert deltas + last == content
+
+
+def test_incremental_detokenizing_keeps_sentencepiece_spaces():
+    pieces = {1: "▁Hello", 2: "▁world", 3: "!", 4: "<0x0A>"}
+
+    def decode(ids):  # SentencePiece drops the space of the first piece of what it decodes
+        text = "".join("\n" if pieces[i] == "<0x0A>" else pieces[i] for i in ids).replace("▁", " ")
+        return text[1:] if text.startswith(" ") else text
+
+    answer = AnswerStream(decode)
+    deltas = "".join(answer.push(t) for t in [4, 1, 2, 3, 1])
+    last, metadata, content = answer.finish()
+    assert metadata == "" and content == "Hello world! Hello" == deltas + last

@@ -25,8 +25,8 @@ class Observer:
         self.tokens.setdefault(row, []).append(token)
         self.events.append(row)
 
-    def is_cancelled(self, row):
-        return len(self.tokens.get(row, [])) >= self.cancel_after.get(row, 10**9)
+    def cancelled(self, rows):
+        return [len(self.tokens.get(row, [])) >= self.cancel_after.get(row, 10**9) for row in rows]
 
     def on_finished(self, row, result):
         assert row not in self.finished, "one completion per row"
@@ -106,8 +106,8 @@ def test_generate_ends_when_every_row_is_cancelled(engine):
 
 def test_rows_cancelled_before_start_skip_generation(engine):
     class Gone(Observer):
-        def is_cancelled(self, row):
-            return True
+        def cancelled(self, rows):
+            return [True] * len(rows)
 
     calls = []
     handle = engine.model.register_forward_hook(lambda *_: calls.append(1))

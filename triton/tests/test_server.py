@@ -43,6 +43,18 @@ def settled_stats(server, inference_count, timeout=30):
         time.sleep(0.1)
 
 
+def quiet_stats(server, polls=3, interval=0.1):
+    """Statistics once the previous test's last execute() has been recorded (no change over a few polls)."""
+    last = server.stats()
+    same = 0
+    while same < polls:
+        time.sleep(interval)
+        current = server.stats()
+        same = same + 1 if current["inference_count"] == last["inference_count"] else 0
+        last = current
+    return last
+
+
 def metric_value(text, name):
     match = re.search(rf'^{name}\{{[^}}]*model="{MODEL}"[^}}]*\}} ([0-9.e+]+)$', text, re.M)
     return float(match.group(1)) if match else None
@@ -72,7 +84,7 @@ def test_stream_sends_deltas_then_one_final_with_all_outputs(server):
 
 
 def test_concurrent_streams_are_executed_in_batches(server):
-    before = server.stats()
+    before = quiet_stats(server)
     with ThreadPoolExecutor(10) as pool:
         results = list(pool.map(lambda i: stream(server, {"prompt": f"request {i}", "max_new_tokens": 30 + i}), range(10)))
     after = settled_stats(server, before["inference_count"] + 10)
@@ -92,7 +104,7 @@ def test_concurrent_streams_are_executed_in_batches(server):
 
 
 def test_bad_request_in_a_batch_fails_alone(server):
-    before = server.stats()
+    before = quiet_stats(server)
     # Triton batches only requests that carry the same set of inputs, so every body names the same four.
     def body(prompt, history="[]", top_p=0.8, max_new_tokens=8):
         return {"prompt": prompt, "history": history, "top_p": top_p, "max_new_tokens": max_new_tokens}
@@ -137,8 +149,8 @@ def test_closing_the_connection_cancels_only_that_request(server):
     while (metric_value(server.metrics(), "chatglm3_cancelled_requests_total") or 0) < before + 1:
         assert time.monotonic() < deadline, server.log()[-3000:]
         time.sleep(0.2)
-    assert re.search(r"cancelled after \d+ tokens", server.log())
-    # 2000 tokens at >= 4 ms per step would take 8+ s; the cancelled row was freed long before.
+    logged = [int(n) for n in re.findall(r"cancelled after (\d+) tokens", server.log())]
+    assert logged and logged[-1] < 2000  # the row stopped early instead of running to its max_new_tokens
     generated = metric_value(server.metrics(), "chatglm3_generated_tokens_total")
     assert generated is not None and generated > 0
 

@@ -75,8 +75,21 @@ export class ServerController implements vscode.Disposable {
 
   // ---- activation -----------------------------------------------------------------------------------------
 
-  /** Re-attaches to our running container (managed) or probes the configured server (external). Never starts one. */
-  async attach(): Promise<void> {
+  /**
+   * Re-attaches to our running container (managed) or probes the configured server (external). Never starts one.
+   * Calls run one after another, so activation and a late settings change cannot attach twice.
+   */
+  attach(): Promise<void> {
+    const next = this.attaching.then(() => this.attachNow());
+    this.attaching = next.catch(() => undefined);
+    return next;
+  }
+
+  private attaching: Promise<void> = Promise.resolve();
+
+  private async attachNow(): Promise<void> {
+    if (this.disposed) return;
+    if (this.s.serverMode === 'managed' && this.handle) return; // already attached
     if (this.s.serverMode === 'external') {
       this.connectExternal();
       await this.probe();
@@ -429,6 +442,7 @@ export class ServerController implements vscode.Disposable {
 
   /** Takes over a running container: client with its admin key, log follower, crash watcher. */
   private adopt(manager: ContainerManager, handle: ServerHandle, attached: boolean): void {
+    this.disposeWatchers();
     if (this.manager && this.manager !== manager) this.manager.dispose();
     this.manager = manager;
     this.handle = handle;
@@ -477,6 +491,7 @@ export class ServerController implements vscode.Disposable {
       ...(s.externalMetricsUrl ? { metricsUrl: s.externalMetricsUrl } : {}),
       requestTimeoutMs: s.requestTimeoutSeconds * 1000,
     }));
+    if (this.externalTimer) clearInterval(this.externalTimer);
     this.externalTimer = setInterval(() => void this.probe(), EXTERNAL_PROBE_MS);
   }
 

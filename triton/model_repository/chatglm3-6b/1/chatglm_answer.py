@@ -19,6 +19,11 @@ class AnswerStream:
     def __init__(self, decode: Callable[[Sequence[int]], str]):
         self._decode = decode
         self._ids: List[int] = []
+        # Incremental detokenisation: only ids[prefix:] are decoded per token (not the whole answer), and text is
+        # taken over once it no longer ends in an incomplete character.
+        self._text = ""
+        self._prefix = 0
+        self._read = 0
         self.sent = ""  # text already streamed
 
     @property
@@ -28,17 +33,26 @@ class AnswerStream:
     def push(self, token_id: int) -> str:
         """Adds a generated token; returns the text that became safe to stream (may be "")."""
         self._ids.append(token_id)
+        self._detokenize(final=False)
         return self._delta(self._stable_content(final=False))
+
+    def _detokenize(self, final: bool) -> None:
+        known = self._decode(self._ids[self._prefix:self._read])
+        window = self._decode(self._ids[self._prefix:])
+        if len(window) > len(known) and (final or not window.endswith(REPLACEMENT)):
+            self._text += window[len(known):]
+            self._prefix, self._read = self._read, len(self._ids)
 
     def finish(self) -> Tuple[str, str, str]:
         """Returns (last delta, metadata, content) once the row is finished."""
+        self._detokenize(final=True)
         metadata, _ = self.split(final=True)
         content = self._stable_content(final=True)
         return self._delta(content), metadata, content
 
     def split(self, final: bool):
         """(metadata, content) of the text so far; metadata None while it may still be incomplete."""
-        text = self._decode(self._ids)
+        text = self._text
         newline = text.find("\n")
         if 0 <= newline <= MAX_METADATA_CHARS:
             metadata, content = text[:newline], text[newline + 1:]

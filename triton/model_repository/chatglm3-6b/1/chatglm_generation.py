@@ -43,8 +43,9 @@ class GenerationObserver(Protocol):
     def on_token(self, row: int, token_id: int) -> None:
         """A kept token of `row` (stop tokens are not reported)."""
 
-    def is_cancelled(self, row: int) -> bool:
-        """Polled once per decode step for every row still generating."""
+    def cancelled(self, rows: Sequence[int]) -> Sequence[bool]:
+        """Polled once per decode step with every row still generating; True = that row's client went away.
+        One call per step lets the implementation check all rows concurrently (each check may be an IPC)."""
 
     def on_finished(self, row: int, result: RowResult) -> None:
         """Called exactly once per row, as soon as that row is finished."""
@@ -159,8 +160,11 @@ class BatchTracker:
 
     def poll_cancelled(self) -> None:
         """Ends rows whose client went away (also used before the first forward pass)."""
-        for row in self.active_rows():
-            if self.observer.is_cancelled(row):
+        rows = self.active_rows()
+        if not rows:
+            return
+        for row, gone in zip(rows, self.observer.cancelled(rows)):
+            if gone:
                 self._finish(row, FINISH_CANCELLED)
 
     def step(self, tokens: Sequence[int], rows: Optional[Sequence[int]] = None) -> None:

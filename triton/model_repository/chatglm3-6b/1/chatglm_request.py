@@ -28,6 +28,12 @@ class RequestError(ValueError):
     """A client error in one request (answered with INVALID_ARG)."""
 
 
+def _show(value, limit: int = 40) -> str:
+    """A client value inside an error message: repr (no raw newlines in logs), shortened."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 @dataclass(frozen=True)
 class Limits:
     max_input_tokens: int = 6144
@@ -205,12 +211,12 @@ def parse_history(text: str) -> List[Dict[str, Any]]:
     for i, item in enumerate(value):
         if not isinstance(item, dict):
             raise RequestError(f"history[{i}] must be an object with 'role' and 'content', got {type(item).__name__}")
-        unknown = sorted(str(k) for k in item if k not in MESSAGE_KEYS)
+        unknown = sorted(_show(k) for k in item if k not in MESSAGE_KEYS)
         if unknown:
-            raise RequestError(f"history[{i}] has unknown keys: {', '.join(unknown)}")
+            raise RequestError(f"history[{i}] has unknown keys: {', '.join(unknown[:5])}")
         role = item.get("role")
         if role not in ROLES:
-            raise RequestError(f"history[{i}].role must be one of {', '.join(ROLES)}, got {role!r}")
+            raise RequestError(f"history[{i}].role must be one of {', '.join(ROLES)}, got {_show(role)}")
         content = item.get("content")
         if not isinstance(content, str):
             raise RequestError(f"history[{i}].content must be a string")

@@ -2,7 +2,8 @@
 
 Every request of a dynamic batch becomes one row of a single generation, run synchronously inside execute():
 while it runs Triton's dynamic batcher queues (and so batches) the next requests, the statistics extension
-sees real execution times, and finalize has no thread to stop. Each request keeps its own sampling settings,
+sees real execution times, and finalize has no thread to stop (the only thread, which overlaps cancellation
+checks with the forward pass, is joined before execute() returns). Each request keeps its own sampling settings,
 stops on its own, can be cancelled at any decode step, and gets exactly one FINAL response (decoupled mode) —
 also when it is invalid, cancelled or the engine fails. With `decoupled: false` the same code returns one
 complete response per request, in order.
@@ -11,7 +12,8 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Dict, List, Optional
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import triton_python_backend_utils as pb_utils
@@ -90,8 +92,10 @@ class Row:
 class Metrics:
     """Custom Prometheus counters (shown on Triton's /metrics next to the built-in ones)."""
 
-    def __init__(self, model_name: str, version: str):
-        labels = {"model": model_name, "version": str(version)}
+    def __init__(self, model_name: str, version: str, instance: str):
+        # One series per instance: each instance is its own stub process, and a series removed when one instance
+        # unloads must not be another instance's.
+        labels = {"model": model_name, "version": str(version), "instance": instance}
         family = pb_utils.MetricFamily
         self._families = [
             family("chatglm3_cancelled_requests_total", "Requests cancelled by the client while generating", family.COUNTER),
@@ -101,12 +105,49 @@ class Metrics:
         self.cancelled, self.invalid, self.generated = (f.Metric(labels=labels) for f in self._families)
 
 
+class CancellationPoller:
+    """Checks every open row for cancellation once per decode step.
+
+    Each check is an IPC round trip to the server (it releases the GIL). The checks a step uses are started, on
+    one worker thread, when the previous step's answers are taken, so the round trips overlap the forward pass
+    instead of adding up after it; a cancellation is acted on within one step. A row's in-flight check is
+    settled before its FINAL is sent: a request must not be queried once it is complete.
+    """
+
+    def __init__(self, channels: List[Channel], pool: ThreadPoolExecutor):
+        self.channels = channels
+        self.pool = pool
+        self.in_flight: Optional[Tuple[List[int], Future]] = None
+
+    def poll(self, rows: Sequence[int]) -> List[bool]:
+        known: Dict[int, bool] = {}
+        if self.in_flight is not None:
+            asked, future = self.in_flight
+            known = dict(zip(asked, future.result()))
+        answers = [known[row] if row in known else self.channels[row].is_cancelled() for row in rows]
+        open_rows = [row for row, gone in zip(rows, answers) if not gone]
+        self.in_flight = (open_rows, self.pool.submit(self._check, open_rows)) if open_rows else None
+        return answers
+
+    def _check(self, rows: List[int]) -> List[bool]:
+        return [self.channels[row].is_cancelled() for row in rows]  # Channel.is_cancelled does not raise
+
+    def settle(self, row: int) -> None:
+        if self.in_flight is not None and row in self.in_flight[0]:
+            self.in_flight[1].result()
+
+    def settle_all(self) -> None:
+        if self.in_flight is not None:
+            self.in_flight[1].result()
+
+
 class BatchObserver:
     """Receives the engine's per-row events and turns them into responses."""
 
-    def __init__(self, model: "TritonPythonModel", rows: List[Row]):
+    def __init__(self, model: "TritonPythonModel", rows: List[Row], pool: ThreadPoolExecutor):
         self.model = model
         self.rows = rows
+        self.poller = CancellationPoller([r.channel for r in rows], pool)
 
     def on_token(self, row: int, token_id: int) -> None:
         r = self.rows[row]
@@ -121,10 +162,11 @@ class BatchObserver:
             except Exception as exc:  # noqa: BLE001 - a vanished client must not stop the other rows
                 self.model.log_warn(f"request {r.channel.request_id()}: could not send a delta: {exc}")
 
-    def is_cancelled(self, row: int) -> bool:
-        return self.rows[row].channel.is_cancelled()
+    def cancelled(self, rows: Sequence[int]) -> List[bool]:
+        return self.poller.poll(rows)
 
     def on_finished(self, row: int, result: RowResult) -> None:
+        self.poller.settle(row)
         self.model.finish_row(self.rows[row], result)
 
 
@@ -135,7 +177,13 @@ class TritonPythonModel:
         self.decoupled = bool(pb_utils.using_decoupled_model_transaction_policy(config))
         self.limits = Limits.from_parameters(params)
         # Optional parameter (not in the default config): minimum time between two streamed deltas of a request.
-        self.stream_interval = float(params.get("stream_interval_ms", "") or DEFAULT_STREAM_INTERVAL_MS) / 1000.0
+        try:
+            interval_ms = float(params.get("stream_interval_ms", "") or DEFAULT_STREAM_INTERVAL_MS)
+        except ValueError:
+            interval_ms = -1.0
+        if not 0 <= interval_ms <= 10_000:
+            raise ValueError(f"config parameter stream_interval_ms must be between 0 and 10000, got {params['stream_interval_ms']!r}")
+        self.stream_interval = interval_ms / 1000.0
         device = "cpu"
         if args.get("model_instance_kind") == "GPU":
             device = f"cuda:{int(args.get('model_instance_device_id', '0'))}"
@@ -148,7 +196,8 @@ class TritonPythonModel:
                 parameters=params,
             ),
         )
-        self.metrics = Metrics(args.get("model_name", "chatglm3-6b"), args.get("model_version", "1"))
+        self.metrics = Metrics(args.get("model_name", "chatglm3-6b"), args.get("model_version", "1"),
+                               args.get("model_instance_name", "0"))
         pb_utils.Logger.log_info(
             f"chatglm3: engine {params.get('engine', 'hf')} on {device}, decoupled={self.decoupled}, "
             f"max_input_tokens={self.limits.max_input_tokens}, max_new_tokens_limit={self.limits.max_new_tokens_limit}"
@@ -190,24 +239,25 @@ class TritonPythonModel:
 
     def _generate(self, rows: List[Row]) -> None:
         started = time.monotonic()
-        observer = BatchObserver(self, rows)
+        failure: Optional[Exception] = None
+        # The pool lives only for this execute(): no thread outlives it, so finalize() has nothing to stop.
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="chatglm3-cancel")
+        observer = BatchObserver(self, rows, pool)
         try:
             self.engine.generate([r.plan.ids for r in rows], [r.settings for r in rows], observer)
         except Exception as exc:  # noqa: BLE001 - every open row still gets its FINAL
+            failure = exc
             pb_utils.Logger.log_error(f"chatglm3: generation of a batch of {len(rows)} failed: {exc!r}")
-            for r in rows:
-                if not r.finished:
-                    r.finished = True
-                    self._safe_fail(r.channel, f"generation failed: {exc}", pb_utils.TritonError.INTERNAL)
         finally:
-            # An engine that returns without reporting a row must not leave its request without a FINAL.
-            for r in rows:
-                if not r.finished:
-                    r.finished = True
-                    self._safe_fail(r.channel, "generation ended without a result", pb_utils.TritonError.INTERNAL)
-        pb_utils.Logger.log_verbose(
-            f"chatglm3: batch of {len(rows)} generated in {time.monotonic() - started:.3f} s"
-        )
+            observer.poller.settle_all()
+            pool.shutdown(wait=True)
+        # An engine that fails, or returns without reporting a row, must not leave a request without its FINAL.
+        for r in rows:
+            if not r.finished:
+                r.finished = True
+                message = f"generation failed: {failure}" if failure else "generation ended without a result"
+                self._safe_fail(r.channel, message, pb_utils.TritonError.INTERNAL)
+        pb_utils.Logger.log_verbose(f"chatglm3: batch of {len(rows)} generated in {time.monotonic() - started:.3f} s")
 
     def finish_row(self, row: Row, result: RowResult) -> None:
         """Sends the row's FINAL with all final outputs (called by the engine as soon as the row ends)."""

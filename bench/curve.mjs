@@ -1,0 +1,69 @@
+#!/usr/bin/env node
+// Throughput and latency against concurrency, with dynamic batching (max_batch_size 8, the product default) and
+// without (max_batch_size 1): both servers run side by side and every round visits each (concurrency,
+// configuration) pair in turn, so a busy shared machine slows both alike. Per point: tokens/s over the group's
+// wall time and the median request latency, each the median of `rounds` rounds after a warm-up.
+// Usage: node bench/curve.mjs --out=<file> [--rounds=5] [--tokens=256] [--levels=1,2,4,8,16]
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from './lib/args.mjs';
+import { median, pairedRatios, round, summarize } from './lib/stats.mjs';
+import { concurrentRound } from './lib/stream-request.mjs';
+import { startBenchServers, stopAll } from './lib/test-servers.mjs';
+
+export async function measureCurve({ rounds = 5, maxNewTokens = 256, levels = [1, 2, 4, 8, 16], log = () => {} } = {}) {
+  const servers = await startBenchServers([
+    { label: 'batched', maxBatchSize: 8 },
+    { label: 'unbatched', maxBatchSize: 1 },
+  ]);
+  try {
+    const raw = Object.fromEntries(servers.map((s) => [s.label, Object.fromEntries(levels.map((c) => [c, []]))]));
+    for (const s of servers) await concurrentRound(s.url, Math.max(...levels), maxNewTokens); // warm-up
+    for (let r = 0; r < rounds; r += 1) {
+      for (const c of levels) {
+        for (const s of servers) {
+          const m = await concurrentRound(s.url, c, maxNewTokens);
+          raw[s.label][c].push(m);
+          log(`round ${r + 1}/${rounds} c=${c} ${s.label}: ${m.tokens_per_second.toFixed(0)} tok/s, median latency ${median(m.latencies_ms).toFixed(0)} ms`);
+        }
+      }
+    }
+    const configurations = {};
+    for (const s of servers) {
+      configurations[s.label] = {
+        max_batch_size: s.maxBatchSize,
+        points: levels.map((c) => ({
+          concurrency: c,
+          tokens_per_second: summarize(raw[s.label][c].map((m) => m.tokens_per_second), 1),
+          median_latency_ms: summarize(raw[s.label][c].map((m) => median(m.latencies_ms)), 1),
+          rounds: raw[s.label][c].map((m) => ({
+            seconds: round(m.seconds, 4), tokens: m.tokens, tokens_per_second: round(m.tokens_per_second, 1),
+            latencies_ms: m.latencies_ms.map((x) => round(x, 1)),
+          })),
+        })),
+        triton_stats: await s.batchStats(),
+      };
+    }
+    const speedup = Object.fromEntries(levels.map((c) => [c, summarize(pairedRatios(
+      raw.batched[c].map((m) => m.tokens_per_second), raw.unbatched[c].map((m) => m.tokens_per_second)), 3)]));
+    return {
+      benchmark: 'concurrency_curve',
+      settings: { rounds, max_new_tokens: maxNewTokens, levels, queue_delay_ms: 20, warmup: `one round at concurrency ${Math.max(...levels)} per configuration` },
+      server_version: servers[0].serverVersion,
+      configurations,
+      batching_speedup_by_concurrency: speedup,
+    };
+  } finally {
+    await stopAll(servers);
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const args = parseArgs();
+  const out = args.string('out');
+  const result = await measureCurve({
+    rounds: args.int('rounds', 5), maxNewTokens: args.int('tokens', 256), levels: args.ints('levels', [1, 2, 4, 8, 16]),
+    log: (line) => console.log(`[curve] ${line}`),
+  });
+  if (out) writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
+  else console.log(JSON.stringify(result, null, 2));
+}

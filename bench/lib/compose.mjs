@@ -1,0 +1,152 @@
+// Turns the parts' raw results into bench/results/latest.json: one `{ value, median_of, min, max }` entry per
+// headline figure, with its target, whether it is met, and the raw figures behind it.
+import { pairedRatios, round, summarize } from './stats.mjs';
+
+/** Headline figures: key → target (`op` value) and the unit shown in the README table. */
+export const TARGETS = {
+  server_batching_speedup: { op: '>=', value: 4, stretch: 6, unit: '×', what: 'tokens/s of 8 concurrent streams, max batch 8 ÷ max batch 1' },
+  explain_fanout_speedup: { op: '>=', value: 3, unit: '×', what: 'wall time of 8 explains one after another ÷ concurrently (extension code path)' },
+  ttft_fraction: { op: '<=', value: 0.05, unit: '', what: 'time to first streamed delta ÷ time to the whole 256-token answer (streamChat)' },
+  client_overhead_ratio: { op: '<=', value: 1.15, unit: '×', what: 'TritonClient median request time ÷ bare undici.request, same endpoint' },
+  webview_stream_linearity: { op: '<=', value: 2.2, unit: '×', what: 'chat panel render cost streaming 8k tokens ÷ 4k tokens (headless Chromium)' },
+  webview_ms_per_1k_tokens: { op: null, unit: 'ms', what: 'chat panel render time per 1000 streamed tokens' },
+  vsix_bytes: { op: '<=', value: 2 * 1024 * 1024, unit: 'B', what: 'dist/triton-chatglm.vsix (npm run package)' },
+  extension_bundle_bytes: { op: null, unit: 'B', what: 'dist/extension.js (production bundle)' },
+  webview_bundle_bytes: { op: null, unit: 'B', what: 'dist/webview.js (production bundle)' },
+  activation_ms: { op: null, unit: 'ms', what: 'activate() to first registered command, real VS Code of the e2e suite' },
+};
+
+export function meets(key, value) {
+  const t = TARGETS[key];
+  if (!t?.op || value === null || value === undefined || !Number.isFinite(value)) return null;
+  return t.op === '>=' ? value >= t.value : value <= t.value;
+}
+
+function entry(key, figure, extra = {}) {
+  const t = TARGETS[key];
+  const target = t.op ? { op: t.op, value: t.value, ...(t.stretch ? { stretch: t.stretch } : {}) } : null;
+  return { ...figure, target, met: meets(key, figure.value), what: t.what, ...extra };
+}
+
+function missing(key, reason) {
+  return entry(key, { value: null, median_of: 0, min: null, max: null }, { reason });
+}
+
+/**
+ * The server speedup from helper A's bench/results/server.json: value = its ratio of medians (speedup_median),
+ * min/max = the ratios of the rounds it ran side by side (batched round i ÷ unbatched round i).
+ */
+export function serverSpeedupFromServerBench(server) {
+  const b = server?.dynamic_batching?.rounds?.map((r) => r.tokens_per_second);
+  const u = server?.no_batching?.rounds?.map((r) => r.tokens_per_second);
+  if (!Array.isArray(b) || !Array.isArray(u) || b.length === 0 || b.length !== u.length || !Number.isFinite(server.speedup_median)) {
+    throw new Error('bench/results/server.json lacks dynamic_batching/no_batching rounds or speedup_median');
+  }
+  const paired = summarize(pairedRatios(b, u), 3);
+  return {
+    value: round(server.speedup_median, 3), median_of: b.length, min: paired.min, max: paired.max,
+    source: 'bench/server_bench.mjs (bench/results/server.json)',
+    raw: {
+      per_round_ratios: pairedRatios(b, u).map((x) => round(x, 3)),
+      batched_tokens_per_second: server.dynamic_batching.tokens_per_second,
+      unbatched_tokens_per_second: server.no_batching.tokens_per_second,
+      speedup_execute_time: server.speedup_execute_time ?? null,
+      batched_server_stats: server.dynamic_batching.server_stats,
+      unbatched_server_stats: server.no_batching.server_stats,
+      description: server.description,
+      date: server.date,
+    },
+  };
+}
+
+/** The same measurement from the curve's concurrency-8 point (used when the server bench did not run). */
+export function serverSpeedupFromCurve(curve) {
+  const at8 = curve?.batching_speedup_by_concurrency?.[8];
+  if (!at8) throw new Error('the concurrency curve has no point at 8 concurrent requests');
+  return { ...at8, source: 'bench/curve.mjs, concurrency 8 (server bench not run in this mode)', raw: { settings: curve.settings } };
+}
+
+/** `parts`: name → { ok: true, result } | { ok: false, error }. */
+export function composeResults({ parts, machine, mode, startedAt, finishedAt, loadAverage }) {
+  const ok = (name) => (parts[name]?.ok ? parts[name].result : undefined);
+  const why = (name) => (parts[name] ? parts[name].error : 'not run');
+  const out = {
+    generated_at: finishedAt.toISOString(),
+    mode,
+    duration_s: Math.round((finishedAt - startedAt) / 1000),
+    machine,
+    load_average: loadAverage,
+    note: 'Ratios are measured side by side in one run (medians after a warm-up; min and max kept); absolute figures come from a shared 2-core CPU machine with the tiny test engine and are only comparable within a run.',
+  };
+
+  let server;
+  try {
+    if (ok('server')) server = serverSpeedupFromServerBench(ok('server'));
+    else if (ok('curve')) server = { ...serverSpeedupFromCurve(ok('curve')), ...(parts.server ? { server_bench_error: why('server') } : {}) };
+  } catch (e) {
+    server = undefined;
+    out.server_batching_speedup = missing('server_batching_speedup', e.message);
+  }
+  if (server) {
+    const { value, median_of, min, max, ...rest } = server;
+    out.server_batching_speedup = entry('server_batching_speedup', { value, median_of, min, max }, rest);
+  } else if (!out.server_batching_speedup) {
+    out.server_batching_speedup = missing('server_batching_speedup', `server bench: ${why('server')}; curve: ${why('curve')}`);
+  }
+
+  const client = ok('client');
+  const pick = (obj) => ({ value: obj.value, median_of: obj.median_of, min: obj.min, max: obj.max });
+  const strip = (obj) => Object.fromEntries(Object.entries(obj).filter(([k]) => !['value', 'median_of', 'min', 'max'].includes(k)));
+  if (client?.explain_fanout) {
+    out.explain_fanout_speedup = entry('explain_fanout_speedup', pick(client.explain_fanout), {
+      raw: strip(client.explain_fanout),
+      unpaced: client.explain_fanout_unpaced ? { ...pick(client.explain_fanout_unpaced), ...strip(client.explain_fanout_unpaced) } : null,
+    });
+  }
+  else out.explain_fanout_speedup = missing('explain_fanout_speedup', `client bench: ${why('client')}`);
+  if (client?.ttft) {
+    out.ttft_fraction = entry('ttft_fraction', pick(client.ttft), {
+      raw: strip(client.ttft),
+      unpaced: client.ttft_unpaced ? { ...pick(client.ttft_unpaced), ...strip(client.ttft_unpaced) } : null,
+    });
+  } else {
+    out.ttft_fraction = missing('ttft_fraction', `client bench: ${why('client')}`);
+  }
+  if (client?.client_overhead) out.client_overhead_ratio = entry('client_overhead_ratio', pick(client.client_overhead), { raw: strip(client.client_overhead) });
+  else out.client_overhead_ratio = missing('client_overhead_ratio', `client bench: ${why('client')}`);
+
+  const web = ok('webview');
+  if (web) {
+    out.webview_stream_linearity = entry('webview_stream_linearity', pick(web.linearity), { raw: { note: web.linearity.note, settings: web.settings, rounds: web.rounds } });
+    out.webview_ms_per_1k_tokens = entry('webview_ms_per_1k_tokens', pick(web.ms_per_1k_tokens), { raw: { note: web.ms_per_1k_tokens.note } });
+  } else {
+    out.webview_stream_linearity = missing('webview_stream_linearity', `webview bench: ${why('webview')}`);
+    out.webview_ms_per_1k_tokens = missing('webview_ms_per_1k_tokens', `webview bench: ${why('webview')}`);
+  }
+
+  const foot = ok('footprint');
+  for (const key of ['vsix_bytes', 'extension_bundle_bytes', 'webview_bundle_bytes']) {
+    if (foot?.[key]) {
+      const { value, median_of, min, max, file, reason } = foot[key];
+      out[key] = entry(key, { value, median_of, min, max }, { file, ...(reason ? { reason } : {}) });
+    } else {
+      out[key] = missing(key, `footprint: ${why('footprint')}`);
+    }
+  }
+  if (foot) out.footprint_details = { package_ms: foot.package_ms, largest_vsix_entries: foot.largest_vsix_entries };
+
+  const act = ok('activation');
+  if (act && act.value !== null && act.value !== undefined) {
+    const { value, median_of, min, max, ...rest } = act;
+    out.activation_ms = entry('activation_ms', { value, median_of, min, max }, rest);
+  } else {
+    out.activation_ms = missing('activation_ms', act?.reason ?? `activation: ${why('activation')}`);
+  }
+
+  const curve = ok('curve');
+  out.concurrency_curve = curve ?? { error: why('curve') };
+  if (client) out.client_bench_triton_stats = { unpaced: client.triton_stats ?? null, paced: client.paced_triton_stats ?? null };
+  out.errors = Object.fromEntries(Object.entries(parts).filter(([, p]) => !p.ok).map(([n, p]) => [n, p.error]));
+  out.summary = Object.fromEntries(Object.keys(TARGETS).map((k) => [k, { value: out[k].value, met: out[k].met }]));
+  return out;
+}

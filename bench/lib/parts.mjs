@@ -1,0 +1,49 @@
+// The benchmark parts run-all.mjs runs, one child process each (one at a time, so they never compete for the
+// CPU), with the sizes of each mode: `full` (what bench/results/latest.json holds), `quick` (a few minutes, for
+// a look while working) and `smoke` (tiny, for the unit test that keeps this code from rotting).
+
+export const MODES = {
+  full: {
+    rounds: 5, curveTokens: 256, levels: [1, 2, 4, 8, 16], clientTokens: 256, overheadRequests: 200, selections: 8,
+    webviewShort: 4000, webviewLong: 8000, stepDelayMs: 10, serverBench: true, runPackage: true,
+  },
+  quick: {
+    rounds: 3, curveTokens: 128, levels: [1, 4, 8, 16], clientTokens: 128, overheadRequests: 100, selections: 8,
+    webviewShort: 1000, webviewLong: 2000, stepDelayMs: 10, serverBench: false, runPackage: true,
+  },
+  smoke: {
+    rounds: 1, curveTokens: 8, levels: [1, 8], clientTokens: 8, overheadRequests: 5, selections: 2,
+    webviewShort: 40, webviewLong: 80, stepDelayMs: 1, serverBench: false, runPackage: false,
+  },
+};
+
+export const PART_NAMES = ['server', 'curve', 'client', 'webview', 'footprint', 'activation'];
+
+/**
+ * Command line of each part (relative to the project root) writing its JSON to `out`, and its time limit. The
+ * server part is helper A's bench/server_bench.mjs, which writes bench/results/server.json itself.
+ */
+export function partCommand(name, mode, out, nodePath) {
+  const m = MODES[mode];
+  const tsx = [nodePath, '--import', 'tsx'];
+  switch (name) {
+    case 'server':
+      return { argv: [nodePath, 'bench/server_bench.mjs'], timeoutMs: 8 * 60_000, writes: 'bench/results/server.json' };
+    case 'curve':
+      return { argv: [nodePath, 'bench/curve.mjs', `--out=${out}`, `--rounds=${m.rounds}`, `--tokens=${m.curveTokens}`, `--levels=${m.levels.join(',')}`], timeoutMs: 9 * 60_000 };
+    case 'client':
+      return {
+        argv: [...tsx, 'bench/client.ts', `--out=${out}`, `--rounds=${m.rounds}`, `--tokens=${m.clientTokens}`, `--requests=${m.overheadRequests}`,
+          `--selections=${m.selections}`, `--step-delay-ms=${m.stepDelayMs}`],
+        timeoutMs: 8 * 60_000,
+      };
+    case 'webview':
+      return { argv: [...tsx, 'bench/webview.ts', `--out=${out}`, `--rounds=${m.rounds}`, `--short=${m.webviewShort}`, `--long=${m.webviewLong}`], timeoutMs: 8 * 60_000 };
+    case 'footprint':
+      return { argv: [nodePath, 'bench/footprint.mjs', `--out=${out}`, ...(m.runPackage ? [] : ['--no-package'])], timeoutMs: 5 * 60_000 };
+    case 'activation':
+      return { argv: [nodePath, 'bench/activation.mjs', `--out=${out}`], timeoutMs: 60_000 };
+    default:
+      throw new Error(`unknown benchmark part '${name}'`);
+  }
+}

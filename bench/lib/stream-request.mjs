@@ -1,0 +1,27 @@
+// One streamed greedy request to the model's /generate_stream, timed from sending to the final event. Every
+// request carries the same set of inputs: Triton's dynamic batcher only merges requests whose inputs match.
+import { modelName } from './test-servers.mjs';
+
+export async function timedStreamRequest(url, index, maxNewTokens) {
+  const body = { prompt: `benchmark request ${index}: explain this code`, history: '[]', temperature: 0, top_p: 1, max_new_tokens: maxNewTokens };
+  const started = performance.now();
+  const res = await fetch(`${url}/v2/models/${modelName}/generate_stream`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  const ms = performance.now() - started;
+  if (res.status !== 200) throw new Error(`request ${index}: HTTP ${res.status} ${text.slice(0, 500)}`);
+  const events = text.split('\n\n').filter((b) => b.startsWith('data:')).map((b) => JSON.parse(b.slice(5)));
+  const final = events.at(-1);
+  if (!final || final.error !== undefined || final.completion_tokens === undefined) throw new Error(`request ${index}: no final event: ${JSON.stringify(final)?.slice(0, 500)}`);
+  return { ms, tokens: Number(final.completion_tokens), events: events.length };
+}
+
+/** `concurrency` requests at once; tokens/s over the wall time of the whole group, and each request's latency. */
+export async function concurrentRound(url, concurrency, maxNewTokens) {
+  const started = performance.now();
+  const results = await Promise.all(Array.from({ length: concurrency }, (_, i) => timedStreamRequest(url, i, maxNewTokens)));
+  const seconds = (performance.now() - started) / 1000;
+  const tokens = results.reduce((n, r) => n + r.tokens, 0);
+  return { seconds, tokens, tokens_per_second: tokens / seconds, latencies_ms: results.map((r) => r.ms) };
+}

@@ -1,0 +1,73 @@
+// Starts the test tritonserver (real server, real model.py, tiny engine on CPU; see test/support/triton-process.mjs)
+// with a given batching configuration and loads the model, for benchmarks that compare configurations side by side.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { modelName, prepareTestRepository, startTritonServer } from '../../test/support/triton-process.mjs';
+import { PINNED_THREADS } from './machine.mjs';
+
+export { modelName };
+
+/**
+ * `maxBatchSize` 8 is the product's default configuration (dynamic batching, 20 ms queue delay); 1 turns batching
+ * off. `maxQueueSize` is raised so that the largest concurrency of a benchmark is never rejected.
+ */
+export async function startBenchServer({ label, maxBatchSize, maxQueueSize = 64, queueDelayUs, stepDelayMs }) {
+  const dir = mkdtempSync(join(tmpdir(), `bench-${label}-`));
+  const overrides = { maxBatchSize, maxQueueSize };
+  if (queueDelayUs !== undefined) overrides.queueDelayUs = queueDelayUs;
+  let server;
+  const stop = async () => {
+    try {
+      await server?.stop();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+  try {
+    const repository = prepareTestRepository(join(dir, 'repo'), overrides);
+    // stepDelayMs: the tiny engine sleeps this long per decode step, like a GPU's memory-bound step (README).
+    const env = { ...PINNED_THREADS, ...(stepDelayMs ? { TINY_ENGINE_STEP_DELAY_MS: String(stepDelayMs) } : {}) };
+    server = await startTritonServer({ repository, env, startTimeoutMs: 120_000 });
+    const load = await fetch(`${server.url}/v2/repository/models/${modelName}/load`, { method: 'POST', body: '{}' });
+    if (load.status !== 200) throw new Error(`loading ${modelName} (${label}) failed: HTTP ${load.status} ${await load.text()}\n${server.log().slice(-4000)}`);
+    const meta = await (await fetch(`${server.url}/v2`)).json();
+    return {
+      label, maxBatchSize, url: server.url, serverVersion: meta.version, stop,
+      /** Triton's own counters: how many executions, and how many requests each batch size served. */
+      async batchStats() {
+        const body = await (await fetch(`${server.url}/v2/models/${modelName}/stats`)).json();
+        const m = body.model_stats[0];
+        const q = m.inference_stats.queue;
+        return {
+          inference_count: m.inference_count,
+          execution_count: m.execution_count,
+          executions_by_batch_size: Object.fromEntries(m.batch_stats.map((b) => [b.batch_size, b.compute_infer.count])),
+          // Time requests spent in Triton's scheduler queue: batching delay plus any dispatch stall (README).
+          queue_ms_mean: q.count ? +(q.ns / q.count / 1e6).toFixed(2) : 0,
+        };
+      },
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/** Starts several servers; if one fails, the ones already started are stopped before the error is thrown. */
+export async function startBenchServers(configs) {
+  const started = [];
+  try {
+    for (const c of configs) started.push(await startBenchServer(c));
+    return started;
+  } catch (err) {
+    await stopAll(started);
+    throw err;
+  }
+}
+
+export async function stopAll(servers) {
+  const results = await Promise.allSettled(servers.map((s) => s.stop()));
+  const failed = results.find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
+}

@@ -1,0 +1,115 @@
+// Load: 200 concurrent streamed requests from our client against the real tritonserver with a bounded queue
+// (max_queue_size 16): each one completes or is refused with the typed server-busy error, nothing hangs, and the
+// server serves normally afterwards. Then Explain Selection's fan-out over 50 selections with the real client:
+// in-flight requests stay within the concurrency setting, progress is reported per selection, each selection ends
+// with an explanation or a clear error, and the dynamic batcher merged the concurrent requests.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { streamChat } from '../../src/core/triton/chatglm';
+import { TritonError } from '../../src/core/triton/errors';
+import { buildExplainPrompt } from '../../src/vscode/explain/explainPrompt';
+import { fanout, type FanoutOutcome } from '../../src/vscode/explain/fanout';
+import { SETTINGS } from '../../src/vscode/config/settingsSchema';
+import { assertTritonError, chatRequest, collectStream, MODEL, startTestServer, waitFor, type TestServer } from './support/server';
+
+const QUEUE = 16;
+const CONCURRENT = 200;
+
+let server: TestServer;
+
+describe('load', { timeout: 600_000 }, () => {
+  before(async () => {
+    // A small per-token delay keeps the batch busy long enough for the queue to fill on any machine.
+    server = await startTestServer({ overrides: { maxQueueSize: QUEUE }, env: { TINY_ENGINE_STEP_DELAY_MS: '5' }, clientOptions: { connections: CONCURRENT + 8 } });
+  });
+  after(async () => { await server?.stop(); });
+
+  test(`${CONCURRENT} concurrent streams: each completes or is refused as server-busy, and the server stays healthy`, async () => {
+    const started = Date.now();
+    const results = await Promise.all(Array.from({ length: CONCURRENT }, async (_, i) => {
+      const t0 = Date.now();
+      // The overall signal is the "never hangs" bound: an abort would show up as a `cancelled` outcome and fail.
+      const r = await collectStream(server.client, chatRequest(`load request ${i}: say something`, { maxNewTokens: 24 }), {
+        idleTimeoutMs: 60_000, signal: AbortSignal.timeout(240_000),
+      });
+      return { ...r, ms: Date.now() - t0 };
+    }));
+    const wallMs = Date.now() - started;
+    const completed = results.filter((r) => r.final && !r.error);
+    const busy = results.filter((r) => r.error instanceof TritonError && r.error.code === 'server-busy');
+    const other = results.filter((r) => !completed.includes(r) && !busy.includes(r));
+    const summary = {
+      completed: completed.length, busy: busy.length, other: other.length, wallMs,
+      maxBusyMs: Math.max(0, ...busy.map((r) => r.ms)), maxCompletedMs: Math.max(0, ...completed.map((r) => r.ms)),
+      busyMessage: busy[0] ? (busy[0].error as Error).message : undefined,
+    };
+    console.log(`load summary: ${JSON.stringify(summary)}`);
+    assert.deepEqual(other.map((r) => (r.error instanceof Error ? `${(r.error as TritonError).code ?? r.error.name}: ${r.error.message}` : 'no final')), [],
+      'every request completed or was refused as server-busy');
+    for (const r of completed) {
+      assert.ok(r.text.length > 0, 'a completed answer has text');
+      assert.equal(r.final!.finishReason, 'length');
+    }
+    assert.ok(completed.length >= 1, 'some requests were served');
+    assert.ok(busy.length >= 1, `a queue of ${QUEUE} cannot take ${CONCURRENT} requests at once: some were refused`);
+    for (const r of busy) assert.match((r.error as Error).message, /queue/i, 'the busy error says the queue is full');
+
+    assert.equal(await server.client.isLive(), true, 'live after the load');
+    assert.equal(await server.client.isModelReady(MODEL), true, 'model still ready after the load');
+    const normal = await collectStream(server.client, chatRequest('after the storm'));
+    assert.equal(normal.error, undefined, String(normal.error));
+    assert.ok(normal.final && normal.text.length > 0, 'a normal request works afterwards');
+  });
+
+  test('Explain Selection fan-out over 50 selections: bounded in-flight, progress per item, each ends explained or with a clear error', async () => {
+    const limit = SETTINGS.explainMaxConcurrency.default;
+    const selections = Array.from({ length: 50 }, (_, i) => ({
+      text: `function f${i}(x) {\n  return x * ${i} + ${'`'.repeat(i % 5)};\n}`, languageId: 'javascript', fileName: `file${i % 7}.js`,
+    }));
+    const prompts = selections.map((s) => buildExplainPrompt(s, SETTINGS.explainMaxSelectionChars.default, (lang, file) => `Explain this ${lang} code from ${file}.`));
+    const before = (await server.client.modelStatistics(MODEL))[0]!;
+    let inFlight = 0;
+    let maxInFlight = 0;
+    const settledOrder: number[] = [];
+    const outcomes = await fanout(prompts, async (p, _i, signal) => {
+      inFlight += 1;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      try {
+        let text = '';
+        let finished = false;
+        for await (const ev of streamChat(server.client, MODEL, chatRequest(p.prompt, { maxNewTokens: 12 }), { idleTimeoutMs: 60_000, ...(signal ? { signal } : {}) })) {
+          if (ev.type === 'delta') text += ev.text;
+          else finished = true;
+        }
+        assert.ok(finished, 'the stream ended with its final event');
+        return text;
+      } finally {
+        inFlight -= 1;
+      }
+    }, { concurrency: limit, onSettled: (index) => settledOrder.push(index) });
+    // Triton updates its counters just after the last response of an execution: wait for them to settle.
+    const afterStats = await waitFor('statistics to count all 50 requests', async () => {
+      const st = (await server.client.modelStatistics(MODEL))[0]!;
+      return st.inference_count - before.inference_count >= 50 ? st : undefined;
+    }, 15_000, 100);
+
+    const summary = {
+      limit, maxInFlight, explained: outcomes.filter((o) => o.status === 'fulfilled').length,
+      failed: outcomes.filter((o) => o.status === 'rejected').length,
+      inferences: afterStats.inference_count - before.inference_count, executions: afterStats.execution_count - before.execution_count,
+    };
+    console.log(`explain fan-out summary: ${JSON.stringify(summary)}`);
+    assert.ok(maxInFlight <= limit, `at most ${limit} in flight, saw ${maxInFlight}`);
+    assert.ok(maxInFlight > 1, 'selections are sent concurrently (so the batcher can merge them)');
+    assert.deepEqual([...settledOrder].sort((a, b) => a - b), prompts.map((_, i) => i), 'progress reported exactly once per selection');
+    outcomes.forEach((o: FanoutOutcome<string>, i) => {
+      if (o.status === 'fulfilled') assert.ok(o.value.length > 0, `selection ${i} has an explanation`);
+      else if (o.status === 'rejected') assertTritonError(o.error, (o.error as TritonError).code, `selection ${i}`);
+      else assert.fail(`selection ${i} never started`);
+    });
+    // Within the queue bound nothing should be refused: the point of the limit.
+    assert.equal(summary.explained, 50, 'every selection explained');
+    assert.equal(summary.inferences, 50);
+    assert.ok(summary.executions < summary.inferences, `the dynamic batcher merged requests (${summary.executions} executions for ${summary.inferences} requests)`);
+  });
+});
