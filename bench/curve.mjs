@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // Throughput and latency against concurrency, with dynamic batching (max_batch_size 8, the product default) and
-// without (max_batch_size 1): both servers run side by side and every round visits each (concurrency,
-// configuration) pair in turn, so a busy shared machine slows both alike. Per point: tokens/s over the group's
-// wall time and the median request latency, each the median of `rounds` rounds after a warm-up.
+// without (max_batch_size 1, no dynamic_batching block: requests go to the model one by one). A third server,
+// max_batch_size 1 that keeps the dynamic batcher (what the extension renders for maxBatchSize 1), shows the cost
+// of Triton 2.51's batcher idle wait (bench/README.md). All servers run side by side and every round visits each
+// (concurrency, configuration) pair in turn, so a busy shared machine slows all alike. Per point: tokens/s over
+// the group's wall time and the median request latency, each the median of `rounds` rounds after a warm-up.
 // Usage: node bench/curve.mjs --out=<file> [--rounds=5] [--tokens=256] [--levels=1,2,4,8,16]
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from './lib/args.mjs';
@@ -13,7 +15,8 @@ import { startBenchServers, stopAll } from './lib/test-servers.mjs';
 export async function measureCurve({ rounds = 5, maxNewTokens = 256, levels = [1, 2, 4, 8, 16], log = () => {} } = {}) {
   const servers = await startBenchServers([
     { label: 'batched', maxBatchSize: 8 },
-    { label: 'unbatched', maxBatchSize: 1 },
+    { label: 'unbatched', maxBatchSize: 1, dynamicBatching: false },
+    { label: 'unbatched_with_batcher', maxBatchSize: 1 },
   ]);
   try {
     const raw = Object.fromEntries(servers.map((s) => [s.label, Object.fromEntries(levels.map((c) => [c, []]))]));
@@ -31,6 +34,7 @@ export async function measureCurve({ rounds = 5, maxNewTokens = 256, levels = [1
     for (const s of servers) {
       configurations[s.label] = {
         max_batch_size: s.maxBatchSize,
+        dynamic_batching: s.label !== 'unbatched',
         points: levels.map((c) => ({
           concurrency: c,
           tokens_per_second: summarize(raw[s.label][c].map((m) => m.tokens_per_second), 1),
@@ -43,14 +47,17 @@ export async function measureCurve({ rounds = 5, maxNewTokens = 256, levels = [1
         triton_stats: await s.batchStats(),
       };
     }
-    const speedup = Object.fromEntries(levels.map((c) => [c, summarize(pairedRatios(
-      raw.batched[c].map((m) => m.tokens_per_second), raw.unbatched[c].map((m) => m.tokens_per_second)), 3)]));
+    const speedupOver = (base) => Object.fromEntries(levels.map((c) => [c, summarize(pairedRatios(
+      raw.batched[c].map((m) => m.tokens_per_second), raw[base][c].map((m) => m.tokens_per_second)), 3)]));
     return {
       benchmark: 'concurrency_curve',
       settings: { rounds, max_new_tokens: maxNewTokens, levels, queue_delay_ms: 20, warmup: `one round at concurrency ${Math.max(...levels)} per configuration` },
       server_version: servers[0].serverVersion,
       configurations,
-      batching_speedup_by_concurrency: speedup,
+      // batched ÷ max batch 1 without a batcher: what batching itself buys.
+      batching_speedup_by_concurrency: speedupOver('unbatched'),
+      // batched ÷ max batch 1 with the batcher (inflated by the batcher's idle wait in the baseline).
+      speedup_over_max_batch_1_with_batcher: speedupOver('unbatched_with_batcher'),
     };
   } finally {
     await stopAll(servers);

@@ -6,7 +6,7 @@
 // render cost, the package footprint and the activation time recorded by the e2e suite.
 //
 // Usage: node bench/run-all.mjs [--quick | --smoke] [--only=curve,client,...] [--skip=...] [--out=<file>]
-//                               [--no-readme] [--silent]
+//                               [--no-readme] [--silent] [--part-timeout-s=N]
 //   (full)    about 10 minutes; writes bench/results/latest.json, bench/results/concurrency.svg, README section
 //   --quick   a few minutes, fewer rounds and shorter answers; writes bench/results/quick.json (+ quick SVG)
 //   --smoke   seconds of work per part with tiny sizes, for test/unit/bench (needs --out)
@@ -28,7 +28,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 
 async function main() {
   const args = parseArgs();
-  const known = new Set(['quick', 'smoke', 'only', 'skip', 'out', 'no-readme', 'silent']);
+  const known = new Set(['quick', 'smoke', 'only', 'skip', 'out', 'no-readme', 'silent', 'part-timeout-s']);
   const unknown = args.names().filter((n) => !known.has(n));
   if (unknown.length) throw new Error(`unknown option(s): ${unknown.map((n) => `--${n}`).join(', ')}`);
   if (args.has('quick') && args.has('smoke')) throw new Error('--quick and --smoke exclude each other');
@@ -51,9 +51,11 @@ async function main() {
   Object.assign(process.env, PINNED_THREADS);
   const runId = randomUUID();
   process.env.BENCH_RUN_ID = runId;
+  let tmp;
   const onSignal = (sig) => {
     console.error(`\n${sig}: stopping the benchmark and every process it started`);
     killRunProcesses(runId);
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
     process.exit(130);
   };
   process.once('SIGINT', onSignal);
@@ -63,12 +65,14 @@ async function main() {
   const machine = describeMachine(root);
   const loadStart = loadAverages();
   say(`bench (${mode}): ${parts.join(', ')} on ${machine.nproc} × ${machine.cpu_model}, load ${loadStart.join(' ')}`);
-  const tmp = mkdtempSync(join(tmpdir(), 'bench-run-'));
+  tmp = mkdtempSync(join(tmpdir(), 'bench-run-'));
+  process.env.BENCH_TMP_DIR = tmp;
   const results = {};
   try {
     for (const name of parts) {
       const partOut = join(tmp, `${name}.json`);
       const cmd = partCommand(name, mode, partOut, process.execPath);
+      if (args.has('part-timeout-s')) cmd.timeoutMs = args.int('part-timeout-s', 1) * 1000;
       say(`\n=== ${name}: ${cmd.argv.slice(1).join(' ')}`);
       const t0 = Date.now();
       const run = await runPart(cmd, { silent, runId });

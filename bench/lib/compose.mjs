@@ -89,7 +89,15 @@ export function composeResults({ parts, machine, mode, startedAt, finishedAt, lo
   }
   if (server) {
     const { value, median_of, min, max, ...rest } = server;
-    out.server_batching_speedup = entry('server_batching_speedup', { value, median_of, min, max }, rest);
+    const curve = ok('curve');
+    // The same question answered other ways in this run: Triton's batcher idle wait slows a max-batch-1 baseline
+    // that keeps the batcher, so the wall-clock ratio alone overstates what batching buys (README).
+    const crossChecks = {
+      server_bench_execute_time_ratio: ok('server')?.speedup_execute_time ?? null,
+      curve_at_8_vs_max_batch_1_without_batcher: curve?.batching_speedup_by_concurrency?.[8] ?? null,
+      curve_at_8_vs_max_batch_1_with_batcher: curve?.speedup_over_max_batch_1_with_batcher?.[8] ?? null,
+    };
+    out.server_batching_speedup = entry('server_batching_speedup', { value, median_of, min, max }, { ...rest, cross_checks: crossChecks });
   } else if (!out.server_batching_speedup) {
     out.server_batching_speedup = missing('server_batching_speedup', `server bench: ${why('server')}; curve: ${why('curve')}`);
   }

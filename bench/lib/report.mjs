@@ -42,14 +42,16 @@ export function resultsMarkdown(latest, svgName) {
     lines.push('');
     const b = c.configurations.batched;
     const u = c.configurations.unbatched;
-    lines.push(`Concurrency curve (${c.settings.max_new_tokens} new tokens per request, median of ${c.settings.rounds} rounds; Triton ${c.server_version}):`);
+    const w = c.configurations.unbatched_with_batcher;
+    lines.push(`Concurrency curve (${c.settings.max_new_tokens} new tokens per request, median of ${c.settings.rounds} rounds; Triton ${c.server_version}). `
+      + '"max batch 1" has no dynamic_batching block; "+ batcher" is max batch 1 with the batcher, as the extension renders maxBatchSize 1:');
     lines.push('');
-    lines.push('| concurrent requests | tokens/s, max batch 8 | tokens/s, max batch 1 | speedup | median latency, max batch 8 | median latency, max batch 1 |');
-    lines.push('| --- | --- | --- | --- | --- | --- |');
+    lines.push(`| concurrent requests | tokens/s, max batch 8 | tokens/s, max batch 1 | speedup | median latency, max batch 8 | median latency, max batch 1 |${w ? ' tokens/s, max batch 1 + batcher |' : ''}`);
+    lines.push(`| --- | --- | --- | --- | --- | --- |${w ? ' --- |' : ''}`);
     b.points.forEach((p, i) => {
       const q = u.points[i];
       const s = c.batching_speedup_by_concurrency[p.concurrency];
-      lines.push(`| ${p.concurrency} | ${num(p.tokens_per_second.value)} | ${num(q.tokens_per_second.value)} | ${num(s.value)}× | ${num(p.median_latency_ms.value)} ms | ${num(q.median_latency_ms.value)} ms |`);
+      lines.push(`| ${p.concurrency} | ${num(p.tokens_per_second.value)} | ${num(q.tokens_per_second.value)} | ${num(s.value)}× | ${num(p.median_latency_ms.value)} ms | ${num(q.median_latency_ms.value)} ms |${w ? ` ${num(w.points[i].tokens_per_second.value)} |` : ''}`);
     });
   }
   if (latest.errors && Object.keys(latest.errors).length) {

@@ -68,9 +68,12 @@ export function curveSvg({ caption, panels, legend }) {
   const width = pw * panels.length;
   const height = ph + 56;
   const body = panels.map((p, i) => linePanel({ ...p, left: i * pw, top: 28, width: pw, height: ph }));
+  // Legend entries one after another; 7 px per character is a safe width estimate for 12 px sans-serif.
+  let x = 20;
   const items = legend.map((name, i) => {
-    const x = 20 + i * 230;
-    return `<rect x="${x}" y="8" width="14" height="14" fill="${PALETTE[i % PALETTE.length]}"/><text x="${x + 20}" y="20">${esc(name)}</text>`;
+    const item = `<rect x="${x}" y="8" width="14" height="14" fill="${PALETTE[i % PALETTE.length]}"/><text x="${x + 20}" y="20">${esc(name)}</text>`;
+    x += 20 + name.length * 7 + 24;
+    return item;
   });
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
@@ -86,7 +89,9 @@ export function curveSvg({ caption, panels, legend }) {
 /** Chart of a curve result from bench/curve.mjs: tokens/s and median latency per configuration. */
 export function concurrencyCurveSvg(curve, caption) {
   const configs = Object.entries(curve.configurations);
-  const names = configs.map(([, c]) => (c.max_batch_size > 1 ? `dynamic batching (max batch ${c.max_batch_size})` : 'no batching (max batch 1)'));
+  const names = configs.map(([, c]) => (c.max_batch_size > 1
+    ? `dynamic batching, max batch ${c.max_batch_size}`
+    : c.dynamic_batching ? 'max batch 1 + batcher (idle-wait stall)' : 'no batching, max batch 1'));
   const seriesOf = (field) => configs.map(([, c], i) => ({
     name: names[i],
     points: c.points.map((p) => ({ x: p.concurrency, value: p[field].value, min: p[field].min, max: p[field].max })),

@@ -1,6 +1,7 @@
 // Starts the test tritonserver (real server, real model.py, tiny engine on CPU; see test/support/triton-process.mjs)
 // with a given batching configuration and loads the model, for benchmarks that compare configurations side by side.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { modelName, prepareTestRepository, startTritonServer } from '../../test/support/triton-process.mjs';
@@ -12,8 +13,9 @@ export { modelName };
  * `maxBatchSize` 8 is the product's default configuration (dynamic batching, 20 ms queue delay); 1 turns batching
  * off. `maxQueueSize` is raised so that the largest concurrency of a benchmark is never rejected.
  */
-export async function startBenchServer({ label, maxBatchSize, maxQueueSize = 64, queueDelayUs, stepDelayMs }) {
-  const dir = mkdtempSync(join(tmpdir(), `bench-${label}-`));
+export async function startBenchServer({ label, maxBatchSize, maxQueueSize = 64, queueDelayUs, stepDelayMs, dynamicBatching = true }) {
+  // run-all.mjs points BENCH_TMP_DIR at its own temporary directory, which it removes even after killing a part.
+  const dir = mkdtempSync(join(process.env.BENCH_TMP_DIR || tmpdir(), `bench-${label}-`));
   const overrides = { maxBatchSize, maxQueueSize };
   if (queueDelayUs !== undefined) overrides.queueDelayUs = queueDelayUs;
   let server;
@@ -26,9 +28,19 @@ export async function startBenchServer({ label, maxBatchSize, maxQueueSize = 64,
   };
   try {
     const repository = prepareTestRepository(join(dir, 'repo'), overrides);
+    if (!dynamicBatching) {
+      const cfg = join(repository, modelName, 'config.pbtxt');
+      writeFileSync(cfg, withoutDynamicBatching(readFileSync(cfg, 'utf8')));
+    }
     // stepDelayMs: the tiny engine sleeps this long per decode step, like a GPU's memory-bound step (README).
     const env = { ...PINNED_THREADS, ...(stepDelayMs ? { TINY_ENGINE_STEP_DELAY_MS: String(stepDelayMs) } : {}) };
-    server = await startTritonServer({ repository, env, startTimeoutMs: 120_000 });
+    try {
+      server = await startTritonServer({ repository, env, startTimeoutMs: 120_000, ...(await distinctPorts()) });
+    } catch (err) {
+      // Another process may have taken one of the ports between our check and tritonserver's bind: retry once.
+      if (!/listen|address/i.test(String(err?.message))) throw err;
+      server = await startTritonServer({ repository, env, startTimeoutMs: 120_000, ...(await distinctPorts()) });
+    }
     const load = await fetch(`${server.url}/v2/repository/models/${modelName}/load`, { method: 'POST', body: '{}' });
     if (load.status !== 200) throw new Error(`loading ${modelName} (${label}) failed: HTTP ${load.status} ${await load.text()}\n${server.log().slice(-4000)}`);
     const meta = await (await fetch(`${server.url}/v2`)).json();
@@ -70,4 +82,35 @@ export async function stopAll(servers) {
   const results = await Promise.allSettled(servers.map((s) => s.stop()));
   const failed = results.find((r) => r.status === 'rejected');
   if (failed) throw failed.reason;
+}
+
+/**
+ * Three different free loopback ports. They are held open together while they are chosen: asking for one free
+ * port three times in a row (freePort() in triton-process.mjs) can return the same port twice, and tritonserver
+ * then refuses to start ("cannot listen to GRPC requests and metrics requests at the same address and port").
+ */
+export async function distinctPorts() {
+  const servers = await Promise.all([0, 1, 2].map(() => new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => resolve(srv));
+  })));
+  const [httpPort, grpcPort, metricsPort] = servers.map((srv) => srv.address().port);
+  await Promise.all(servers.map((srv) => new Promise((r) => srv.close(r))));
+  return { httpPort, grpcPort, metricsPort };
+}
+
+/**
+ * The config without its `dynamic_batching { ... }` block: Triton then hands requests to the model instance one
+ * by one without a batcher thread (and so without the batcher's 500 ms idle wait, see bench/README.md).
+ */
+export function withoutDynamicBatching(configText) {
+  const start = configText.search(/^dynamic_batching\s*\{/m);
+  if (start < 0) throw new Error('config.pbtxt has no dynamic_batching block');
+  let depth = 0;
+  for (let i = configText.indexOf('{', start); i < configText.length; i += 1) {
+    if (configText[i] === '{') depth += 1;
+    else if (configText[i] === '}' && --depth === 0) return configText.slice(0, start) + configText.slice(i + 1).replace(/^\n/, '');
+  }
+  throw new Error('config.pbtxt has an unbalanced dynamic_batching block');
 }

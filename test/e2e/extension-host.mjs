@@ -2,11 +2,12 @@
 // (runTests with --extensionDevelopmentPath = this repository, --extensionTestsPath = the bundled suite), with
 // test/extension-host/code-server-shim.mjs as the "VS Code executable" (desktop VS Code cannot be downloaded here;
 // see test/e2e/README.md for running the same suite in desktop VS Code). Returns one result per mocha test.
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { runTests } from '@vscode/test-electron';
-import { log, projectRoot } from './lib.mjs';
+import { log, projectRoot, writeRemoteSettings } from './lib.mjs';
 
 export const suiteDir = join(projectRoot, 'test/extension-host');
 export const shim = join(suiteDir, 'code-server-shim.mjs');
@@ -26,10 +27,20 @@ export async function runExtensionHostSuite({ cfg, env, folder, dir }) {
   const started = Date.now();
   const fail = (error) => [{ name: 'extension host: suite', ok: false, ms: Date.now() - started, error }];
   try {
+    // The suite loads the development build (package.json "main"); the UI journeys' `npm run package` makes one.
+    if (!existsSync(join(projectRoot, 'dist/extension.js'))) {
+      const b = spawnSync('npm', ['run', 'build'], { cwd: projectRoot, encoding: 'utf8' });
+      if (b.status !== 0) return fail(`npm run build failed:\n${(b.stdout + b.stderr).slice(-3000)}`);
+    }
     const testsPath = await buildSuite();
     const userDataDir = join(dir, 'user-data');
-    mkdirSync(join(userDataDir, 'User'), { recursive: true });
-    writeFileSync(join(userDataDir, 'User/settings.json'), JSON.stringify(cfg.settings, null, 2));
+    // Remote settings: see writeRemoteSettings (a desktop VS Code window reads the same keys from its user settings).
+    if (process.env.E2E_VSCODE) {
+      mkdirSync(join(userDataDir, 'User'), { recursive: true });
+      writeFileSync(join(userDataDir, 'User/settings.json'), JSON.stringify(cfg.settings, null, 2));
+    } else {
+      writeRemoteSettings(userDataDir, cfg.settings);
+    }
     const resultsFile = join(dir, 'results.json');
     log(`----  extension-host suite (runTests with ${process.env.E2E_VSCODE || 'the code-server shim'})`);
     let code;

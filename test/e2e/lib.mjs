@@ -64,7 +64,10 @@ export function getRunRoot() {
   if (!runRoot) {
     runRoot = mkdtempSync(join(tmpdir(), 'tcg-e2e-'));
     // Last line of defence when the runner dies abruptly: synchronous, so it works inside 'exit'.
-    process.once('exit', () => killProcessesMentioning(runRoot, 'SIGKILL'));
+    process.once('exit', () => {
+      killProcessesMentioning(runRoot, 'SIGKILL');
+      if (!process.env.E2E_KEEP) rmSync(runRoot, { recursive: true, force: true, maxRetries: 5 });
+    });
     for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
       process.once(sig, () => { cleanup().finally(() => process.exit(130)); });
     }
@@ -89,7 +92,7 @@ export function cleanup() {
       .catch(() => killProcessesMentioning(runRoot, 'SIGKILL'));
     const left = processesMentioning(runRoot);
     if (left.length) log(`WARNING: processes still alive after cleanup: ${left.join(', ')}`);
-    if (!process.env.E2E_KEEP) rmSync(runRoot, { recursive: true, force: true });
+    if (!process.env.E2E_KEEP) rmSync(runRoot, { recursive: true, force: true, maxRetries: 5 });
     else log(`kept run directory ${runRoot}`);
   })();
   return cleaning;
@@ -195,11 +198,11 @@ export function removeFakeContainers(stateDir) {
 /**
  * Starts code-server for one "window" and returns { url, folder, userDataDir, stop() }. Its files go to
  * `dir` (default <run root>/<name>); `userDataDir` defaults to <dir>/user-data. `settings` are merged into the user
- * settings; `env` reaches the extension host (and so the fake docker). `locale` sets the display language (argv.json
- * and --locale; a language other than English also needs a language pack, see installStubLanguagePack).
- * `extraArgs` are passed on (e.g. --enable-proposed-api).
+ * settings, `remoteSettings` into the remote (machine) settings; `env` reaches the extension host (and so the fake
+ * docker). `locale` sets the display language (argv.json and --locale; a language other than English also needs a
+ * language pack, see installStubLanguagePack). `extraArgs` are passed on (e.g. --enable-proposed-api).
  */
-export async function startCodeServer({ name, dir, userDataDir, extensionsDir, folder, settings = {}, env = {}, locale, extraArgs = [] }) {
+export async function startCodeServer({ name, dir, userDataDir, extensionsDir, folder, settings = {}, remoteSettings = {}, env = {}, locale, extraArgs = [] }) {
   dir ??= join(getRunRoot(), name);
   userDataDir ??= join(dir, 'user-data');
   mkdirSync(join(userDataDir, 'User'), { recursive: true });
@@ -219,11 +222,14 @@ export async function startCodeServer({ name, dir, userDataDir, extensionsDir, f
     ...existing,
     ...settings,
   }, null, 2));
+  writeRemoteSettings(userDataDir, remoteSettings);
   if (locale) writeFileSync(join(userDataDir, 'User/argv.json'), JSON.stringify({ locale }));
+  // An empty config file: code-server would otherwise read ~/.config/code-server/config.yaml (auth, bind address).
+  writeFileSync(join(dir, 'config.yaml'), '# end-to-end tests: the rest is given on the command line\ndisable-telemetry: true\n');
   const port = await freePort();
   const args = ['--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry', '--disable-update-check',
     '--disable-workspace-trust', '--disable-getting-started-override', '--ignore-last-opened',
-    '--user-data-dir', userDataDir, '--extensions-dir', extensionsDir, ...(locale ? ['--locale', locale] : []), ...extraArgs, folder];
+    '--config', join(dir, 'config.yaml'), '--user-data-dir', userDataDir, '--extensions-dir', extensionsDir, ...(locale ? ['--locale', locale] : []), ...extraArgs, folder];
   const logFile = join(dir, 'code-server.log');
   const out = openSync(logFile, 'w');
   // VSCODE_CLI=1: otherwise the extension host re-resolves the login shell's environment and drops what we add.
@@ -240,13 +246,25 @@ export async function startCodeServer({ name, dir, userDataDir, extensionsDir, f
   onCleanup(stop);
   const url = `http://127.0.0.1:${port}`;
   await waitFor(async () => {
-    if (exitCode !== null) throw new Error(`code-server exited (${exitCode}); log: ${readFileSync(logFile, 'utf8').slice(-2000)}`);
+    if (exitCode !== null) throw new FatalWait(`code-server exited (${exitCode}); log: ${readFileSync(logFile, 'utf8').slice(-2000)}`);
     return (await fetch(`${url}/healthz`)).ok;
   }, { timeout: 90_000, interval: 250, what: 'code-server /healthz' }).catch((e) => {
-    if (String(e.message).includes('code-server exited')) throw e;
+    if (e instanceof FatalWait) throw e;
     throw new Error(`${e.message}; log: ${readFileSync(logFile, 'utf8').slice(-2000)}`);
   });
   return { url, port, dir, folder, userDataDir, logFile, stop, get exited() { return exitCode !== null; } };
+}
+
+/**
+ * The browser workbench is a *remote* window of the code-server machine: settings with `"scope": "machine"` (ours
+ * that name programs, paths and ports) only apply from the remote settings (<user data>/Machine/settings.json, what
+ * "Preferences: Open Remote Settings" edits); in the user settings they are ignored, sometimes only after a reload.
+ */
+export function writeRemoteSettings(userDataDir, remoteSettings) {
+  const file = join(userDataDir, 'Machine/settings.json');
+  mkdirSync(dirname(file), { recursive: true });
+  const existing = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8') || '{}') : {};
+  writeFileSync(file, JSON.stringify({ ...existing, ...remoteSettings }, null, 2));
 }
 
 // ------------------------------------------------------------------------------------------------------- Chromium
@@ -259,6 +277,8 @@ export async function launchBrowser(dir) {
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
     headless: true,
     viewport: { width: 1280, height: 800 },
+    // Our own signal handlers close the browser in order (see getRunRoot); Playwright's would exit first.
+    handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
       '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
   });
@@ -317,7 +337,13 @@ export class Workbench {
     const row = widget.locator('.quick-input-list .monaco-list-row', {
       has: page.locator('.label-name', { hasText: new RegExp(`^\\s*${escapeRegExp(label)}\\s*$`) }),
     }).first();
-    await row.waitFor({ state: 'visible', timeout });
+    try {
+      await row.waitFor({ state: 'visible', timeout });
+    } catch (e) {
+      const offered = await widget.locator('.quick-input-list .monaco-list-row .label-name').allTextContents().catch(() => []);
+      await page.keyboard.press('Escape'); // leave the workbench usable for the next step
+      throw new Error(`no command "${label}" in the palette (offered: ${JSON.stringify(offered.slice(0, 5))}): ${e.message.split('\n')[0]}`);
+    }
     await row.click();
     await widget.waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => {});
   }

@@ -4,11 +4,11 @@
 // repository and the tiny engine. Journeys 1-7 share one window (as a user's session would); the failure and
 // Chinese journeys get fresh ones; the extension-host mocha suite runs last through @vscode/test-electron's runTests
 // with code-server standing in for the VS Code executable. Results: console + JUnit XML (--junit=<file>).
-// Options: --only=<substring> runs matching journeys only (journeys they depend on are still run).
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+// Options: --only=main|failures|zh|extension-host runs one group; see README.md for the environment knobs.
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import {
-  cleanup, codeServerBin, fakeContainers, fakeDocker, freePort, getRunRoot, installExtension, log,
+  cleanup, codeServerBin, extensionId, fakeContainers, fakeDocker, freePort, getRunRoot, installExtension, log,
   FatalWait, packageExtension, processesMentioning, projectRoot, removeFakeContainers, resultsDir, screenshotsDir, startCodeServer,
   waitFor, Workbench, writeFakeCheckpoint, onCleanup,
 } from './lib.mjs';
@@ -21,7 +21,7 @@ const MODEL = 'chatglm3-6b';
 const nls = JSON.parse(readFileSync(join(projectRoot, 'package.nls.json'), 'utf8'));
 const title = (key, table = nls) => `${table['command.category']}: ${table[`command.${key}.title`]}`;
 
-/** One result per journey (and per extension-host test): { name, ok, skipped, ms, error, output }. */
+/** One result per journey (and per extension-host test): { name, ok, ms, error }. */
 const results = [];
 const stageStart = Date.now();
 
@@ -40,12 +40,31 @@ async function journey(name, fn, { wb, needs = [] } = {}) {
     log(`PASS  ${name} (${((Date.now() - t) / 1000).toFixed(1)} s)`);
     return true;
   } catch (e) {
-    const shot = join(resultsDir, `${name.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}.png`);
+    const slug = name.replace(/[^a-z0-9]+/gi, '-').toLowerCase();
+    const shot = join(resultsDir, `${slug}.png`);
     const w = typeof wb === 'function' ? wb() : wb;
-    if (w) await w.screenshot(shot).catch(() => {});
-    results.push({ name, ok: false, ms: Date.now() - t, error: `${e?.stack ?? e}${w ? `\nscreenshot: ${shot}` : ''}` });
+    let evidence = '';
+    if (w) {
+      await w.screenshot(shot).catch(() => {});
+      evidence = `\nscreenshot: ${shot}\nlogs: ${saveLogs(w.server, join(resultsDir, slug))}`;
+    }
+    results.push({ name, ok: false, ms: Date.now() - t, error: `${e?.stack ?? e}${evidence}` });
     log(`FAIL  ${name}: ${e?.message ?? e}`);
     return false;
+  }
+}
+
+/** Copies the extension's log channel and code-server's log of a window next to the failure screenshot. */
+function saveLogs(server, dest) {
+  try {
+    mkdirSync(dest, { recursive: true });
+    copyFileSync(server.logFile, join(dest, 'code-server.log'));
+    const walk = (dir) => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]));
+    const channels = walk(join(server.userDataDir, 'logs')).filter((f) => f.includes(`/${extensionId}/`));
+    channels.forEach((f, i) => copyFileSync(f, join(dest, `extension-${i + 1}-${basename(dirname(dirname(f)))}.log`)));
+    return dest;
+  } catch (e) {
+    return `not saved (${e.message})`;
   }
 }
 
@@ -167,7 +186,7 @@ function promptLogLines(cfg) {
 
 async function mainWindowJourneys(extensionsDir) {
   const cfg = await windowConfig('main');
-  const server = await startCodeServer({ name: 'main', extensionsDir, folder: workspace, settings: cfg.settings, env: windowEnv(cfg) });
+  const server = await startCodeServer({ name: 'main', extensionsDir, folder: workspace, remoteSettings: cfg.settings, env: windowEnv(cfg) });
   let wb;
   const current = () => wb;
   let chat;
@@ -222,10 +241,11 @@ async function mainWindowJourneys(extensionsDir) {
     if (a1.partials.length < 2) throw new Error(`the first answer was not seen growing while streaming (${a1.partials.length} partial renderings)`);
     if (!a1.text.trim()) throw new Error('the first answer is empty');
     log(`      answer 1: ${a1.partials.length} partial renderings, ${a1.text.length} chars`);
-    await wb.screenshot(join(screenshotsDir, 'chat-panel.png'));
     await ask(chat, q2);
     const a2 = await watchAnswer(chat, 1);
     if (!a2.text.trim()) throw new Error('the follow-up answer is empty');
+    await wb.runCommand('View: Hide Panel'); // the Output panel from journey 1 would crowd the image
+    await docScreenshot(wb, 'chat-panel.png');
     const followUp = await waitFor(() => promptLogLines(cfg).find((l) => lastUserMessage(l)?.content?.includes(q2)),
       { timeout: 10_000, what: 'the follow-up in the engine prompt log' });
     const roles = followUp.messages.map((m) => m.role);
@@ -272,7 +292,7 @@ async function mainWindowJourneys(extensionsDir) {
       return done && texts;
     }, { timeout: 180_000, interval: 250, what: 'three finished explanations next to the code' });
     log(`      explanations: ${bodies.map((b) => b.body.length).join(', ')} chars`);
-    await wb.screenshot(join(screenshotsDir, 'explain-selection.png'));
+    await docScreenshot(wb, 'explain-selection.png');
     const statsAfter = batchStats((await tritonGet(cfg, `/v2/models/${MODEL}/stats`)).body);
     const batched = Object.entries(statsAfter).filter(([size, n]) => Number(size) >= 2 && n > (statsBefore[size] ?? 0));
     if (!batched.length) throw new Error(`no execution with batch size >= 2 during explain: before ${JSON.stringify(statsBefore)}, after ${JSON.stringify(statsAfter)}`);
@@ -314,6 +334,19 @@ async function mainWindowJourneys(extensionsDir) {
   await server.stop();
 }
 
+/**
+ * README images: always saved with the results; copied to docs/screenshots only with E2E_UPDATE_SCREENSHOTS=1, so
+ * that a test run does not rewrite committed files.
+ */
+async function docScreenshot(wb, name) {
+  const file = await wb.screenshot(join(resultsDir, 'screenshots', name));
+  if (process.env.E2E_UPDATE_SCREENSHOTS === '1') {
+    mkdirSync(screenshotsDir, { recursive: true });
+    copyFileSync(file, join(screenshotsDir, name));
+    log(`      updated docs/screenshots/${name}`);
+  }
+}
+
 /** { batchSize: executionCount } from Triton's statistics extension. */
 function batchStats(stats) {
   const out = {};
@@ -327,13 +360,12 @@ async function cancelledCount(cfg) {
     .reduce((sum, l) => sum + Number(l.split(/\s+/).at(-1)), 0);
 }
 
+/** Opens a workspace file from the Explorer, as a user would (Quick Open depends on the search index being ready). */
 async function openFile(wb, name) {
-  await wb.page.keyboard.press('Control+P');
-  const input = wb.page.locator('.quick-input-widget .quick-input-box input');
-  await input.waitFor({ state: 'visible' });
-  await input.fill(name);
-  await wb.page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor();
-  await wb.page.keyboard.press('Enter');
+  await wb.runCommand('View: Show Explorer');
+  const row = wb.page.locator('.explorer-folders-view .monaco-list-row', { hasText: name }).first();
+  await row.waitFor({ timeout: 30_000 });
+  await row.click();
   await wb.page.locator(`.tabs-container .tab[aria-label^="${name}"]`).waitFor();
   await wb.page.locator('.editor-instance .monaco-editor .view-lines').first().waitFor();
 }
@@ -367,7 +399,7 @@ async function selectLines(wb, lines) {
 
 async function failureJourneys(extensionsDir) {
   const cfg = await windowConfig('failures', { 'tritonChatglm.dockerPath': join(root, 'failures/bin/docker') });
-  const server = await startCodeServer({ name: 'failures', extensionsDir, folder: workspace, settings: cfg.settings, env: windowEnv(cfg) });
+  const server = await startCodeServer({ name: 'failures', extensionsDir, folder: workspace, remoteSettings: cfg.settings, env: windowEnv(cfg) });
   let wb;
   const current = () => wb;
   const failFile = join(cfg.stateDir, 'fail');
@@ -432,7 +464,7 @@ async function chineseJourney(vsix) {
     const userDataDir = join(root, 'zh/user-data');
     installExtension({ vsix, extensionsDir, userDataDir });
     await installStubLanguagePack({ locale: 'zh-cn', extensionsDir, userDataDir });
-    const server = await startCodeServer({ name: 'zh', extensionsDir, folder: workspace, settings: cfg.settings, env: windowEnv(cfg), locale: 'zh-cn' });
+    const server = await startCodeServer({ name: 'zh', extensionsDir, folder: workspace, remoteSettings: cfg.settings, env: windowEnv(cfg), locale: 'zh-cn' });
     wb = await Workbench.open(server, 'zh');
     // Status bar (l10n bundle), a command title in the palette (package.nls.zh-cn.json), the chat panel (strings).
     await wb.waitForStatus(new RegExp(escape(zh('ChatGLM: stopped'))));
@@ -456,7 +488,6 @@ const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 async function main() {
   mkdirSync(resultsDir, { recursive: true });
-  mkdirSync(screenshotsDir, { recursive: true });
   if (!existsSync(fakeDocker)) throw new Error(`the fake docker is missing: ${fakeDocker}`);
   log(`run directory ${root}`);
   const only = typeof args.only === 'string' ? args.only : '';

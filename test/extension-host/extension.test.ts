@@ -161,12 +161,16 @@ describe('commands, settings and life cycle', function () {
   });
 
   it('Unload Model unloads it; Stop Server removes the container', async () => {
+    let mark = logMark();
     fire('tritonChatglm.unloadModel');
     await waitFor(async () => (await httpStatus(`/v2/models/${MODEL}/ready`)) !== 200, 'the model to be unloaded');
-    await waitFor(() => containers().every((c) => c.State.Running), 'the server to keep running after Unload', 5_000);
+    await waitForLog(/lifecycle: modelUnloaded/, mark, 'the extension to see the model unloaded');
+    assert.ok(containers().length === 1 && containers().every((c) => c.State.Running), 'the server must keep running after Unload');
+    mark = logMark();
     fire('tritonChatglm.stopServer');
     await waitFor(() => containers().length === 0, 'no container after Stop');
     await waitFor(async () => (await httpStatus('/v2/health/live')) === 0, 'the server port to close');
+    await waitForLog(/lifecycle: serverStopped/, mark, 'the extension to see the server stopped');
   });
 
   it('a failed start (daemon down) is logged with its cause, runs nothing, and Start works once docker is back', async () => {
@@ -181,7 +185,9 @@ describe('commands, settings and life cycle', function () {
     await waitFor(() => containers().some((c) => c.State.Running), 'a start to succeed after the daemon is back', 180_000);
     await waitForLog(/lifecycle: serverUp/, restart, 'the extension to see the server up');
     assert.equal(run.error(), undefined);
+    const stop = logMark();
     fire('tritonChatglm.stopServer');
     await waitFor(() => containers().length === 0, 'no container after Stop');
+    await waitForLog(/lifecycle: serverStopped/, stop, 'the extension to see the server stopped');
   });
 });

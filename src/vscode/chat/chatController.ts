@@ -161,7 +161,9 @@ export class ChatController implements vscode.Disposable {
   private answer(conversationId: string, outer?: AbortSignal, hooks: AnswerHooks = {}): Promise<AnswerOutcome> {
     const p = this.runAnswer(conversationId, outer, hooks);
     this.running.add(p);
-    void p.finally(() => this.running.delete(p));
+    // Settle handler on both paths: the caller handles the rejection, this bookkeeping must not re-raise it.
+    const forget = () => { this.running.delete(p); };
+    p.then(forget, forget);
     return p;
   }
 

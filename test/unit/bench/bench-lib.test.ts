@@ -149,3 +149,16 @@ test('benchmark options are validated', async () => {
   assert.throws(() => a.parseArgs(['--rounds=0']).int('rounds', 5), /integer >= 1/);
   assert.throws(() => a.parseArgs(['--levels=1,x']).ints('levels', [1]), /positive integers/);
 });
+
+test('the no-batcher baseline config drops exactly the dynamic_batching block', async () => {
+  const t = await load<{ withoutDynamicBatching(text: string): string }>('lib/test-servers.mjs');
+  const config = readFileSync(resolve(bench, '../triton/model_repository/chatglm3-6b/config.pbtxt'), 'utf8');
+  const out = t.withoutDynamicBatching(config);
+  assert.doesNotMatch(out, /dynamic_batching|max_queue_delay_microseconds|default_queue_policy/);
+  assert.match(out, /max_batch_size: 8/);
+  assert.match(out, /model_transaction_policy \{ decoupled: true \}/);
+  assert.match(out, /instance_group \[/);
+  assert.equal((out.match(/\{/g) ?? []).length, (out.match(/\}/g) ?? []).length, 'braces stay balanced');
+  assert.throws(() => t.withoutDynamicBatching('max_batch_size: 1\n'), /no dynamic_batching block/);
+  assert.throws(() => t.withoutDynamicBatching('dynamic_batching {\n  x { y }\n'), /unbalanced/);
+});

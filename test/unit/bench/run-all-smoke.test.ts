@@ -40,11 +40,12 @@ test('bench/run-all.mjs --smoke measures every part and writes latest.json + the
     }
 
     const curve = latest.concurrency_curve as { configurations: Record<string, { max_batch_size: number; points: Array<{ concurrency: number }> }> };
-    assert.deepEqual(Object.keys(curve.configurations).sort(), ['batched', 'unbatched']);
+    assert.deepEqual(Object.keys(curve.configurations).sort(), ['batched', 'unbatched', 'unbatched_with_batcher']);
+    assert.deepEqual(Object.values(curve.configurations).map((c) => c.max_batch_size).sort(), [1, 1, 8]);
     assert.deepEqual(curve.configurations.batched!.points.map((p) => p.concurrency), [1, 8]);
     const svg = readFileSync(join(dir, 'latest-concurrency.svg'), 'utf8');
     assert.match(svg, /^<svg /);
-    assert.equal((svg.match(/<polyline /g) ?? []).length, 4);
+    assert.equal((svg.match(/<polyline /g) ?? []).length, 6, 'three configurations × two panels');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
