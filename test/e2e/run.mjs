@@ -10,7 +10,7 @@ import { basename, dirname, join } from 'node:path';
 import {
   cleanup, codeServerBin, extensionId, fakeContainers, fakeDocker, freePort, getRunRoot, installExtension, log,
   FatalWait, packageExtension, processesMentioning, projectRoot, removeFakeContainers, resultsDir, screenshotsDir, startCodeServer,
-  waitFor, Workbench, writeFakeCheckpoint, onCleanup,
+  waitFor, Workbench, writeFakeCheckpoint, writeRemoteSettings, onCleanup,
 } from './lib.mjs';
 import { installStubLanguagePack } from './language-pack.mjs';
 import { runExtensionHostSuite } from './extension-host.mjs';
@@ -262,17 +262,19 @@ async function mainWindowJourneys(extensionsDir) {
     const ids = fakeContainers(cfg.stateDir);
     if (ids.length !== 1 || ids[0] !== containerId) throw new Error(`expected the same single container ${containerId}, found ${ids.join(', ') || 'none'}`);
     chat = await openChat(wb);
-    const after = await waitFor(async () => {
-      const t = (await messageTexts(chat)).filter(Boolean);
-      return t.length >= before.length && t;
-    }, { timeout: 30_000, what: 'the conversation to be shown again' });
+    // Compared as the user reads it (a live streamed rendering and a fresh one may differ in whitespace only). The
+    // panel may first show the state it saved itself, then the host's: wait for the host's to match.
+    const norm = (texts) => texts.filter(Boolean).map((t) => t.replace(/\s+/g, ' ').trim());
+    let after = [];
+    await waitFor(async () => {
+      after = norm(await messageTexts(chat));
+      return after.length === before.length && after.every((t, i) => t === norm(before)[i]);
+    }, { timeout: 30_000, what: 'the same conversation after the reload' }).catch(async () => {
+      const changed = norm(before).map((b, i) => [b, after[i] ?? '']).filter(([b, a]) => b !== a);
+      const statuses = await chat.locator('main.messages article.message').evaluateAll((els) => els.map((e) => e.getAttribute('data-status')));
+      throw new Error(`the conversation differs after the reload: ${JSON.stringify(changed.slice(0, 2))} (${before.length} -> ${after.length} messages, statuses ${statuses.join(',')})`);
+    });
     for (const q of [q1, q2]) if (!after.some((t) => t.includes(q))) throw new Error(`question "${q}" is missing after the reload`);
-    // Compared as the user reads it: the live (streamed) rendering and a fresh one may differ in whitespace only.
-    const norm = (t) => t.replace(/\s+/g, ' ').trim();
-    const changed = before.map((t, i) => [norm(t), norm(after[i] ?? '')]).filter(([b, a]) => b !== a);
-    if (after.length !== before.length || changed.length) {
-      throw new Error(`the conversation differs after the reload: ${JSON.stringify(changed.slice(0, 2))} (${before.length} -> ${after.length} messages)`);
-    }
   }, { wb: current, needs: ['3 chat: streamed answer, follow-up carries the first exchange'] });
 
   await journey('5 explain three selections: comment threads, batched by Triton', async () => {
@@ -301,12 +303,19 @@ async function mainWindowJourneys(extensionsDir) {
 
   await journey('6 stop during a long answer: cancelled on the server, partial kept', async () => {
     const cancelledBefore = await cancelledCount(cfg);
+    // A long answer (about 40 s with the engine's step delay): the user raises the limit in the settings.
+    await changeRemoteSettings(server, { 'tritonChatglm.maxNewTokens': 1500 }, /settings changed: .*maxNewTokens/);
     chat = await openChat(wb);
     const n = await assistantArticles(chat).count();
     await ask(chat, 'Tell me a long story about GPUs.');
     const article = assistantArticles(chat).nth(n);
-    await waitFor(async () => (await article.getAttribute('data-status')) === 'streaming'
-      && ((await article.locator('.message-body').textContent()) ?? '').trim().length > 0, { timeout: 60_000, interval: 100, what: 'the answer to start streaming' });
+    const state = () => article.evaluate((e) => ({ status: e.getAttribute('data-status'), text: e.querySelector('.message-body')?.textContent ?? '' }));
+    await waitFor(async () => {
+      if (!(await article.count())) return false;
+      const { status, text } = await state();
+      if (status !== 'streaming' && status !== null) throw new FatalWait(`the answer was "${status}" before Stop could be pressed`);
+      return status === 'streaming' && text.trim().length > 0;
+    }, { timeout: 60_000, interval: 100, what: 'the answer to start streaming' });
     await chat.locator('button[data-action="stop"]').click();
     const { text } = await watchAnswer(chat, n, { until: 'stopped', timeout: 30_000 });
     if (!text.trim()) throw new Error('the partial answer was not kept');
@@ -314,6 +323,7 @@ async function mainWindowJourneys(extensionsDir) {
     const after = await waitFor(async () => { const c = await cancelledCount(cfg); return c > cancelledBefore && c; },
       { timeout: 30_000, what: 'chatglm3_cancelled_requests_total to grow' });
     log(`      cancelled requests counter: ${cancelledBefore} -> ${after}; partial answer ${text.length} chars`);
+    await changeRemoteSettings(server, { 'tritonChatglm.maxNewTokens': 96 }, /settings changed: .*maxNewTokens/);
   }, { wb: current, needs: ['2 load model: progress, then ready'] });
 
   await journey('7 unload model, stop server: no container left', async () => {
@@ -345,6 +355,24 @@ async function docScreenshot(wb, name) {
     copyFileSync(file, join(screenshotsDir, name));
     log(`      updated docs/screenshots/${name}`);
   }
+}
+
+/**
+ * Changes settings as the user would in "Preferences: Open Remote Settings" and waits until the extension reports
+ * the change in its log channel (VS Code delivers file changes asynchronously).
+ */
+async function changeRemoteSettings(server, values, logged) {
+  const before = extensionLog(server).length;
+  writeRemoteSettings(server.userDataDir, values);
+  await waitFor(() => logged.test(extensionLog(server).slice(before)), { timeout: 30_000, what: `the extension to see ${JSON.stringify(values)}` });
+}
+
+/** The current window's log channel of the extension (the newest extension host's file). */
+function extensionLog(server) {
+  const logs = join(server.userDataDir, 'logs');
+  const walk = (dir) => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]));
+  const files = walk(logs).filter((f) => f.includes(`/${extensionId}/`)).sort();
+  return files.length ? readFileSync(files.at(-1), 'utf8') : '';
 }
 
 /** { batchSize: executionCount } from Triton's statistics extension. */

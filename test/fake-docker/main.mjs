@@ -5,14 +5,14 @@
 // image-missing makes it fail the way real docker does. See README.md next to this file.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { constants } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   allContainers, containerDir, failMode, findContainer, imageId, imagePresent, loadContainer, lockName, markImageBuilt,
-  nameOwner, normalizeImage, pidAlive, readJson, removeContainer, saveContainer, stateDir, updateContainer,
+  nameOwner, normalizeImage, pidAlive, processGone, readJson, removeContainer, saveContainer, stateDir, updateContainer,
 } from './state.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -281,7 +281,7 @@ async function run(dir, args, mode) {
  * address, with a patched copy of the mounted repository (KIND_CPU + tiny engine) and the mounted weights path.
  */
 async function containerLaunch(dir, id, command, publish, volumes, env) {
-  const { tritonCommand, patchConfigForTests, freePort } = await import('../support/triton-process.mjs');
+  const { tritonCommand, freePort } = await import('../support/triton-process.mjs');
   const cdir = containerDir(dir, id);
   const logFile = join(cdir, 'log');
   writeFileSync(logFile, '');
@@ -296,16 +296,12 @@ async function containerLaunch(dir, id, command, publish, volumes, env) {
   const weightsMount = volumes.find((v) => v.target.startsWith('/weights'));
   const models = join(cdir, 'models');
   mkdirSync(models, { recursive: true });
-  if (repoMount) {
-    const src = join(repoMount.source, repoInContainer.slice(repoMount.target.length));
-    cpSync(src, models, { recursive: true, filter: (p) => !p.includes('__pycache__') });
-    for (const m of readdirSync(models)) {
-      const cfg = join(models, m, 'config.pbtxt');
-      if (!existsSync(cfg)) continue;
-      const overrides = weightsMount ? { parameters: { weights_path: weightsMount.source } } : {};
-      writeFileSync(cfg, patchConfigForTests(readFileSync(cfg, 'utf8'), overrides));
-    }
-  }
+  // The supervisor keeps `models` a patched mirror of the mounted host directory (see bind-mount.mjs).
+  const mirror = repoMount ? {
+    source: join(repoMount.source, repoInContainer.slice(repoMount.target.length)),
+    dest: models,
+    patch: weightsMount ? { parameters: { weights_path: weightsMount.source } } : {},
+  } : undefined;
   const hostPortFor = async (containerPort) => publish.find((p) => p.containerPort === containerPort)?.hostPort ?? await freePort();
   const address = publish[0]?.hostIp || '127.0.0.1';
   const handled = ['model-repository', 'model-control-mode', 'http-port', 'grpc-port', 'metrics-port', 'http-address', 'grpc-address', 'metrics-address', 'backend-directory', 'log-verbose', 'allow-gpu-metrics'];
@@ -323,7 +319,23 @@ async function containerLaunch(dir, id, command, publish, volumes, env) {
     extraArgs,
     env: containerEnv,
   });
-  return { binary: cmd.binary, args: cmd.args, env: cmd.env, logFile };
+  return { binary: cmd.binary, args: cmd.args, env: cmd.env, logFile, mirror };
+}
+
+/** Starts the bind-mount mirror of the model repository: a first full copy now, then it follows the host. */
+async function startMirror(cdir, spec) {
+  const { patchConfigForTests } = await import('../support/triton-process.mjs');
+  const { createMirror } = await import('./bind-mount.mjs');
+  const mirror = createMirror({
+    source: spec.source,
+    dest: spec.dest,
+    tmpFile: join(cdir, 'mirror.tmp'),
+    // Like the container's /models/<model>/config.pbtxt: every model's config adapted to this CPU machine.
+    transform: (key, data) => (/^[^/]+\/config\.pbtxt$/.test(key) ? Buffer.from(patchConfigForTests(data.toString('utf8'), spec.patch)) : data),
+  });
+  mirror.sync();
+  mirror.start(Number(process.env.FAKE_DOCKER_MOUNT_POLL_MS ?? 300));
+  return mirror;
 }
 
 /** Detached helper that is the container's "shim": runs tritonserver, records its pid and exit code. */
@@ -337,6 +349,15 @@ async function supervise(id) {
     setState({ Status: 'exited', Running: false, Pid: 0, ExitCode: launch.exitCode, Error: launch.error, StartedAt: started, FinishedAt: started });
     return 0;
   }
+  let mirror;
+  try {
+    if (launch.mirror) mirror = await startMirror(containerDir(dir, id), launch.mirror);
+  } catch (e) {
+    const error = `fake docker: cannot copy the mounted model repository: ${e.message}`;
+    writeFileSync(launch.logFile, `${error}\n`);
+    setState({ Status: 'exited', Running: false, Pid: 0, ExitCode: 1, Error: error, StartedAt: started, FinishedAt: started });
+    return 0;
+  }
   const fd = openSync(launch.logFile, 'a');
   const child = spawn(launch.binary, launch.args, { env: launch.env, stdio: ['ignore', fd, fd], detached: true });
   const exited = new Promise((res) => {
@@ -345,6 +366,8 @@ async function supervise(id) {
   });
   if (child.pid) setState({ Status: 'running', Running: true, Pid: child.pid, StartedAt: started });
   const { code, error } = await exited;
+  // Stop mirroring before the state says "exited": `docker rm` may delete the container directory right after.
+  mirror?.close();
   // Python backend stubs live in the server's process group: a dead container leaves no process behind.
   if (child.pid) { try { process.kill(-child.pid, 'SIGKILL'); } catch { /* group already gone */ } }
   setState({ Status: 'exited', Running: false, Pid: 0, ExitCode: code, Error: error ?? '', FinishedAt: new Date().toISOString() });
@@ -477,13 +500,26 @@ async function waitStopped(dir, id, ms) {
   return false;
 }
 
+/** Whether c.SupervisorPid still runs this container's supervisor (not a recycled pid). */
+function isSupervisorOf(c) {
+  if (processGone(c.SupervisorPid)) return false;
+  try { return readFileSync(`/proc/${c.SupervisorPid}/cmdline`, 'utf8').split('\0').includes(c.Id); } catch { return false; }
+}
+
+/** Waits (bounded) until the container's supervisor, and with it the repository mirror, has exited. */
+async function waitSupervisorGone(c, ms = 5000) {
+  const deadline = Date.now() + ms;
+  while (!processGone(c.SupervisorPid) && Date.now() < deadline) await sleep(25);
+}
+
 async function stopOne(dir, c, timeoutS, signal = 'SIGTERM') {
   if (!c.State.Running) return;
   killGroup(c.State.Pid, signal);
-  if (await waitStopped(dir, c.Id, timeoutS * 1000)) return;
+  if (await waitStopped(dir, c.Id, timeoutS * 1000)) return waitSupervisorGone(c);
   killGroup(c.State.Pid, 'SIGKILL');
-  if (await waitStopped(dir, c.Id, 10_000)) return;
-  // The supervisor is gone: record the kill ourselves.
+  if (await waitStopped(dir, c.Id, 10_000)) return waitSupervisorGone(c);
+  // The supervisor is gone or stuck: record the kill ourselves and end it (it would otherwise keep mirroring).
+  if (isSupervisorOf(c)) { try { process.kill(c.SupervisorPid, 'SIGKILL'); } catch { /* gone */ } }
   updateContainer(dir, c.Id, (x) => Object.assign(x.State, { Status: 'exited', Running: false, Pid: 0, ExitCode: 137, FinishedAt: new Date().toISOString() }));
 }
 
@@ -512,7 +548,7 @@ async function rm(dir, args) {
       if (!flags.force) { errors.push(`Error response from daemon: cannot remove container "${c.Name}": container is running: stop the container before removing or force remove`); continue; }
       await stopOne(dir, c, 0, 'SIGKILL');
     }
-    if (pidAlive(c.SupervisorPid)) await waitStopped(dir, c.Id, 5000);
+    if (pidAlive(c.SupervisorPid)) { await waitStopped(dir, c.Id, 5000); await waitSupervisorGone(c); }
     removeContainer(dir, c);
     out(ref);
   }

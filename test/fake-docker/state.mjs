@@ -77,6 +77,12 @@ export function pidAlive(pid) {
   try { process.kill(pid, 0); return true; } catch (e) { return e.code === 'EPERM'; }
 }
 
+/** Whether `pid` is gone (a zombie counts as gone: it runs nothing and only waits for its parent to reap it). */
+export function processGone(pid) {
+  if (!pidAlive(pid)) return true;
+  try { return /^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8')); } catch { return true; }
+}
+
 /**
  * A record that says "running" but whose process and supervisor are both gone (e.g. the machine's processes were
  * killed wholesale) is shown as exited, as docker would after its shim noticed.

@@ -184,8 +184,10 @@ export class ServerController implements vscode.Disposable {
     this.stopping = true;
     try {
       await withElapsedProgress(vscode.l10n.t('Stopping the ChatGLM3 server'), false, async (report) => {
-        report.step(vscode.l10n.t('Waiting for running requests, then stopping the container'));
-        this.disposeWatchers();
+        report.step(vscode.l10n.t('Stopping the container'));
+        // Close our pooled keep-alive connections first: on SIGTERM Triton waits (up to --exit-timeout-secs, 30 s)
+        // for every open HTTP connection, idle ones included, so a kept-alive pool would hold the stop for 30 s.
+        this.releaseConnection();
         await manager.stop();
       });
       this.log.info('The server was stopped and its container removed.');
