@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run bench`: measures the whole product side by side in one run and writes bench/results/latest.json, the
 // concurrency-curve SVG and the figures section of bench/README.md. Parts run one at a time, each in its own
-// process (so one failing part is reported and the others still run): helper A's server batching bench, the
+// process (so one failing part is reported and the others still run): the server batching bench, the
 // concurrency curve, the client benches (explain fan-out, time to first delta, client overhead), the chat panel
 // render cost, the package footprint and the activation time recorded by the e2e suite.
 //

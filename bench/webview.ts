@@ -1,4 +1,4 @@
-// Chat panel render cost while an answer streams, in headless Chromium, through helper D's measurement
+// Chat panel render cost while an answer streams, in headless Chromium, through the webview tests' measurement
 // (test/webview/support/render-cost.ts): the real webview bundle, deltas a few tokens per animation frame, per-frame
 // render time recorded by the streaming renderer itself. Per round one short and one long answer (order
 // alternating), each in a fresh panel with 10 earlier turns; linearity = cost(long) ÷ cost(short), so 2.0 means the

@@ -33,7 +33,7 @@ function missing(key, reason) {
 }
 
 /**
- * The server speedup from helper A's bench/results/server.json: value = its ratio of medians (speedup_median),
+ * The server speedup from bench/results/server.json: value = its ratio of medians (speedup_median),
  * min/max = the ratios of the rounds it ran side by side (batched round i ÷ unbatched round i).
  */
 export function serverSpeedupFromServerBench(server) {

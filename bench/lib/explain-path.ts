@@ -1,11 +1,11 @@
 // The extension's Explain Selection path without its VS Code adapter: the same prompt builder, the same fan-out
-// (src/vscode/explain/fanout.ts, VS Code-free), a conversation per selection in the same ConversationService, and
+// (src/core/explain/fanout.ts, VS Code-free), a conversation per selection in the same ConversationService, and
 // streamChat — i.e. what ExplainController.explainSelections + ChatController.ask do, minus comment threads.
 import { ConversationService, MemoryConversationStore } from '../../src/core/chat';
 import { DEFAULT_MODEL_SETTINGS, MODEL_NAME } from '../../src/core/repository';
 import { streamChat, type TritonClient } from '../../src/core/triton';
-import { buildExplainPrompt } from '../../src/vscode/explain/explainPrompt';
-import { fanout } from '../../src/vscode/explain/fanout';
+import { buildExplainPrompt } from '../../src/core/explain/explainPrompt';
+import { fanout } from '../../src/core/explain/fanout';
 
 export interface ExplainRunOptions {
   /** 1 = one after another; the product's default setting (explainMaxConcurrency) is 8. */

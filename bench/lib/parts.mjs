@@ -21,7 +21,7 @@ export const PART_NAMES = ['server', 'curve', 'client', 'webview', 'footprint', 
 
 /**
  * Command line of each part (relative to the project root) writing its JSON to `out`, and its time limit. The
- * server part is helper A's bench/server_bench.mjs, which writes bench/results/server.json itself.
+ * server part is bench/server_bench.mjs, which writes bench/results/server.json itself.
  */
 export function partCommand(name, mode, out, nodePath) {
   const m = MODES[mode];

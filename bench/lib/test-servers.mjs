@@ -1,10 +1,9 @@
 // Starts the test tritonserver (real server, real model.py, tiny engine on CPU; see test/support/triton-process.mjs)
 // with a given batching configuration and loads the model, for benchmarks that compare configurations side by side.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { modelName, prepareTestRepository, startTritonServer } from '../../test/support/triton-process.mjs';
+import { freePorts, modelName, prepareTestRepository, startTritonServer } from '../../test/support/triton-process.mjs';
 import { PINNED_THREADS } from './machine.mjs';
 
 export { modelName };
@@ -84,19 +83,9 @@ export async function stopAll(servers) {
   if (failed) throw failed.reason;
 }
 
-/**
- * Three different free loopback ports. They are held open together while they are chosen: asking for one free
- * port three times in a row (freePort() in triton-process.mjs) can return the same port twice, and tritonserver
- * then refuses to start ("cannot listen to GRPC requests and metrics requests at the same address and port").
- */
+/** Three different free loopback ports for one tritonserver. */
 export async function distinctPorts() {
-  const servers = await Promise.all([0, 1, 2].map(() => new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => resolve(srv));
-  })));
-  const [httpPort, grpcPort, metricsPort] = servers.map((srv) => srv.address().port);
-  await Promise.all(servers.map((srv) => new Promise((r) => srv.close(r))));
+  const [httpPort, grpcPort, metricsPort] = await freePorts(3);
   return { httpPort, grpcPort, metricsPort };
 }
 

@@ -1,7 +1,7 @@
 // What happens when a setting changes: a reconnect is done at once; a change that needs a model reload or a
 // server restart says so and offers the action (never done behind the user's back: it interrupts answers).
 import * as vscode from 'vscode';
-import type { SettingKey } from './config/settingsSchema';
+import type { SettingKey } from '../core/settings/settingsSchema';
 import type { SettingsChange, SettingsService } from './config/settingsService';
 import type { Log } from './log';
 import type { ServerController } from './server/serverController';

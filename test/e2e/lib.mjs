@@ -328,23 +328,25 @@ export class Workbench {
     const page = this.page;
     const widget = page.locator('.quick-input-widget');
     const input = widget.locator('.quick-input-box input');
-    await waitFor(async () => {
-      if (!(await input.isVisible())) await page.keyboard.press('F1');
-      await input.waitFor({ state: 'visible', timeout: 2_000 });
-      return true;
-    }, { timeout, what: 'the command palette' });
-    await input.fill(`>${label}`);
     const row = widget.locator('.quick-input-list .monaco-list-row', {
       has: page.locator('.label-name', { hasText: new RegExp(`^\\s*${escapeRegExp(label)}\\s*$`) }),
     }).first();
+    // Open, type and pick as one step that starts over when the palette closes underneath us (a webview taking
+    // focus, e.g. the chat panel after a reload, closes the quick input): only a completed click counts.
     try {
-      await row.waitFor({ state: 'visible', timeout });
+      await waitFor(async () => {
+        if (!(await input.isVisible())) await page.keyboard.press('F1');
+        await input.waitFor({ state: 'visible', timeout: 2_000 });
+        await input.fill(`>${label}`, { timeout: 2_000 });
+        await row.waitFor({ state: 'visible', timeout: 5_000 });
+        await row.click({ timeout: 2_000 });
+        return true;
+      }, { timeout, what: `the command "${label}" in the palette` });
     } catch (e) {
       const offered = await widget.locator('.quick-input-list .monaco-list-row .label-name').allTextContents().catch(() => []);
       await page.keyboard.press('Escape'); // leave the workbench usable for the next step
-      throw new Error(`no command "${label}" in the palette (offered: ${JSON.stringify(offered.slice(0, 5))}): ${e.message.split('\n')[0]}`);
+      throw new Error(`${e.message.split('\n')[0]} (offered: ${JSON.stringify(offered.slice(0, 5))})`);
     }
-    await row.click();
     await widget.waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => {});
   }
 

@@ -548,6 +548,7 @@ try {
   log(`e2e stage crashed: ${e?.stack ?? e}`);
   results.push({ name: 'e2e harness', ok: false, ms: 0, error: String(e?.stack ?? e) });
 } finally {
+  try { collectActivationTimes(); } catch (e) { log(`activation times not collected: ${e?.message ?? e}`); }
   await cleanup();
 }
 writeJUnit(junitFile, results, Date.now() - stageStart);
@@ -555,6 +556,28 @@ const failed = results.filter((r) => !r.ok);
 log(`${results.length - failed.length} passed, ${failed.length} failed in ${((Date.now() - stageStart) / 1000).toFixed(0)} s; JUnit: ${junitFile}`);
 for (const f of failed) log(`  failed: ${f.name}: ${f.error?.split('\n')[0]}`);
 process.exit(crash || failed.length ? 1 : 0);
+
+/**
+ * The extension logs "activation: commands registered in X ms" on every activation (each window and reload);
+ * VS Code keeps output channels as files under the user-data dirs of this run. bench/activation.mjs reads the
+ * figures from test-results/e2e/activation.json.
+ */
+function collectActivationTimes() {
+  const runs = [];
+  const walk = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, entry.name);
+      if (entry.isDirectory()) walk(p);
+      else if (entry.name.endsWith('.log')) {
+        for (const m of readFileSync(p, 'utf8').matchAll(/activation: commands registered in ([\d.]+) ms/g)) runs.push(Number(m[1]));
+      }
+    }
+  };
+  walk(root);
+  if (!runs.length) return;
+  writeFileSync(join(resultsDir, 'activation.json'), `${JSON.stringify({ runs_ms: runs, source: 'extension log lines in the e2e run (code-server 4.99.4)' }, null, 2)}\n`);
+  log(`activation: ${runs.length} activations, ${runs.map((r) => r.toFixed(0)).join(', ')} ms`);
+}
 
 function writeJUnit(file, rs, ms) {
   const x = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' }[c])).replace(/[^\t\n\r\u0020-\u{10ffff}]/gu, ''); // XML 1.0 forbids other control characters

@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { streamChat } from '../../src/core/triton/chatglm';
 import { TritonError } from '../../src/core/triton/errors';
-import { buildExplainPrompt } from '../../src/vscode/explain/explainPrompt';
-import { fanout, type FanoutOutcome } from '../../src/vscode/explain/fanout';
-import { SETTINGS } from '../../src/vscode/config/settingsSchema';
+import { buildExplainPrompt } from '../../src/core/explain/explainPrompt';
+import { fanout, type FanoutOutcome } from '../../src/core/explain/fanout';
+import { SETTINGS } from '../../src/core/settings/settingsSchema';
 import { assertTritonError, chatRequest, collectStream, MODEL, startTestServer, waitFor, type TestServer } from './support/server';
 
 const QUEUE = 16;

@@ -12,9 +12,9 @@ import { join, relative } from 'node:path';
 import { test } from 'node:test';
 import { buildRunArgs, newAdminKey, resolveSettings } from '../../src/core/server';
 import { TritonClient } from '../../src/core/triton/client';
-import { parseSettings, type InspectedValue } from '../../src/vscode/config/settingsParser';
-import { SETTINGS, SECTION, type SettingKey } from '../../src/vscode/config/settingsSchema';
-import { toServerSettings } from '../../src/vscode/server/settingsMapping';
+import { parseSettings, type InspectedValue } from '../../src/core/settings/settingsParser';
+import { SETTINGS, SECTION, type SettingKey } from '../../src/core/settings/settingsSchema';
+import { toServerSettings } from '../../src/core/settings/settingsMapping';
 import { buildWebviewHtml, contentSecurityPolicy, makeNonce } from '../../src/vscode/webviewHtml';
 
 const root = join(__dirname, '../..');

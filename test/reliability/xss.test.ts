@@ -1,4 +1,4 @@
-// An XSS corpus as model output, through the real webview bundle in headless Chromium (helper D's harness):
+// An XSS corpus as model output, through the real webview bundle in headless Chromium (test/webview/support/harness.ts):
 // script tags, event handlers, javascript:/data:/vbscript: links, SVG and MathML, markdown images pointing at remote
 // URLs (exfiltration), HTML comments, broken and nested fences, CSS injection, mutation-XSS shapes. Each payload
 // is its own answer, rendered whole and streamed in small deltas, without the CSP (the sanitiser alone) and with

@@ -58,6 +58,21 @@ export function prepareTestRepository(dest, overrides = {}, source = modelReposi
   return dest;
 }
 
+/**
+ * `count` different free loopback ports, held open together while they are chosen: asking for one free port
+ * several times in a row can return the same port twice, and tritonserver then refuses to start.
+ */
+export async function freePorts(count) {
+  const servers = await Promise.all(Array.from({ length: count }, () => new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => resolve(srv));
+  })));
+  const ports = servers.map((srv) => srv.address().port);
+  await Promise.all(servers.map((srv) => new Promise((r) => srv.close(r))));
+  return ports;
+}
+
 export function freePort() {
   return new Promise((resolve, reject) => {
     const srv = createServer();
@@ -102,9 +117,10 @@ export function tritonCommand({ repository, httpPort, grpcPort, metricsPort, add
  * `logFile` receives stdout and stderr; otherwise they are kept in memory (`log()`).
  */
 export async function startTritonServer(options) {
-  const httpPort = options.httpPort ?? await freePort();
-  const grpcPort = options.grpcPort ?? await freePort();
-  const metricsPort = options.metricsPort ?? await freePort();
+  const [p1, p2, p3] = await freePorts(3);
+  const httpPort = options.httpPort ?? p1;
+  const grpcPort = options.grpcPort ?? p2;
+  const metricsPort = options.metricsPort ?? p3;
   const cmd = tritonCommand({ ...options, httpPort, grpcPort, metricsPort });
   let logText = '';
   const stdio = options.logFile ? ['ignore', openSync(options.logFile, 'a'), openSync(options.logFile, 'a')] : ['ignore', 'pipe', 'pipe'];

@@ -140,6 +140,26 @@ export function warmupBatchSize(maxBatchSize: number): number {
   return Math.min(2, maxBatchSize);
 }
 
+/**
+ * With max_batch_size 1 there is nothing to batch, and Triton 2.51's dynamic batcher then only costs time: a request
+ * that arrives while the instance is busy waits for the batcher's 500 ms idle wake-up (measured in bench/README.md:
+ * ~3x lower throughput at 8 concurrent streams). So batch size 1 gets Triton's default scheduler, whose queue is
+ * unbounded (maxQueueSize and queueDelayMs do not apply).
+ */
+function dynamicBatchingLines(s: ModelSettings): string[] {
+  if (s.maxBatchSize === 1) {
+    return ['# max_batch_size 1: no dynamic batcher (it would only add a 500 ms idle wait; see renderConfig.ts).'];
+  }
+  return [
+    '# Wait up to the queue delay to fill a batch; a full queue rejects at once instead of piling up.',
+    '# Settings: tritonChatglm.queueDelayMs, tritonChatglm.maxQueueSize.',
+    'dynamic_batching {',
+    `  max_queue_delay_microseconds: ${Math.round(s.queueDelayMs * 1000)}`,
+    `  default_queue_policy { max_queue_size: ${s.maxQueueSize} }`,
+    '}',
+  ];
+}
+
 /** config.pbtxt text for the given (partial) settings; throws ModelSettingsError on invalid settings. */
 export function renderConfig(partial: Partial<ModelSettings> = {}): string {
   const s = resolveModelSettings(partial);
@@ -174,12 +194,7 @@ export function renderConfig(partial: Partial<ModelSettings> = {}): string {
     '# Streaming: each request gets its own deltas and exactly one FINAL. Setting: tritonChatglm.streaming.',
     `model_transaction_policy { decoupled: ${s.streaming} }`,
     '',
-    '# Wait up to the queue delay to fill a batch; a full queue rejects at once instead of piling up.',
-    '# Settings: tritonChatglm.queueDelayMs, tritonChatglm.maxQueueSize.',
-    'dynamic_batching {',
-    `  max_queue_delay_microseconds: ${Math.round(s.queueDelayMs * 1000)}`,
-    `  default_queue_policy { max_queue_size: ${s.maxQueueSize} }`,
-    '}',
+    ...dynamicBatchingLines(s),
     '',
     '# One copy of the model per instance; GPU ids are the ones visible inside the container.',
     '# Settings: tritonChatglm.gpuIds, tritonChatglm.instanceCount.',

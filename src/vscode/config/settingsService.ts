@@ -1,8 +1,8 @@
 // Reads the settings through `inspect()` (so workspace values of restricted settings can be ignored), re-reads
 // them on change or when the workspace becomes trusted, and reports what a change requires.
 import * as vscode from 'vscode';
-import { changeEffect, parseSettings, type ParsedSettings, type SettingProblem } from './settingsParser';
-import { SECTION, type ExtensionSettings, type SettingEffect, type SettingKey } from './settingsSchema';
+import { changeEffect, parseSettings, type ParsedSettings, type SettingProblem } from '../../core/settings/settingsParser';
+import { SECTION, type ExtensionSettings, type SettingEffect, type SettingKey } from '../../core/settings/settingsSchema';
 
 export interface SettingsChange {
   effect: SettingEffect;

@@ -8,8 +8,8 @@ import type { ChatController } from '../chat/chatController';
 import type { SettingsService } from '../config/settingsService';
 import type { Log } from '../log';
 import type { LifecycleStore } from '../state/lifecycleStore';
-import { buildExplainPrompt, usableSelections } from './explainPrompt';
-import { fanout } from './fanout';
+import { buildExplainPrompt, usableSelections } from '../../core/explain/explainPrompt';
+import { fanout } from '../../core/explain/fanout';
 
 export const CONTINUE_IN_CHAT_COMMAND = 'tritonChatglm.continueInChat';
 export const DISMISS_EXPLANATION_COMMAND = 'tritonChatglm.dismissExplanation';

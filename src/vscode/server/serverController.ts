@@ -11,14 +11,14 @@ import {
 } from '../../core/server';
 import type { LifecycleFailure, ModelObservation } from '../../core/state/lifecycle';
 import { isTritonError, TritonClient, TritonError, type RepositoryIndexEntry } from '../../core/triton';
-import { blocksStart } from '../config/settingsParser';
-import type { ExtensionSettings } from '../config/settingsSchema';
+import { blocksStart } from '../../core/settings/settingsParser';
+import type { ExtensionSettings } from '../../core/settings/settingsSchema';
 import type { SettingsService } from '../config/settingsService';
 import { showError } from '../errors/presentError';
 import type { Log } from '../log';
 import type { LifecycleStore } from '../state/lifecycleStore';
 import { withElapsedProgress } from '../util/progress';
-import { toModelSettings, toServerSettings } from './settingsMapping';
+import { toModelSettings, toServerSettings } from '../../core/settings/settingsMapping';
 
 export interface ServerPaths {
   /** The packaged triton/ directory (model repository source, Dockerfile). */

@@ -7,7 +7,7 @@ import type { TritonClient } from '../../core/triton';
 import type { Log } from '../log';
 import type { ServerController } from '../server/serverController';
 import { buildWebviewHtml, makeNonce } from '../webviewHtml';
-import { gpuFigures, point, SERIES, sparklinePath, StatusHistory, totals, type SeriesName, type StatusSample } from './statusModel';
+import { gpuFigures, point, SERIES, sparklinePath, StatusHistory, totals, type SeriesName, type StatusSample } from '../../core/status/statusModel';
 
 const REFRESH_MS = 2_000;
 const CHART_W = 240;

@@ -41,6 +41,13 @@ test('warmup batch never exceeds max_batch_size', () => {
   assert.match(renderConfig({ maxBatchSize: 2 }), /^ {4}batch_size: 2$/m);
 });
 
+test('max_batch_size 1 gets no dynamic batcher; larger batches get the bounded queue', () => {
+  const single = renderConfig({ maxBatchSize: 1, maxQueueSize: 5 });
+  assert.doesNotMatch(single, /dynamic_batching|max_queue_size/);
+  const batched = renderConfig({ maxBatchSize: 2, maxQueueSize: 5, queueDelayMs: 3 });
+  assert.match(batched, /^dynamic_batching \{\n {2}max_queue_delay_microseconds: 3000\n {2}default_queue_policy \{ max_queue_size: 5 \}\n\}$/m);
+});
+
 test('CPU instances (tests, tiny engine) render like the test helper patches them', async () => {
   const out = renderConfig({ instanceKind: 'cpu', instanceCount: 2, gpuIds: [] });
   assert.match(out, /^instance_group \[ \{ count: 2 kind: KIND_CPU \} \]$/m);

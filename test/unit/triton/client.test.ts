@@ -115,8 +115,8 @@ test('load has no client timeout and reports progress from the index', async () 
   await c.loadModel(M, { onProgress: (p) => progress.push(p.state), progressIntervalMs: 50 });
   assert.ok(progress.length >= 1, 'progress was reported');
   assert.ok(progress.includes('LOADING'));
-  // A short call with the same tiny limit does time out, with a typed error.
-  routes.set('GET /v2', async (_q, res) => { await sleep(400); res.writeHead(200).end('{}'); });
+  // A short call with the same tiny limit does time out, with a typed error (undici's timers tick every ~0.5 s).
+  routes.set('GET /v2', async (_q, res) => { await sleep(2000); res.writeHead(200).end('{}'); });
   await assert.rejects(c.serverMetadata(), (e: unknown) => e instanceof TritonError && e.code === 'timeout');
   await c.destroy();
 });

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { renderConfig } from '../../../src/core/repository';
 import { resolveSettings } from '../../../src/core/server';
-import { parseSettings } from '../../../src/vscode/config/settingsParser';
-import { containerGpuIds, toModelSettings, toServerSettings } from '../../../src/vscode/server/settingsMapping';
+import { parseSettings } from '../../../src/core/settings/settingsParser';
+import { containerGpuIds, toModelSettings, toServerSettings } from '../../../src/core/settings/settingsMapping';
 
 const defaults = parseSettings(() => undefined, true).settings;
 

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { blocksStart, changeEffect, isLoopbackAddress, parseSettings, type InspectedValue } from '../../../src/vscode/config/settingsParser';
-import { restrictedKeys, SETTINGS, SETTING_KEYS, type SettingKey } from '../../../src/vscode/config/settingsSchema';
+import { blocksStart, changeEffect, isLoopbackAddress, parseSettings, type InspectedValue } from '../../../src/core/settings/settingsParser';
+import { restrictedKeys, SETTINGS, SETTING_KEYS, type SettingKey } from '../../../src/core/settings/settingsSchema';
 
 const pkg = JSON.parse(readFileSync(join(__dirname, '../../../package.json'), 'utf8')) as {
   capabilities: { untrustedWorkspaces: { supported: string; restrictedConfigurations: string[] } };

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { fanout } from '../../../src/vscode/explain/fanout';
+import { fanout } from '../../../src/core/explain/fanout';
 
 /** A worker whose calls stay pending until the test releases them, recording concurrency. */
 function controlled<T>() {

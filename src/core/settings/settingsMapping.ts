@@ -1,8 +1,8 @@
 // Maps the extension's settings onto the core's inputs (VS Code-free, unit-tested): the container settings of
 // C's ContainerManager and the model settings of B's renderConfig / installRepository.
-import type { ModelSettings } from '../../core/repository';
-import type { ServerSettingsInput } from '../../core/server';
-import type { ExtensionSettings } from '../config/settingsSchema';
+import type { ModelSettings } from '../repository';
+import type { ServerSettingsInput } from '../server';
+import type { ExtensionSettings } from './settingsSchema';
 
 export function toServerSettings(s: ExtensionSettings, repositoryPath: string): ServerSettingsInput {
   return {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { buildExplainPrompt, fenceFor, usableSelections } from '../../../src/vscode/explain/explainPrompt';
+import { buildExplainPrompt, fenceFor, usableSelections } from '../../../src/core/explain/explainPrompt';
 
 const instruction = (lang: string, file: string) => `Explain this ${lang} code from ${file}.`;
 

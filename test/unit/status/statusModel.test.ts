@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parsePrometheusText } from '../../../src/core/triton/prometheus';
 import type { ModelStatistics } from '../../../src/core/triton/statistics';
-import { gpuFigures, point, sparklinePath, StatusHistory, totals } from '../../../src/vscode/status/statusModel';
+import { gpuFigures, point, sparklinePath, StatusHistory, totals } from '../../../src/core/status/statusModel';
 
 function stats(success: number, inferences: number, executions: number, queueNs: number, inferNs: number): ModelStatistics {
   return {

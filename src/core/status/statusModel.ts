@@ -1,8 +1,8 @@
 // Figures of the Show Server Status panel (VS Code-free, unit-tested): totals from Triton's cumulative model
 // statistics, per-interval rates from the difference of two samples, GPU figures from the Prometheus metrics,
 // and the SVG path of each sparkline (drawn by the host; the webview only sets attributes).
-import { findSamples, type ParsedMetrics } from '../../core/triton/prometheus';
-import { diffStatistics, summarizeStatistics, type ModelStatistics } from '../../core/triton/statistics';
+import { findSamples, type ParsedMetrics } from '../triton/prometheus';
+import { diffStatistics, summarizeStatistics, type ModelStatistics } from '../triton/statistics';
 
 export interface GpuFigures {
   /** The GPU's UUID label (or its position when there is none). */
