@@ -11,6 +11,7 @@ import { MODEL_NAME } from '../src/core/repository';
 import { streamChat, TritonClient } from '../src/core/triton';
 import { loadStats, loadTestServers } from './lib/bench-server';
 import { runExplain, sampleSelections, type ExplainRunResult } from './lib/explain-path';
+import { readCliArgs } from './lib/cli-args';
 
 type Log = (line: string) => void;
 
@@ -241,18 +242,8 @@ export async function measureOverhead(client: TritonClient, url: string, o: Clie
 }
 
 async function main(): Promise<void> {
-  const args = new Map(process.argv.slice(2).map((a) => {
-    const m = /^--([a-z-]+)(?:=(.*))?$/.exec(a);
-    if (!m) throw new Error(`unrecognised argument '${a}'`);
-    return [m[1]!, m[2] ?? 'true'] as const;
-  }));
-  const int = (name: string, fallback: number) => {
-    const v = args.get(name);
-    if (v === undefined) return fallback;
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got '${v}'`);
-    return n;
-  };
+  const args = readCliArgs();
+  const int = args.int;
   const only = new Set((args.get('only') ?? 'explain,ttft,overhead').split(','));
   for (const name of only) if (!['explain', 'ttft', 'overhead'].includes(name)) throw new Error(`unknown part '${name}' (explain, ttft, overhead)`);
   const result = await measureClient({

@@ -8,6 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { startHarness } from '../test/webview/support/harness';
 import { measureStreamingRenderCost, type RenderCost } from '../test/webview/support/render-cost';
 import { loadStats } from './lib/bench-server';
+import { readCliArgs } from './lib/cli-args';
 
 export interface WebviewBenchOptions {
   rounds: number;
@@ -61,18 +62,8 @@ export async function measureWebview(o: WebviewBenchOptions): Promise<Record<str
 }
 
 async function main(): Promise<void> {
-  const args = new Map(process.argv.slice(2).map((a) => {
-    const m = /^--([a-z-]+)(?:=(.*))?$/.exec(a);
-    if (!m) throw new Error(`unrecognised argument '${a}'`);
-    return [m[1]!, m[2] ?? 'true'] as const;
-  }));
-  const int = (name: string, fallback: number) => {
-    const v = args.get(name);
-    if (v === undefined) return fallback;
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got '${v}'`);
-    return n;
-  };
+  const args = readCliArgs();
+  const int = args.int;
   const result = await measureWebview({
     rounds: int('rounds', 5), shortTokens: int('short', 4000), longTokens: int('long', 8000), tokensPerFrame: int('per-frame', 8),
     log: (line) => console.log(`[webview] ${line}`),
