@@ -1,7 +1,8 @@
-// The one webview <-> host protocol: zod schemas are the source of truth, the TypeScript types are inferred from
+// The chat view <-> host protocol: zod schemas are the source of truth, the TypeScript types are inferred from
 // them, and both sides parse what they receive at runtime (a webview is a separate, less trusted process).
 import { z } from 'zod';
 import { ID_PATTERN, L10N_KEY_PATTERN, LANGUAGE_PATTERN, LIMITS } from './limits';
+import { messageSchema, parseMessage, type ProtocolError } from './validation';
 
 const id = z.string().regex(ID_PATTERN);
 const userText = z.string().min(1).max(LIMITS.userText).refine((s) => s.trim() !== '', 'empty text');
@@ -9,26 +10,22 @@ const code = z.string().max(LIMITS.code);
 const count = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 const time = z.number().finite().nonnegative();
 
-const msg = <T extends string, S extends z.ZodRawShape>(type: T, shape: S) =>
-  z.object({ type: z.literal(type), ...shape }).strict();
-
 // ---- webview -> host ----
 export const webviewToHostSchema = z.discriminatedUnion('type', [
-  msg('ready', {}),
-  msg('send', { text: userText }),
-  msg('stop', {}),
-  msg('regenerate', {}),
-  msg('editLast', { text: userText }),
-  msg('newChat', {}),
-  msg('selectConversation', { id }),
-  msg('deleteConversation', { id }),
-  msg('renameConversation', { id, title: z.string().min(1).max(LIMITS.title) }),
-  msg('copyCode', { code }),
-  msg('insertCode', { code }),
-  msg('openInEditor', { code, language: z.string().regex(LANGUAGE_PATTERN) }),
-  msg('startServer', {}),
-  msg('loadModel', {}),
-  msg('openSettings', {}),
+  messageSchema('ready', {}),
+  messageSchema('send', { text: userText }),
+  messageSchema('stop', {}),
+  messageSchema('regenerate', {}),
+  messageSchema('editLast', { text: userText }),
+  messageSchema('newChat', {}),
+  messageSchema('selectConversation', { id }),
+  messageSchema('deleteConversation', { id }),
+  messageSchema('copyCode', { code }),
+  messageSchema('insertCode', { code }),
+  messageSchema('openInEditor', { code, language: z.string().regex(LANGUAGE_PATTERN) }),
+  messageSchema('startServer', {}),
+  messageSchema('loadModel', {}),
+  messageSchema('openSettings', {}),
 ]);
 export type WebviewToHost = z.infer<typeof webviewToHostSchema>;
 
@@ -71,7 +68,7 @@ export const serverViewSchema = z.object({
 export type ServerView = z.infer<typeof serverViewSchema>;
 
 export const hostToWebviewSchema = z.discriminatedUnion('type', [
-  msg('state', {
+  messageSchema('state', {
     conversations: z.array(conversationSummarySchema).max(LIMITS.conversations),
     activeId: id.nullable(),
     messages: z.array(messageViewSchema).max(LIMITS.messages),
@@ -79,8 +76,8 @@ export const hostToWebviewSchema = z.discriminatedUnion('type', [
     /** An answer is being generated (Send becomes Stop). */
     busy: z.boolean(),
   }),
-  msg('delta', { conversationId: id, messageId: id, text: z.string().max(LIMITS.delta) }),
-  msg('messageDone', {
+  messageSchema('delta', { conversationId: id, messageId: id, text: z.string().max(LIMITS.delta) }),
+  messageSchema('messageDone', {
     conversationId: id,
     messageId: id,
     status: messageStatusSchema.exclude(['streaming']),
@@ -89,49 +86,25 @@ export const hostToWebviewSchema = z.discriminatedUnion('type', [
     completionTokens: count.optional(),
     historyTrimmed: count.optional(),
     error: z.string().max(LIMITS.errorText).optional(),
-    /** Any other notice, localized by the host. */
-    notice: z.string().max(LIMITS.errorText).optional(),
   }),
-  msg('error', { message: z.string().min(1).max(LIMITS.errorText) }),
-  msg('l10n', {
+  messageSchema('error', { message: z.string().min(1).max(LIMITS.errorText) }),
+  messageSchema('l10n', {
     strings: z.record(z.string().regex(L10N_KEY_PATTERN), z.string().max(LIMITS.l10nValue))
       .refine((r) => Object.keys(r).length <= LIMITS.l10nEntries, 'too many strings'),
   }),
-  msg('focusInput', {}),
+  messageSchema('focusInput', {}),
 ]);
 export type HostToWebview = z.infer<typeof hostToWebviewSchema>;
 
 export type StateMessage = Extract<HostToWebview, { type: 'state' }>;
 export type MessageDone = Extract<HostToWebview, { type: 'messageDone' }>;
 
-export interface ProtocolError {
-  error: string;
-}
-
-export function isProtocolError(x: unknown): x is ProtocolError {
-  return typeof x === 'object' && x !== null && 'error' in x && !('type' in x);
-}
-
 /** Validates a message posted by the webview. Never throws; unknown types, extra fields and oversize text are errors. */
 export function parseWebviewToHost(raw: unknown): WebviewToHost | ProtocolError {
-  return parseWith(webviewToHostSchema, raw);
+  return parseMessage(webviewToHostSchema, raw);
 }
 
 /** Validates a message posted by the host. Never throws. */
 export function parseHostToWebview(raw: unknown): HostToWebview | ProtocolError {
-  return parseWith(hostToWebviewSchema, raw);
-}
-
-function parseWith<T>(schema: z.ZodType<T>, raw: unknown): T | ProtocolError {
-  try {
-    const r = schema.safeParse(raw);
-    if (r.success) return r.data;
-    const first = r.error.issues[0];
-    const where = first?.path.length ? ` at ${first.path.join('.')}` : '';
-    const type = typeof raw === 'object' && raw !== null && typeof (raw as { type?: unknown }).type === 'string'
-      ? String((raw as { type: string }).type).slice(0, 40) : '?';
-    return { error: `invalid message (${type})${where}: ${first?.message ?? 'rejected'}` };
-  } catch (e) {
-    return { error: `invalid message: ${e instanceof Error ? e.message : 'unreadable'}` };
-  }
+  return parseMessage(hostToWebviewSchema, raw);
 }

@@ -189,7 +189,7 @@ export class ChatApp {
       node.article.dataset.renderLastTenthMs = stats.lastTenthAvgMs.toFixed(3);
       node.article.dataset.renderFinalizeMs = stats.finalizeMs.toFixed(2);
     }
-    if (node) this.updateMessageChrome(node, view, msg.notice);
+    if (node) this.updateMessageChrome(node, view);
     this.updateControls();
   }
 
@@ -301,8 +301,8 @@ export class ChatApp {
     return node;
   }
 
-  /** Status marker, notices and token counts below a message. */
-  private updateMessageChrome(node: MessageNode, view: MessageView, notice?: string): void {
+  /** Status marker, notes and token counts below a message. */
+  private updateMessageChrome(node: MessageNode, view: MessageView): void {
     const s = this.strings;
     node.article.dataset.status = view.status;
     node.article.setAttribute('aria-busy', String(view.status === 'streaming'));
@@ -317,7 +317,6 @@ export class ChatApp {
     const meta: string[] = [];
     if (view.finishReason === 'length' && view.status === 'complete') meta.push(s.finishLength);
     if (view.historyTrimmed) meta.push(format(s.historyTrimmed, view.historyTrimmed));
-    if (notice) meta.push(notice);
     if (view.promptTokens !== undefined && view.completionTokens !== undefined) meta.push(format(s.tokens, view.promptTokens, view.completionTokens));
     if (meta.length) node.article.append(el('div', { class: 'message-meta' }, ...meta.map((t) => el('p', {}, t))));
   }

@@ -17,7 +17,7 @@ import { SOAK, sleep, waitFor } from './support/server';
 
 const root = join(__dirname, '../..');
 const TYPES = ['ready', 'send', 'stop', 'regenerate', 'editLast', 'newChat', 'selectConversation', 'deleteConversation',
-  'renameConversation', 'copyCode', 'insertCode', 'openInEditor', 'startServer', 'loadModel', 'openSettings'];
+  'copyCode', 'insertCode', 'openInEditor', 'startServer', 'loadModel', 'openSettings'];
 
 let stub: StubTriton;
 let storage: string;
@@ -63,7 +63,6 @@ const valid = fc.oneof(
   fc.string({ minLength: 1, maxLength: 50 }).filter((s) => s.trim() !== '').map((text) => ({ type: 'editLast', text })),
   knownId.map((id) => ({ type: 'selectConversation', id })),
   knownId.map((id) => ({ type: 'deleteConversation', id })),
-  fc.tuple(knownId, fc.string({ minLength: 1, maxLength: 200 })).map(([id, title]) => ({ type: 'renameConversation', id, title })),
   fc.string({ maxLength: 300 }).map((code) => ({ type: 'copyCode', code })),
   fc.string({ maxLength: 300 }).map((code) => ({ type: 'insertCode', code })),
   fc.tuple(fc.string({ maxLength: 300 }), fc.stringMatching(/^[A-Za-z0-9_+#.-]{0,32}$/)).map(([code, language]) => ({ type: 'openInEditor', code, language })),

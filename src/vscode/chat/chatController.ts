@@ -67,7 +67,6 @@ export class ChatController implements vscode.Disposable {
         case 'newChat': this.newChat(); return;
         case 'selectConversation': this.select(msg.id); return;
         case 'deleteConversation': await this.delete(msg.id); return;
-        case 'renameConversation': await this.service.rename(msg.id, msg.title); this.postState(); return;
         case 'copyCode': await vscode.env.clipboard.writeText(msg.code); return;
         case 'insertCode': await insertAtCursor(msg.code); return;
         case 'openInEditor': await openInEditor(msg.code, msg.language); return;

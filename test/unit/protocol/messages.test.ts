@@ -22,7 +22,6 @@ const validFromWebview: WebviewToHost[] = [
   { type: 'newChat' },
   { type: 'selectConversation', id: '0b6f1f6e-4d4b-4a57-8d0b-2f2d7bfa8f4a' },
   { type: 'deleteConversation', id: 'abc_DEF-1' },
-  { type: 'renameConversation', id: 'abc', title: 'New title' },
   { type: 'copyCode', code: 'print(1)' },
   { type: 'insertCode', code: '' },
   { type: 'openInEditor', code: 'int main(){}', language: 'c++' },
@@ -64,6 +63,7 @@ describe('webview protocol', () => {
       { type: 'selectConversation', id: '../../etc/passwd' }, { type: 'selectConversation', id: '' },
       { type: 'selectConversation', id: 'a'.repeat(65) }, { type: 'openInEditor', code: 'x', language: 'py"><script>' },
       { type: 'openInEditor', code: 'x' }, { type: 'stop', conversationId: 'c1' }, { type: '__proto__' },
+      { type: 'renameConversation', id: 'abc', title: 'removed from the protocol' },
     ];
     for (const raw of bad) {
       const r = parseWebviewToHost(raw);
@@ -79,6 +79,8 @@ describe('webview protocol', () => {
       { type: 'l10n', strings: { send: 5 } },
       { type: 'l10n', strings: JSON.parse('{"__proto__": "x"}') },
       { type: 'error', message: '' },
+      // removed from the protocol: a host that still sends it is caught
+      { type: 'messageDone', conversationId: 'c1', messageId: 'm1', status: 'complete', notice: 'x' },
     ];
     for (const raw of badHost) assert.ok(isProtocolError(parseHostToWebview(raw)), `accepted ${JSON.stringify(raw)}`);
   });
@@ -87,7 +89,6 @@ describe('webview protocol', () => {
     assert.ok(!isProtocolError(parseWebviewToHost({ type: 'send', text: 'x'.repeat(LIMITS.userText) })));
     assert.ok(isProtocolError(parseWebviewToHost({ type: 'send', text: 'x'.repeat(LIMITS.userText + 1) })));
     assert.ok(isProtocolError(parseWebviewToHost({ type: 'insertCode', code: 'x'.repeat(LIMITS.code + 1) })));
-    assert.ok(isProtocolError(parseWebviewToHost({ type: 'renameConversation', id: 'a', title: 't'.repeat(LIMITS.title + 1) })));
     assert.ok(isProtocolError(parseHostToWebview({ type: 'delta', conversationId: 'c', messageId: 'm', text: 'x'.repeat(LIMITS.delta + 1) })));
   });
 
