@@ -1,5 +1,5 @@
-// Three bundles: the extension host (node, CommonJS, `vscode` external), the CLI (node, no vscode at all)
-// and the chat webview (browser IIFE). `--production` minifies; `--watch` rebuilds on change.
+// Three bundles: the extension host (node, CommonJS, `vscode` external), the CLI (node, no vscode at all) and the
+// chat webview (browser IIFE). `--production` minifies; `--watch` rebuilds on change.
 import * as esbuild from 'esbuild';
 
 const production = process.argv.includes('--production');
@@ -11,6 +11,16 @@ const common = {
   sourcemap: production ? false : 'linked',
   logLevel: 'info',
   legalComments: 'none',
+};
+
+/** The webview bundles (test/webview/support/harness.ts builds them the same way, with RENDER_STATS on). */
+const webview = {
+  platform: 'browser',
+  format: 'iife',
+  target: 'chrome120',
+  loader: { '.css': 'css' },
+  // Benchmark-only render statistics of the chat panel (src/webview/chat/renderStats.ts): off in the extension.
+  define: { RENDER_STATS: 'false' },
 };
 
 const builds = [
@@ -34,12 +44,9 @@ const builds = [
   },
   {
     ...common,
-    entryPoints: { webview: 'src/webview/main.ts' },
+    ...webview,
+    entryPoints: { webview: 'src/webview/chat/main.ts' },
     outdir: 'dist',
-    platform: 'browser',
-    format: 'iife',
-    target: 'chrome120',
-    loader: { '.css': 'css' },
   },
 ];
 

@@ -1,7 +1,8 @@
-// Test harness for the chat webview: builds the real bundle with esbuild (same options as esbuild.mjs), serves it
-// with media/chat/chat.css from a loopback HTTP server, and opens it in headless Debian Chromium inside the HTML and
-// CSP the extension uses, with a stand-in for acquireVsCodeApi that records posted messages and keeps setState in
-// sessionStorage (so a reload behaves like VS Code re-showing a hidden panel).
+// Test harness for the webviews (the chat panel for now): builds the real bundles with esbuild
+// (the options of esbuild.mjs, with the chat's benchmark-only RENDER_STATS on), serves them with their stylesheets
+// from a loopback HTTP server, and opens them in headless Debian Chromium inside the HTML and CSP the extension
+// uses, with a stand-in for acquireVsCodeApi that records posted messages and keeps setState in sessionStorage (so
+// a reload behaves like VS Code re-showing a hidden panel).
 import { createServer, type Server } from 'node:http';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,7 +18,7 @@ export const NONCE = 'dGVzdG5vbmNlMTIzNDU2Nzg=';
 
 export async function buildWebviewBundle(outdir: string): Promise<void> {
   await esbuild.build({
-    entryPoints: { webview: join(root, 'src/webview/main.ts') },
+    entryPoints: { webview: join(root, 'src/webview/chat/main.ts') },
     outdir,
     bundle: true,
     platform: 'browser',
@@ -27,8 +28,15 @@ export async function buildWebviewBundle(outdir: string): Promise<void> {
     logLevel: 'error',
     legalComments: 'none',
     loader: { '.css': 'css' },
+    define: { RENDER_STATS: 'true' },
   });
 }
+
+/** The pages the harness serves: each webview's title, stylesheet and bundle, as the extension's HTML names them. */
+const PAGES = {
+  chat: { title: 'ChatGLM3 chat', style: '/media/chat/chat.css', script: '/dist/webview.js', ready: '.composer' },
+} as const;
+export type PageName = keyof typeof PAGES;
 
 /** Stand-in for VS Code's webview API; runs before the bundle (nonce'd like it). */
 const STUB = `
@@ -56,7 +64,8 @@ export interface Harness {
   browser: Browser;
   /** Every URL the pages asked for (to prove nothing outside the extension's files was fetched). */
   requests: string[];
-  open(options?: { csp?: boolean }): Promise<Panel>;
+  /** Opens a page (the chat panel unless `page` says otherwise) once it has posted its first message. */
+  open(options?: { csp?: boolean; page?: PageName }): Promise<Panel>;
   close(): Promise<void>;
 }
 
@@ -84,11 +93,12 @@ export async function startHarness(): Promise<Harness> {
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    if (url.pathname === '/panel.html') {
-      // The extension's own HTML shell and CSP (src/vscode/webviewHtml.ts), with the chat view's resources.
+    const page = url.pathname === '/panel.html' ? PAGES.chat : undefined;
+    if (page) {
+      // The extension's own HTML shell and CSP (src/vscode/webviewHtml.ts), with the view's resources.
       let html = buildWebviewHtml({
-        cspSource: origin, nonce: NONCE, title: 'ChatGLM3 chat', lang: 'en',
-        styles: [`${origin}/media/chat/chat.css`], scripts: [`${origin}/dist/webview.js`],
+        cspSource: origin, nonce: NONCE, title: page.title, lang: 'en',
+        styles: [`${origin}${page.style}`], scripts: [`${origin}${page.script}`],
       });
       if (url.searchParams.get('csp') === 'off') html = html.replace(/<meta http-equiv="Content-Security-Policy"[^>]*>/, '');
       html = html.replace('<script nonce=', `<script nonce="${NONCE}">${STUB}</script>\n  <script nonce=`);
@@ -117,8 +127,11 @@ export async function startHarness(): Promise<Harness> {
       const errors: string[] = [];
       page.on('pageerror', (e) => errors.push(String(e)));
       page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-      await page.goto(`${origin}/panel.html${options.csp === false ? '?csp=off' : ''}`);
-      await page.waitForSelector('.composer');
+      const name = options.page ?? 'chat';
+      await page.goto(`${origin}/${name === 'chat' ? 'panel' : name}.html${options.csp === false ? '?csp=off' : ''}`);
+      const ready = PAGES[name].ready;
+      if (ready) await page.waitForSelector(ready);
+      await page.waitForFunction(() => (window as unknown as { __posted: unknown[] }).__posted.length > 0);
       return panelOf(page, errors);
     },
     async close() {

@@ -1,7 +1,7 @@
 // Wraps each rendered <pre><code> in a block with Copy / Insert at Cursor / Open in Editor buttons. The buttons carry
-// only data-action; one delegated click handler (app.ts) reads the code from the DOM text when clicked.
-import { format, LANGUAGE_PATTERN, type Strings } from '../protocol';
-import { button, el } from './dom';
+// only data-action; one delegated click handler (chatPanel.ts) reads the code from the DOM text when clicked.
+import { format, LANGUAGE_PATTERN, type Strings } from '../../protocol';
+import { button, el } from '../shared/dom';
 
 export const CODE_ACTIONS = { copy: 'codeCopy', insert: 'codeInsert', open: 'codeOpen' } as const;
 

@@ -4,9 +4,9 @@
 // code fence in the tail only gets its new characters appended to a text node. So a frame costs about the size of
 // the last block, not of the message or the conversation. When the answer ends it is rendered once as a whole (so
 // constructs that span chunks, like loose lists or reference links, come out exactly as markdown-it renders them).
-import type { Strings } from '../protocol';
+import type { Strings } from '../../protocol';
 import { decorateCodeBlocks } from './code-blocks';
-import { el } from './dom';
+import { el } from '../shared/dom';
 import type { MarkdownRenderer } from './markdown';
 
 const FENCE = /^ {0,3}(`{3,}|~{3,})([^`]*)$/;
