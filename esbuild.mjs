@@ -1,5 +1,6 @@
-// Three bundles: the extension host (node, CommonJS, `vscode` external), the CLI (node, no vscode at all) and the
-// chat webview (browser IIFE). `--production` minifies; `--watch` rebuilds on change.
+// Four bundles: the extension host (node, CommonJS, `vscode` external), the CLI (node, no vscode at all) and the
+// two webviews, the chat panel and the Server Status view (browser IIFEs). `--production` minifies; `--watch`
+// rebuilds on change.
 import * as esbuild from 'esbuild';
 
 const production = process.argv.includes('--production');
@@ -45,7 +46,7 @@ const builds = [
   {
     ...common,
     ...webview,
-    entryPoints: { webview: 'src/webview/chat/main.ts' },
+    entryPoints: { webview: 'src/webview/chat/main.ts', status: 'src/webview/status/main.ts' },
     outdir: 'dist',
   },
 ];

@@ -2,5 +2,6 @@
 // webview bundles; VS Code-free and browser-safe (lint-enforced: it imports nothing of ours outside src/protocol).
 export * from './limits';
 export * from './messages';
+export * from './statusMessages';
 export * from './strings';
 export * from './validation';

@@ -1,4 +1,4 @@
-// Test harness for the webviews (the chat panel for now): builds the real bundles with esbuild
+// Test harness for the webviews (the chat panel and the Server Status view): builds the real bundles with esbuild
 // (the options of esbuild.mjs, with the chat's benchmark-only RENDER_STATS on), serves them with their stylesheets
 // from a loopback HTTP server, and opens them in headless Debian Chromium inside the HTML and CSP the extension
 // uses, with a stand-in for acquireVsCodeApi that records posted messages and keeps setState in sessionStorage (so
@@ -18,7 +18,7 @@ export const NONCE = 'dGVzdG5vbmNlMTIzNDU2Nzg=';
 
 export async function buildWebviewBundle(outdir: string): Promise<void> {
   await esbuild.build({
-    entryPoints: { webview: join(root, 'src/webview/chat/main.ts') },
+    entryPoints: { webview: join(root, 'src/webview/chat/main.ts'), status: join(root, 'src/webview/status/main.ts') },
     outdir,
     bundle: true,
     platform: 'browser',
@@ -35,6 +35,7 @@ export async function buildWebviewBundle(outdir: string): Promise<void> {
 /** The pages the harness serves: each webview's title, stylesheet and bundle, as the extension's HTML names them. */
 const PAGES = {
   chat: { title: 'ChatGLM3 chat', style: '/media/chat/chat.css', script: '/dist/webview.js', ready: '.composer' },
+  status: { title: 'ChatGLM3 Server Status', style: '/media/status-panel.css', script: '/dist/status.js', ready: undefined },
 } as const;
 export type PageName = keyof typeof PAGES;
 
@@ -87,13 +88,15 @@ export async function startHarness(): Promise<Harness> {
   await buildWebviewBundle(dir);
   const files: Record<string, { body: Buffer; type: string }> = {
     '/dist/webview.js': { body: await readFile(join(dir, 'webview.js')), type: 'text/javascript' },
+    '/dist/status.js': { body: await readFile(join(dir, 'status.js')), type: 'text/javascript' },
     '/media/chat/chat.css': { body: await readFile(join(root, 'media/chat/chat.css')), type: 'text/css' },
+    '/media/status-panel.css': { body: await readFile(join(root, 'media/status-panel.css')), type: 'text/css' },
     '/theme.css': { body: await readFile(join(__dirname, 'vscode-dark-theme.css')), type: 'text/css' },
   };
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const page = url.pathname === '/panel.html' ? PAGES.chat : undefined;
+    const page = url.pathname === '/panel.html' ? PAGES.chat : url.pathname === '/status.html' ? PAGES.status : undefined;
     if (page) {
       // The extension's own HTML shell and CSP (src/vscode/webviewHtml.ts), with the view's resources.
       let html = buildWebviewHtml({

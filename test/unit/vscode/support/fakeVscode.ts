@@ -155,6 +155,7 @@ export function createFakeVscode(config: Record<string, unknown>) {
         const panel = {
           viewType, title, visible: true, iconPath: undefined as unknown,
           webview: { html: '', cspSource: 'vscode-resource:', options: {}, posted: [] as unknown[], asWebviewUri: (u: Uri) => u,
+            onDidReceiveMessage: new EventEmitter<unknown>().event,
             async postMessage(m: unknown) { panel.webview.posted.push(m); return true; } },
           onDidChangeViewState: new EventEmitter<void>().event,
           onDidDispose: disposeEmitter.event,
