@@ -1,8 +1,8 @@
 // Chat panel render cost while an answer streams, in headless Chromium, through the webview tests' measurement
-// (test/webview/support/render-cost.ts): the real webview bundle, deltas a few tokens per animation frame, per-frame
-// render time recorded by the streaming renderer itself. Per round one short and one long answer (order
-// alternating), each in a fresh panel with 10 earlier turns; linearity = cost(long) ÷ cost(short), so 2.0 means the
-// cost per token does not grow with the answer's length.
+// (test/webview/support/render-cost.ts): the real webview bundle (with its benchmark-only RENDER_STATS on), deltas
+// a few tokens per animation frame, per-frame render time recorded by the streaming renderer itself. Per round one
+// short and one long answer (order alternating), each in a fresh panel with 10 earlier turns; linearity =
+// cost(long) ÷ cost(short), so 2.0 means the cost per token does not grow with the answer's length.
 // Usage: node --import tsx bench/webview.ts --out=<file> [--rounds=5] [--short=4000] [--long=8000] [--per-frame=8]
 import { writeFileSync } from 'node:fs';
 import { startHarness } from '../test/webview/support/harness';

@@ -2,7 +2,7 @@
 // them, and both sides parse what they receive at runtime (a webview is a separate, less trusted process).
 import { z } from 'zod';
 import { ID_PATTERN, L10N_KEY_PATTERN, LANGUAGE_PATTERN, LIMITS } from './limits';
-import { messageSchema, parseMessage, type ProtocolError } from './validation';
+import { messageParser, messageSchema, type ProtocolError } from './validation';
 
 const id = z.string().regex(ID_PATTERN);
 const userText = z.string().min(1).max(LIMITS.userText).refine((s) => s.trim() !== '', 'empty text');
@@ -100,11 +100,7 @@ export type StateMessage = Extract<HostToWebview, { type: 'state' }>;
 export type MessageDone = Extract<HostToWebview, { type: 'messageDone' }>;
 
 /** Validates a message posted by the webview. Never throws; unknown types, extra fields and oversize text are errors. */
-export function parseWebviewToHost(raw: unknown): WebviewToHost | ProtocolError {
-  return parseMessage(webviewToHostSchema, raw);
-}
+export const parseWebviewToHost: (raw: unknown) => WebviewToHost | ProtocolError = messageParser(webviewToHostSchema);
 
 /** Validates a message posted by the host. Never throws. */
-export function parseHostToWebview(raw: unknown): HostToWebview | ProtocolError {
-  return parseMessage(hostToWebviewSchema, raw);
-}
+export const parseHostToWebview: (raw: unknown) => HostToWebview | ProtocolError = messageParser(hostToWebviewSchema);

@@ -4,7 +4,7 @@
 // side and nothing here or in the page changes.
 import { z } from 'zod';
 import { LIMITS } from './limits';
-import { messageSchema, parseMessage, type ProtocolError } from './validation';
+import { messageParser, messageSchema, type ProtocolError } from './validation';
 
 export const STATUS_LIMITS = {
   /** Totals rows, charts, and GPUs listed. */
@@ -66,11 +66,7 @@ export type StatusLayout = Extract<HostToStatusView, { type: 'layout' }>;
 export type StatusUpdate = Extract<HostToStatusView, { type: 'update' }>;
 
 /** Validates a message posted by the status view. Never throws. */
-export function parseStatusViewToHost(raw: unknown): StatusViewToHost | ProtocolError {
-  return parseMessage(statusViewToHostSchema, raw);
-}
+export const parseStatusViewToHost: (raw: unknown) => StatusViewToHost | ProtocolError = messageParser(statusViewToHostSchema);
 
 /** Validates a message posted to the status view. Never throws. */
-export function parseHostToStatusView(raw: unknown): HostToStatusView | ProtocolError {
-  return parseMessage(hostToStatusViewSchema, raw);
-}
+export const parseHostToStatusView: (raw: unknown) => HostToStatusView | ProtocolError = messageParser(hostToStatusViewSchema);

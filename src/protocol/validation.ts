@@ -14,8 +14,12 @@ export function isProtocolError(x: unknown): x is ProtocolError {
   return typeof x === 'object' && x !== null && 'error' in x && !('type' in x);
 }
 
-/** Validates one received message against `schema`. Never throws. */
-export function parseMessage<T>(schema: z.ZodType<T>, raw: unknown): T | ProtocolError {
+/** The parser of one direction of a protocol: validates a received message against `schema`; never throws. */
+export function messageParser<T>(schema: z.ZodType<T>): (raw: unknown) => T | ProtocolError {
+  return (raw) => parseMessage(schema, raw);
+}
+
+function parseMessage<T>(schema: z.ZodType<T>, raw: unknown): T | ProtocolError {
   try {
     const r = schema.safeParse(raw);
     if (r.success) return r.data;

@@ -28,9 +28,9 @@ import { applyDelta, applyDone } from './stateUpdates';
 const COPIED_FEEDBACK_MS = 1500;
 
 export class ChatPanel implements ChatContext {
-  strings: Strings;
-  state: StateMessage | null;
-  /** The host's translations as received (persisted; `strings` is derived from them). */
+  private currentStrings: Strings;
+  private currentState: StateMessage | null;
+  /** The host's translations as received (persisted; the strings are derived from them). */
   private receivedStrings: Record<string, string>;
   private readonly saver: StateSaver;
   private readonly newChatButton: HTMLButtonElement;
@@ -43,8 +43,8 @@ export class ChatPanel implements ChatContext {
   constructor(private readonly root: HTMLElement, private readonly api: ChatVsCodeApi) {
     const restored = restoreState(api);
     this.receivedStrings = restored?.strings ?? {};
-    this.strings = mergeStrings(this.receivedStrings);
-    this.state = restored?.state ?? null;
+    this.currentStrings = mergeStrings(this.receivedStrings);
+    this.currentState = restored?.state ?? null;
     this.saver = new StateSaver(api, () => ({
       version: 1,
       state: this.state,
@@ -68,6 +68,14 @@ export class ChatPanel implements ChatContext {
     this.applyStrings();
     this.renderAll();
     this.postToHost({ type: 'ready' });
+  }
+
+  get strings(): Strings {
+    return this.currentStrings;
+  }
+
+  get state(): StateMessage | null {
+    return this.currentState;
   }
 
   postToHost(message: WebviewToHost): void {
@@ -97,7 +105,7 @@ export class ChatPanel implements ChatContext {
     switch (message.type) {
       case 'l10n':
         this.receivedStrings = message.strings;
-        this.strings = mergeStrings(message.strings);
+        this.currentStrings = mergeStrings(message.strings);
         this.applyStrings();
         this.messages.forgetRendered(); // labels inside messages (markers, code buttons) are localized too
         this.renderAll();
@@ -108,7 +116,7 @@ export class ChatPanel implements ChatContext {
           this.messages.pinToBottom();
           this.errorBanner.clear();
         }
-        this.state = message;
+        this.currentState = message;
         this.renderAll();
         break;
       case 'delta':

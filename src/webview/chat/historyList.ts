@@ -49,13 +49,13 @@ export class HistoryList {
       return;
     }
     const activeId = this.ctx.state?.activeId;
-    this.list.replaceChildren(...conversations.map((c) => {
-      const title = c.title || strings.untitled;
-      const current = c.id === activeId;
+    this.list.replaceChildren(...conversations.map((conversation) => {
+      const title = conversation.title || strings.untitled;
+      const current = conversation.id === activeId;
       const deleteLabel = format(strings.deleteConversation, title);
       return el('li', { class: current ? 'history-item current' : 'history-item' },
-        button(title, 'selectConversation', { 'data-id': c.id, class: 'history-select', 'aria-current': current ? 'true' : undefined, title }),
-        button('×', 'deleteConversation', { 'data-id': c.id, class: 'history-delete', 'aria-label': deleteLabel, title: deleteLabel }));
+        button(title, 'selectConversation', { 'data-id': conversation.id, class: 'history-select', 'aria-current': current ? 'true' : undefined, title }),
+        button('×', 'deleteConversation', { 'data-id': conversation.id, class: 'history-delete', 'aria-label': deleteLabel, title: deleteLabel }));
     }));
   }
 }

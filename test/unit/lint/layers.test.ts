@@ -50,62 +50,78 @@ async function layerFindings(file: string, specifier: string): Promise<string[]>
   return result.messages.filter((m) => m.ruleId && LAYER_RULES.has(m.ruleId)).map((m) => `${m.ruleId}: ${m.message}`);
 }
 
-async function assertRejected(file: string, specifier: string, rule: string): Promise<void> {
-  const found = await layerFindings(file, specifier);
-  assert.equal(found.length, 1, `${file} importing ${specifier}: ${JSON.stringify(found)}`);
-  assert.ok(found[0]!.startsWith(`${rule}: `), found[0]);
-}
+const PATHS = 'import/no-restricted-paths';
+const NAMES = 'no-restricted-imports';
 
-async function assertAllowed(file: string, specifier: string): Promise<void> {
-  assert.deepEqual(await layerFindings(file, specifier), [], `${file} may import ${specifier}`);
-}
+/** [file, what it imports, the rule that must refuse it]: one deliberately bad import per row. */
+type Rejected = [file: string, specifier: string, rule: string];
+/** [file, what it imports]: imports the layer is allowed. */
+type Allowed = [file: string, specifier: string];
+
+const LAYERS: { rule: string; rejected: Rejected[]; allowed: Allowed[] }[] = [
+  {
+    rule: 'src/core imports neither vscode nor src/vscode, src/cli, src/webview',
+    rejected: [
+      ['src/core/chat/bad.ts', 'vscode', NAMES],
+      ['src/core/chat/bad.ts', '../../vscode/extension', PATHS],
+      ['src/core/chat/bad.ts', '../../cli/main', PATHS],
+      ['src/core/chat/bad.ts', '../../webview/chat/chatPanel', PATHS],
+    ],
+    allowed: [['src/core/chat/ok.ts', './conversation'], ['src/core/chat/ok.ts', '../../protocol'], ['src/core/chat/ok.ts', 'node:fs']],
+  },
+  {
+    rule: 'src/webview imports only src/protocol and browser libraries',
+    rejected: [
+      ...['node:fs', 'fs', 'path', 'crypto', 'child_process', 'fs/promises', 'undici', 'execa', 'vscode']
+        .map((bare): Rejected => ['src/webview/chat/bad.ts', bare, NAMES]),
+      ['src/webview/chat/bad.ts', '../../core/chat/conversation', PATHS],
+      ['src/webview/chat/bad.ts', '../../vscode/extension', PATHS],
+      ['src/webview/chat/bad.ts', '../../cli/main', PATHS],
+    ],
+    allowed: [['src/webview/chat/ok.ts', '../../protocol'], ['src/webview/chat/ok.ts', '../shared/dom'], ['src/webview/chat/ok.ts', 'dompurify']],
+  },
+  {
+    rule: 'src/protocol imports nothing of ours but itself (and nothing a browser lacks)',
+    rejected: [
+      ['src/protocol/bad.ts', '../core/chat/conversation', PATHS],
+      ['src/protocol/bad.ts', '../webview/shared/dom', PATHS],
+      ['src/protocol/bad.ts', '../vscode/extension', PATHS],
+      ['src/protocol/bad.ts', 'node:path', NAMES],
+    ],
+    allowed: [['src/protocol/ok.ts', './limits'], ['src/protocol/ok.ts', 'zod']],
+  },
+  {
+    rule: 'the adapters (src/vscode, src/cli) do not import each other or the webviews',
+    rejected: [
+      ['src/vscode/bad.ts', '../cli/main', PATHS],
+      ['src/vscode/bad.ts', '../webview/chat/chatPanel', PATHS],
+      ['src/cli/bad.ts', '../vscode/extension', PATHS],
+    ],
+    allowed: [['src/vscode/ok.ts', 'vscode'], ['src/vscode/ok.ts', '../core/chat/conversation'], ['src/cli/ok.ts', '../core/chat/conversation']],
+  },
+  {
+    rule: 'nothing in src/ imports test/ or bench/',
+    rejected: [
+      ['src/vscode/bad.ts', '../../test/support/server', PATHS],
+      ['src/core/chat/bad.ts', '../../../test/support/server', PATHS],
+      ['src/core/chat/bad.ts', '../../../bench/client', PATHS],
+    ],
+    // tests import whatever they test
+    allowed: [['test/support/ok.ts', '../../src/vscode/extension']],
+  },
+];
 
 describe('layers enforced by path (eslint.config.mjs)', () => {
-  it('src/core imports neither vscode nor src/vscode, src/cli, src/webview', async () => {
-    await assertRejected('src/core/chat/bad.ts', 'vscode', 'no-restricted-imports');
-    await assertRejected('src/core/chat/bad.ts', '../../vscode/extension', 'import/no-restricted-paths');
-    await assertRejected('src/core/chat/bad.ts', '../../cli/main', 'import/no-restricted-paths');
-    await assertRejected('src/core/chat/bad.ts', '../../webview/chat/chatPanel', 'import/no-restricted-paths');
-    await assertAllowed('src/core/chat/ok.ts', './conversation');
-    await assertAllowed('src/core/chat/ok.ts', '../../protocol');
-    await assertAllowed('src/core/chat/ok.ts', 'node:fs');
-  });
-
-  it('src/webview imports only src/protocol and browser libraries', async () => {
-    for (const bare of ['node:fs', 'fs', 'path', 'crypto', 'child_process', 'fs/promises', 'undici', 'execa', 'vscode']) {
-      await assertRejected('src/webview/chat/bad.ts', bare, 'no-restricted-imports');
-    }
-    await assertRejected('src/webview/chat/bad.ts', '../../core/chat/conversation', 'import/no-restricted-paths');
-    await assertRejected('src/webview/chat/bad.ts', '../../vscode/extension', 'import/no-restricted-paths');
-    await assertRejected('src/webview/chat/bad.ts', '../../cli/main', 'import/no-restricted-paths');
-    await assertAllowed('src/webview/chat/ok.ts', '../../protocol');
-    await assertAllowed('src/webview/chat/ok.ts', '../shared/dom');
-    await assertAllowed('src/webview/chat/ok.ts', 'dompurify');
-  });
-
-  it('src/protocol imports nothing of ours but itself (and nothing browser-unsafe)', async () => {
-    await assertRejected('src/protocol/bad.ts', '../core/chat/conversation', 'import/no-restricted-paths');
-    await assertRejected('src/protocol/bad.ts', '../webview/shared/dom', 'import/no-restricted-paths');
-    await assertRejected('src/protocol/bad.ts', '../vscode/extension', 'import/no-restricted-paths');
-    await assertRejected('src/protocol/bad.ts', 'node:path', 'no-restricted-imports');
-    await assertAllowed('src/protocol/ok.ts', './limits');
-    await assertAllowed('src/protocol/ok.ts', 'zod');
-  });
-
-  it('the adapters (src/vscode, src/cli) do not import each other or the webviews', async () => {
-    await assertRejected('src/vscode/bad.ts', '../cli/main', 'import/no-restricted-paths');
-    await assertRejected('src/vscode/bad.ts', '../webview/chat/chatPanel', 'import/no-restricted-paths');
-    await assertRejected('src/cli/bad.ts', '../vscode/extension', 'import/no-restricted-paths');
-    await assertAllowed('src/vscode/ok.ts', 'vscode');
-    await assertAllowed('src/vscode/ok.ts', '../core/chat/conversation');
-    await assertAllowed('src/cli/ok.ts', '../core/chat/conversation');
-  });
-
-  it('nothing in src/ imports test/ or bench/', async () => {
-    await assertRejected('src/vscode/bad.ts', '../../test/support/server', 'import/no-restricted-paths');
-    await assertRejected('src/core/chat/bad.ts', '../../../test/support/server', 'import/no-restricted-paths');
-    await assertRejected('src/core/chat/bad.ts', '../../../bench/client', 'import/no-restricted-paths');
-    // tests import whatever they test
-    await assertAllowed('test/support/ok.ts', '../../src/vscode/extension');
-  });
+  for (const layer of LAYERS) {
+    it(layer.rule, async () => {
+      for (const [file, specifier, rule] of layer.rejected) {
+        const found = await layerFindings(file, specifier);
+        assert.equal(found.length, 1, `${file} importing ${specifier}: ${JSON.stringify(found)}`);
+        assert.ok(found[0]!.startsWith(`${rule}: `), found[0]);
+      }
+      for (const [file, specifier] of layer.allowed) {
+        assert.deepEqual(await layerFindings(file, specifier), [], `${file} may import ${specifier}`);
+      }
+    });
+  }
 });
