@@ -124,10 +124,13 @@ if (failedStages.length) console.log(`\nfailed stages: ${failedStages.join(', ')
 console.log(`\n${passed} passed, ${failed} failed, ${skipped} skipped`);
 process.exit(failedStages.length || failed ? 1 : 0);
 
-/** Counts leaf <testcase> elements; a testcase with <failure>/<error> failed, with <skipped> was skipped. */
+/**
+ * Counts leaf <testcase> elements; a testcase with <failure>/<error> failed, with <skipped> was skipped. Attribute
+ * values are skipped as quoted strings: node's reporter leaves `>` unescaped in names ("targets: >= and <= ...").
+ */
 function countJUnit(text) {
   let p = 0, f = 0, s = 0;
-  const re = /<testcase\b[^>]*?(\/>|>([\s\S]*?)<\/testcase>)/g;
+  const re = /<testcase\b(?:[^>"]|"[^"]*")*?(\/>|>([\s\S]*?)<\/testcase>)/g;
   for (const m of text.matchAll(re)) {
     const body = m[2] ?? '';
     if (/<(failure|error)\b/.test(body)) f += 1;
