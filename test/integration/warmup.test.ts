@@ -4,9 +4,9 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { encodeBytesTensor, encodeInt32Tensor, readWarmupRequest, warmupFiles, writeWarmupFiles } from '../../../src/core/repository/warmup';
+import { encodeBytesTensor, encodeInt32Tensor, readWarmupRequest, warmupFiles, writeWarmupFiles } from '../../src/core/repository/warmup';
 
-const root = join(__dirname, '../../..');
+const root = join(__dirname, '../..');
 const requestPath = join(root, 'triton/warmup_requests.json');
 const committedDir = join(root, 'triton/model_repository/chatglm3-6b/warmup');
 const generator = join(root, 'triton/scripts/gen_warmup.py');

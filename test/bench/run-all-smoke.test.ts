@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { test } from 'node:test';
 
-const root = resolve(__dirname, '../../..');
+const root = resolve(__dirname, '../..');
 
 interface Figure { value: number | null; median_of: number; min: number | null; max: number | null; met: boolean | null; reason?: string; source?: string }
 
