@@ -15,7 +15,7 @@ const cliPath = join(projectRoot, 'dist/cli.js');
 before(async () => {
   // Same options as the CLI entry of esbuild.mjs; only this bundle, so the test does not depend on the others.
   await esbuild.build({
-    entryPoints: { cli: join(projectRoot, 'src/core/cli/main.ts') },
+    entryPoints: { cli: join(projectRoot, 'src/cli/main.ts') },
     outdir: join(projectRoot, 'dist'),
     bundle: true, platform: 'node', format: 'cjs', target: 'node20', sourcemap: 'linked', legalComments: 'none',
     banner: { js: '#!/usr/bin/env node' }, logLevel: 'warning',

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { after, before, describe, test } from 'node:test';
-import { ConversationService } from '../../src/core/chat/conversation-service';
+import { ConversationService } from '../../src/core/chat/conversationService';
 import { MemoryConversationStore } from '../../src/core/chat/store';
 import { installRepository, MODEL_NAME } from '../../src/core/repository';
 import { ContainerManager, isServerError, resolveSettings, type ServerHandle, type ServerSettings } from '../../src/core/server';

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import type { Conversation } from '../../src/core/chat/conversation';
-import { FileConversationStore } from '../../src/core/chat/file-store';
+import { FileConversationStore } from '../../src/core/chat/fileStore';
 import { contentFor } from './support/store-content';
 import { SOAK } from './support/server';
 

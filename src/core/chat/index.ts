@@ -1,8 +1,8 @@
 // Public surface of the VS Code-free chat core.
 export * from './messages';
 export * from './conversation';
-export * from './token-estimate';
-export * from './request-builder';
+export * from './tokenEstimate';
+export * from './requestBuilder';
 export * from './store';
-export * from './file-store';
-export * from './conversation-service';
+export * from './fileStore';
+export * from './conversationService';

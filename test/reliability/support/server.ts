@@ -175,7 +175,7 @@ export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
  * streams into the ConversationService, and an error keeps the partial answer marked failed.
  */
 export async function answerThroughService(
-  svc: import('../../../src/core/chat/conversation-service').ConversationService,
+  svc: import('../../../src/core/chat/conversationService').ConversationService,
   client: TritonClient,
   question: string,
   options: { maxNewTokens?: number; idleTimeoutMs?: number; onDelta?: (received: string) => void } = {},

@@ -1,8 +1,8 @@
 // Child process of store-crash.test.ts: what the extension host does while chatting, as fast as it can, until it
 // is killed. Each question is flushed before "committed <conversation> <message>" is printed (the service's
 // promise), each finished answer likewise; the parent then kills this process at a random moment.
-import { ConversationService } from '../../../src/core/chat/conversation-service';
-import { FileConversationStore } from '../../../src/core/chat/file-store';
+import { ConversationService } from '../../../src/core/chat/conversationService';
+import { FileConversationStore } from '../../../src/core/chat/fileStore';
 import { contentFor } from './store-content';
 
 async function main(): Promise<void> {

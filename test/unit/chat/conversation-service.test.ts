@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ChatError, ConversationService } from '../../../src/core/chat/conversation-service';
+import { ChatError, ConversationService } from '../../../src/core/chat/conversationService';
 import { MemoryConversationStore } from '../../../src/core/chat/store';
 import type { Conversation } from '../../../src/core/chat/conversation';
 

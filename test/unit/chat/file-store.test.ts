@@ -4,7 +4,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { FileConversationStore, parseStoreFile } from '../../../src/core/chat/file-store';
+import { FileConversationStore, parseStoreFile } from '../../../src/core/chat/fileStore';
 import type { Conversation } from '../../../src/core/chat/conversation';
 
 const dirs: string[] = [];

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { buildChatRequest } from '../../../src/core/chat/request-builder';
-import { estimateTokens } from '../../../src/core/chat/token-estimate';
+import { buildChatRequest } from '../../../src/core/chat/requestBuilder';
+import { estimateTokens } from '../../../src/core/chat/tokenEstimate';
 import type { Conversation, StoredMessage } from '../../../src/core/chat/conversation';
 
 let n = 0;

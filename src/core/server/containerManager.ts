@@ -2,8 +2,8 @@
 // stop, restart and building the image. All docker calls go through DockerCli (argument arrays, typed errors).
 import {
   ADMIN_HEADER, buildImageArgs, buildRunArgs, inspectArgs, listManagedArgs, logsArgs, newAdminKey, rmArgs, stopArgs,
-} from './docker-args';
-import { DockerCli, type DockerCliOptions, type LineStream } from './docker-cli';
+} from './dockerArgs';
+import { DockerCli, type DockerCliOptions, type LineStream } from './dockerCli';
 import { containerExitedError, ServerError } from './errors';
 import { parseInspect, type ContainerInfo } from './inspect';
 import { throwIfAborted, waitForLive } from './liveness';

@@ -2,15 +2,15 @@
 // Output goes through `CliIo` so tests can capture it; each command returns its exit code or throws.
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { ChatMessage, ChatRequest } from '../chat/messages';
-import { installRepository, MODEL_NAME, type ModelSettings } from '../repository';
+import type { ChatMessage, ChatRequest } from '../core/chat/messages';
+import { installRepository, MODEL_NAME, type ModelSettings } from '../core/repository';
 import {
   ContainerManager, isLoopback, isLive, logsArgs, resolveSettings, ServerError, type PreflightCheck, type ServerSettings,
-} from '../server';
-import { findSamples, streamChat, sumMetric, summarizeStatistics, TritonClient } from '../triton';
-import { readHistory, writeHistory } from './history-file';
+} from '../core/server';
+import { findSamples, streamChat, sumMetric, summarizeStatistics, TritonClient } from '../core/triton';
+import { readHistory, writeHistory } from './historyFile';
 import { UsageError, type CliConfig } from './options';
-import { EXIT } from './report-error';
+import { EXIT } from './reportError';
 
 export interface CliIo {
   out(text: string): void;

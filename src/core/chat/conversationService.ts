@@ -10,7 +10,7 @@ import {
   type StoredMessage,
 } from './conversation';
 import type { FinishReason } from './messages';
-import { buildChatRequest, type BuildRequestError, type BuildRequestOk, type BuildRequestOptions, type BuildRequestResult } from './request-builder';
+import { buildChatRequest, type BuildRequestError, type BuildRequestOk, type BuildRequestOptions, type BuildRequestResult } from './requestBuilder';
 import type { ConversationStore, LoadProblem } from './store';
 
 export type ChatErrorCode =

@@ -2,7 +2,7 @@
 // trimmed by turns (historyLen) and by an estimated token budget, with a report of what was left out.
 import type { ChatMessage, ChatRequest } from './messages';
 import type { Conversation, StoredMessage } from './conversation';
-import { estimateTokens, MESSAGE_OVERHEAD_TOKENS, PROMPT_OVERHEAD_TOKENS } from './token-estimate';
+import { estimateTokens, MESSAGE_OVERHEAD_TOKENS, PROMPT_OVERHEAD_TOKENS } from './tokenEstimate';
 
 export interface BuildRequestOptions {
   /** Turns of history kept (0 = none); absent = all that fit. Also passed on to the model. */
