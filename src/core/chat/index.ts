@@ -1,4 +1,4 @@
-// Public surface of the VS Code-free chat core.
+// Public surface of the chat core: conversations, their store, request building and answer running.
 export * from './messages';
 export * from './conversation';
 export * from './tokenEstimate';
@@ -6,3 +6,4 @@ export * from './requestBuilder';
 export * from './store';
 export * from './fileStore';
 export * from './conversationService';
+export * from './answerRunner';

@@ -27,7 +27,7 @@ export interface BuildRequestOk {
 
 export interface BuildRequestError {
   ok: false;
-  code: 'NO_QUESTION' | 'PROMPT_TOO_LONG';
+  code: 'no-question' | 'prompt-too-long';
   message: string;
   estimatedInputTokens?: number;
 }
@@ -53,7 +53,7 @@ export function buildChatRequest(conversation: Conversation, options: BuildReque
   for (let i = messages.length - 1; i >= 0; i -= 1) {
     if (messages[i].role === 'user') { lastUser = i; break; }
   }
-  if (lastUser < 0) return { ok: false, code: 'NO_QUESTION', message: 'The conversation has no question to send.' };
+  if (lastUser < 0) return { ok: false, code: 'no-question', message: 'The conversation has no question to send.' };
   const prompt = messages[lastUser].content;
 
   const turns: Turn[] = [];
@@ -88,7 +88,7 @@ export function buildChatRequest(conversation: Conversation, options: BuildReque
     if (fixedCost > options.maxInputTokens) {
       return {
         ok: false,
-        code: 'PROMPT_TOO_LONG',
+        code: 'prompt-too-long',
         message: `The question (about ${fixedCost} tokens with the system prompt) exceeds the model's input budget of ${options.maxInputTokens} tokens.`,
         estimatedInputTokens: fixedCost,
       };

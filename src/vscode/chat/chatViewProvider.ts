@@ -47,11 +47,11 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       view.onDidDispose(() => {
         if (this.view === view) {
           this.view = undefined;
-          this.chat.setPoster(undefined);
+          this.chat.connectView(undefined);
         }
       }),
     );
-    this.chat.setPoster((m) => this.post(m));
+    this.chat.connectView((m) => this.post(m));
   }
 
   private receive(raw: unknown): void {
@@ -88,7 +88,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 
   dispose(): void {
     this.disposeView();
-    this.chat.setPoster(undefined);
+    this.chat.connectView(undefined);
     this.view = undefined;
   }
 }

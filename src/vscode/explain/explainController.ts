@@ -5,14 +5,12 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { canInfer } from '../../core/state/lifecycle';
 import type { ChatController } from '../chat/chatController';
+import { COMMANDS } from '../commandIds';
 import type { SettingsService } from '../config/settingsService';
 import type { Log } from '../log';
 import type { LifecycleStore } from '../state/lifecycleStore';
 import { buildExplainPrompt, usableSelections } from '../../core/explain/explainPrompt';
 import { fanout } from '../../core/explain/fanout';
-
-export const CONTINUE_IN_CHAT_COMMAND = 'tritonChatglm.continueInChat';
-export const DISMISS_EXPLANATION_COMMAND = 'tritonChatglm.dismissExplanation';
 
 /** Comment bodies are re-rendered at most this often while streaming (each update re-lays out the editor). */
 const RENDER_INTERVAL_MS = 100;
@@ -148,11 +146,9 @@ export class ExplainController implements vscode.Disposable {
       comment.label = label;
       thread.comments = [comment];
     };
-    const { conversationId, outcome } = await this.chat.ask(prompt, signal, {
-      onDelta: (delta) => {
-        text += delta;
-        timer ??= setTimeout(() => render(vscode.l10n.t('answering…')), RENDER_INTERVAL_MS);
-      },
+    const { conversationId, outcome } = await this.chat.ask(prompt, signal, (delta) => {
+      text += delta;
+      timer ??= setTimeout(() => render(vscode.l10n.t('answering…')), RENDER_INTERVAL_MS);
     });
     if (timer) clearTimeout(timer);
     this.conversationOf.set(thread, conversationId);
@@ -181,8 +177,8 @@ export class ExplainController implements vscode.Disposable {
     const load = vscode.l10n.t('Load Model');
     const buttons = s.server === 'running' ? [load] : s.mode === 'managed' ? [start] : [];
     const picked = await vscode.window.showWarningMessage(vscode.l10n.t('ChatGLM3 is not ready: start the server and load the model first.'), ...buttons);
-    if (picked === start) await vscode.commands.executeCommand('tritonChatglm.startServer');
-    if (picked === load) await vscode.commands.executeCommand('tritonChatglm.loadModel');
+    if (picked === start) await vscode.commands.executeCommand(COMMANDS.startServer);
+    if (picked === load) await vscode.commands.executeCommand(COMMANDS.loadModel);
   }
 
   /** "Continue in Chat" on a thread: opens its conversation in the panel. */
