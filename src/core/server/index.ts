@@ -1,4 +1,4 @@
-// Public surface of the container layer (VS Code-free): settings, docker argument builders, errors, preflight,
+// Public surface of the container layer: settings, docker argument builders, errors, preflight,
 // and the ContainerManager.
 export * from './errors';
 export * from './settings';

@@ -1,5 +1,5 @@
 // The chat side panel (WebviewView): strict CSP, resources only from dist/ and media/, and every message from
-// the webview parsed by the shared protocol (D's zod schemas) before anything acts on it.
+// the webview parsed by the shared protocol (zod schemas) before anything acts on it.
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
