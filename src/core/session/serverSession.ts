@@ -8,7 +8,7 @@ import { MODEL_NAME } from '../repository';
 import { resolveSettings, ServerError, type ServerHandle } from '../server';
 import { SessionConnection, type AttachResult, type ServerReport } from './connection';
 import { failure, isCancellation } from './observe';
-import type { ContainerControl, SessionClient, SessionDeps, SessionOptions } from './ports';
+import type { ContainerControl, ProgressReport, SessionClient, SessionDeps, SessionOptions } from './ports';
 import type { SessionSettings } from './sessionSettings';
 
 /** Poll interval of the repository index while waiting for an unload. */
@@ -81,46 +81,40 @@ export class ServerSession<C extends SessionClient> {
       throw new ServerError({ code: 'weights-missing', message: 'No weights path is set.', fix: 'Set the path of the ChatGLM3-6B checkpoint directory.' });
     }
     if (!this.state.dispatch({ type: 'startRequested' })) return undefined;
-    const op = this.beginOperation();
     let container: ContainerControl | undefined;
-    try {
-      const handle = await this.deps.ui.progress('start', async (report, signal) => {
-        report.step('preparing-repository');
-        await this.install(s);
-        this.connection.warnIfExposed(s.server.bindAddress, 'will be');
-        container = this.deps.createContainer(resolveSettings(s.server));
-        this.connection.progressDetail = (text) => report.detail(text);
-        const started = await container.start({
-          signal,
-          ...(options.preflight === false ? { preflight: false } : {}),
-          onLog: (line) => this.connection.onContainerLog(line),
-          onProgress: (step) => report.step(step),
-        });
-        this.connection.adopt(container, started, false);
-        return started;
-      }, op.signal);
-      this.state.dispatch({ type: 'serverUp' });
-      this.log.info('The server is live.');
-      void this.offerLoadAfterStart();
-      return handle;
-    } catch (e) {
-      const cancelled = op.signal.aborted || isCancellation(e);
-      if (cancelled && this.connection.stopping) return undefined; // a stop cancelled the start and removes the container itself
-      if (cancelled) {
+    const handle = await this.cancellable('start', async (report, signal) => {
+      report.step('preparing-repository');
+      await this.install(s);
+      this.connection.warnIfExposed(s.server.bindAddress, 'will be');
+      container = this.deps.createContainer(resolveSettings(s.server));
+      this.connection.progressDetail = (text) => report.detail(text);
+      const started = await container.start({
+        signal,
+        ...(options.preflight === false ? { preflight: false } : {}),
+        onLog: (line) => this.connection.onContainerLog(line),
+        onProgress: (step) => report.step(step),
+      });
+      this.connection.adopt(container, started, false);
+      return started;
+    }, {
+      cancelled: async () => {
+        if (this.connection.stopping) return; // a stop cancelled the start and removes the container itself
         this.log.info('Start cancelled; removing the container.');
         this.state.dispatch({ type: 'stopRequested' });
         await container?.stop().catch((err: unknown) => this.log.error('Removing the container failed', err));
         void this.connection.release();
         this.state.dispatch({ type: 'serverStopped' });
-        return undefined;
-      }
-      void this.connection.release();
-      this.state.dispatch({ type: 'startFailed', error: failure(e) });
-      throw e;
-    } finally {
-      this.endOperation(op);
-      this.connection.progressDetail = undefined;
-    }
+      },
+      failed: (e) => {
+        void this.connection.release();
+        this.state.dispatch({ type: 'startFailed', error: failure(e) });
+      },
+    });
+    if (!handle) return undefined;
+    this.state.dispatch({ type: 'serverUp' });
+    this.log.info('The server is live.');
+    void this.offerLoadAfterStart();
+    return handle;
   }
 
   /** Stops and removes our container (also one left behind exited). Cancels a start in progress. */
@@ -169,46 +163,40 @@ export class ServerSession<C extends SessionClient> {
     if (!client) return false;
     const wasReady = this.state.current.model === 'ready';
     if (!this.state.dispatch({ type: 'loadRequested' })) return false;
-    const op = this.beginOperation();
-    try {
-      await this.deps.ui.progress('load', async (report, signal) => {
-        const s = this.deps.settings();
-        if (s.mode === 'managed') {
-          report.step('writing-config');
-          const changed = await this.install(s);
-          if (wasReady && changed.length > 0) {
-            // A changed model would be loaded next to the old copy before the swap (twice the GPU memory):
-            // unload first and wait until it is gone.
-            report.step('unloading-old');
-            await this.unloadAndWait(client, signal);
-          }
+    const loaded = await this.cancellable('load', async (report, signal) => {
+      const s = this.deps.settings();
+      if (s.mode === 'managed') {
+        report.step('writing-config');
+        const changed = await this.install(s);
+        if (wasReady && changed.length > 0) {
+          // A changed model would be loaded next to the old copy before the swap (twice the GPU memory):
+          // unload first and wait until it is gone.
+          report.step('unloading-old');
+          await this.unloadAndWait(client, signal);
         }
-        report.step('loading-weights');
-        this.connection.progressDetail = (text) => report.detail(text);
-        await client.loadModel(MODEL_NAME, {
-          signal,
-          progressIntervalMs: this.options.loadProgressIntervalMs,
-          onProgress: (progress) => report.loadProgress(progress),
-          ...(this.options.loadTimeoutMs !== undefined ? { timeoutMs: this.options.loadTimeoutMs } : {}),
-        });
-      }, op.signal);
-      this.state.dispatch({ type: 'modelReady' });
-      this.log.info('ChatGLM3 is ready.');
+      }
+      report.step('loading-weights');
+      this.connection.progressDetail = (text) => report.detail(text);
+      await client.loadModel(MODEL_NAME, {
+        signal,
+        progressIntervalMs: this.options.loadProgressIntervalMs,
+        onProgress: (progress) => report.loadProgress(progress),
+        ...(this.options.loadTimeoutMs !== undefined ? { timeoutMs: this.options.loadTimeoutMs } : {}),
+      });
       return true;
-    } catch (e) {
-      if (op.signal.aborted || isCancellation(e)) {
+    }, {
+      cancelled: async () => {
         // Cancelling a load = stop waiting and unload what the server may still be loading.
         this.log.info('Load cancelled; unloading.');
         await client.unloadModel(MODEL_NAME).catch((err: unknown) => this.log.error('Unload after cancel failed', err));
         this.state.dispatch({ type: 'modelUnloaded' });
-        return false;
-      }
-      this.state.dispatch({ type: 'loadFailed', error: failure(e) });
-      throw e;
-    } finally {
-      this.endOperation(op);
-      this.connection.progressDetail = undefined;
-    }
+      },
+      failed: (e) => this.state.dispatch({ type: 'loadFailed', error: failure(e) }),
+    });
+    if (!loaded) return false;
+    this.state.dispatch({ type: 'modelReady' });
+    this.log.info('ChatGLM3 is ready.');
+    return true;
   }
 
   /** Unloads the model and waits until its memory is free; while it loads, this cancels the load instead. */
@@ -260,15 +248,31 @@ export class ServerSession<C extends SessionClient> {
     return result.changed;
   }
 
-  private beginOperation(): AbortController {
+  /**
+   * Runs a start or a load with its progress as the operation that a stop, an unload or a crash cancels (a newer
+   * one cancels it too). Resolves undefined when it was cancelled; a failure is recorded, then thrown.
+   */
+  private async cancellable<T>(
+    operation: 'start' | 'load',
+    task: (report: ProgressReport, signal: AbortSignal) => Promise<T>,
+    outcome: { cancelled(): Promise<void>; failed(error: unknown): void },
+  ): Promise<T | undefined> {
     this.operation?.abort();
     const op = new AbortController();
     this.operation = op;
-    return op;
-  }
-
-  private endOperation(op: AbortController): void {
-    if (this.operation === op) this.operation = undefined;
+    try {
+      return await this.deps.ui.progress(operation, task, op.signal);
+    } catch (e) {
+      if (op.signal.aborted || isCancellation(e)) {
+        await outcome.cancelled();
+        return undefined;
+      }
+      outcome.failed(e);
+      throw e;
+    } finally {
+      if (this.operation === op) this.operation = undefined;
+      this.connection.progressDetail = undefined;
+    }
   }
 
   /** The running container keeps running: a window reload (or the next CLI command) attaches to it again. */
