@@ -266,7 +266,7 @@ async function stats(cfg: CliConfig, io: CliIo): Promise<number> {
     const t = clientOf(cli);
     const [raw] = await t.modelStatistics(MODEL_NAME, { signal: io.signal });
     if (!raw) throw new ServerNotRunningError(`No statistics for ${MODEL_NAME}: it is not loaded.`);
-    const s = summarizeStatistics(raw);
+    const summary = summarizeStatistics(raw);
     let gpu: Record<string, number> | undefined;
     if (t.metricsUrl) {
       try {
@@ -280,15 +280,15 @@ async function stats(cfg: CliConfig, io: CliIo): Promise<number> {
       } catch { /* metrics are optional (disabled, or not published) */ }
     }
     if (cfg.json) {
-      io.out(`${JSON.stringify({ ...s, metrics: gpu })}\n`);
+      io.out(`${JSON.stringify({ ...summary, metrics: gpu })}\n`);
       return EXIT.ok;
     }
     const ms = (ns: number) => `${(ns / 1e6).toFixed(1)} ms`;
-    io.out(`model:              ${s.model} (version ${s.version})\n`);
-    io.out(`requests:           ${s.inferenceCount} (${s.successCount} ok, ${s.failureCount} failed)\n`);
-    io.out(`batches executed:   ${s.executionCount}; average batch size ${s.averageBatchSize.toFixed(2)}\n`);
-    io.out(`batch sizes:        ${s.batches.map((b) => `${b.batchSize}×${b.executions}`).join(', ') || 'none yet'}\n`);
-    io.out(`average queue time: ${ms(s.averageQueueNs)}; average compute: ${ms(s.averageComputeNs)}\n`);
+    io.out(`model:              ${summary.model} (version ${summary.version})\n`);
+    io.out(`requests:           ${summary.inferenceCount} (${summary.successCount} ok, ${summary.failureCount} failed)\n`);
+    io.out(`batches executed:   ${summary.executionCount}; average batch size ${summary.averageBatchSize.toFixed(2)}\n`);
+    io.out(`batch sizes:        ${summary.batches.map((b) => `${b.batchSize}×${b.executions}`).join(', ') || 'none yet'}\n`);
+    io.out(`average queue time: ${ms(summary.averageQueueNs)}; average compute: ${ms(summary.averageComputeNs)}\n`);
     if (gpu) io.out(`pending requests:   ${gpu.pendingRequests}\n`);
     if (gpu?.gpuUtilization !== undefined) io.out(`GPU:                ${(gpu.gpuUtilization * 100).toFixed(0)}% busy; ${((gpu.gpuMemoryUsedBytes ?? 0) / 2 ** 30).toFixed(2)} GiB used\n`);
     return EXIT.ok;
@@ -300,8 +300,8 @@ async function logs(cfg: CliConfig, io: CliIo): Promise<number> {
   const m = containerManager(sessionSettingsFromCli(cfg, io).server, terminalLog(cfg, io));
   try {
     if (!cfg.follow) {
-      const s = await m.status(io.signal);
-      if (s.state === 'absent') throw new ServerNotRunningError('There is no container, so no log.');
+      const status = await m.status(io.signal);
+      if (status.state === 'absent') throw new ServerNotRunningError('There is no container, so no log.');
       for (const line of await m.logTail(m.settings.containerName, cfg.tail ?? 100)) io.out(`${line}\n`);
       return EXIT.ok;
     }

@@ -45,15 +45,15 @@ export interface AnswerSettings {
   requestTimeoutMs: number;
 }
 
-export function toAnswerSettings(s: ExtensionSettings): AnswerSettings {
+export function toAnswerSettings(settings: ExtensionSettings): AnswerSettings {
   return {
-    streaming: s.streaming,
-    temperature: s.temperature,
-    topP: s.topP,
-    maxNewTokens: s.maxNewTokens,
-    historyTurns: s.historyTurns,
-    streamIdleTimeoutMs: s.streamIdleTimeoutSeconds * 1000,
-    requestTimeoutMs: s.requestTimeoutSeconds * 1000,
+    streaming: settings.streaming,
+    temperature: settings.temperature,
+    topP: settings.topP,
+    maxNewTokens: settings.maxNewTokens,
+    historyTurns: settings.historyTurns,
+    streamIdleTimeoutMs: settings.streamIdleTimeoutSeconds * 1000,
+    requestTimeoutMs: settings.requestTimeoutSeconds * 1000,
   };
 }
 
@@ -113,7 +113,7 @@ export class AnswerRunner {
   private async run(conversationId: string, outer: AbortSignal | undefined, onDelta: ((text: string) => void) | undefined): Promise<AnswerOutcome> {
     const { service } = this.deps;
     const client = this.deps.client();
-    const s = this.deps.settings();
+    const settings = this.deps.settings();
     const message = service.startAnswer(conversationId);
     const ctrl = new AbortController();
     const onOuter = () => ctrl.abort();
@@ -132,11 +132,11 @@ export class AnswerRunner {
     try {
       if (!client) throw new TritonError('server-not-running', 'Not connected to a Triton server.', { operation: 'generate-stream', model: MODEL_NAME });
       const built = service.buildRequest(conversationId, {
-        historyLen: s.historyTurns,
+        historyLen: settings.historyTurns,
         maxInputTokens: DEFAULT_MODEL_SETTINGS.maxInputTokens,
-        temperature: s.temperature,
-        topP: s.topP,
-        maxNewTokens: s.maxNewTokens,
+        temperature: settings.temperature,
+        topP: settings.topP,
+        maxNewTokens: settings.maxNewTokens,
       });
       if (!built.ok) {
         const error = this.deps.describeRefusal(built);
@@ -144,10 +144,10 @@ export class AnswerRunner {
         return { status: 'failed', text, error };
       }
       const final = await this.deps.track(requestAnswer(client, built.request, {
-        streaming: s.streaming,
+        streaming: settings.streaming,
         signal: ctrl.signal,
-        idleTimeoutMs: s.streamIdleTimeoutMs,
-        timeoutMs: s.requestTimeoutMs,
+        idleTimeoutMs: settings.streamIdleTimeoutMs,
+        timeoutMs: settings.requestTimeoutMs,
         onDelta: deliver,
       }));
       await settle(service.finish(conversationId, message.id, final));

@@ -76,14 +76,14 @@ export class SessionConnection<C extends SessionClient> {
 
   private async attachNow(): Promise<AttachResult> {
     if (this.disposed) return { state: 'absent' };
-    const s = this.deps.settings();
-    if (s.mode === 'external') {
-      this.connectExternal(s);
+    const settings = this.deps.settings();
+    if (settings.mode === 'external') {
+      this.connectExternal(settings);
       await this.probe();
       return { state: 'external' };
     }
     if (this.handle) return { state: 'running', handle: this.handle };
-    const container = this.deps.createContainer(s.server);
+    const container = this.deps.createContainer(settings.server);
     let status: ServerStatus;
     try {
       status = await container.status();
@@ -127,8 +127,8 @@ export class SessionConnection<C extends SessionClient> {
     this.watchExit(container, handle.containerId);
   }
 
-  private connectExternal(s: SessionSettings): void {
-    const { external } = s;
+  private connectExternal(settings: SessionSettings): void {
+    const { external } = settings;
     for (const value of Object.values(external.headers)) this.log.addSecret(value);
     this.log.addSecret(external.adminKey);
     void this.setClient(this.deps.createClient({
@@ -136,7 +136,7 @@ export class SessionConnection<C extends SessionClient> {
       headers: external.headers,
       ...(external.metricsUrl ? { metricsUrl: external.metricsUrl } : {}),
       ...(external.adminKey ? { adminKey: external.adminKey } : {}),
-      requestTimeoutMs: s.requestTimeoutMs,
+      requestTimeoutMs: settings.requestTimeoutMs,
     }));
     this.externalPoll?.dispose();
     this.externalPoll = this.options.watch ? this.deps.timers.every(EXTERNAL_PROBE_MS, () => void this.probe()) : undefined;

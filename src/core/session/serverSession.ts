@@ -75,18 +75,18 @@ export class ServerSession<C extends SessionClient> {
    * state refused a start or it was cancelled (the container is removed then). Throws what made it fail.
    */
   async start(options: { preflight?: boolean } = {}): Promise<ServerHandle | undefined> {
-    const s = this.deps.settings();
-    if (s.mode !== 'managed') return undefined;
-    if (!s.server.weightsPath) {
+    const settings = this.deps.settings();
+    if (settings.mode !== 'managed') return undefined;
+    if (!settings.server.weightsPath) {
       throw new ServerError({ code: 'weights-missing', message: 'No weights path is set.', fix: 'Set the path of the ChatGLM3-6B checkpoint directory.' });
     }
     if (!this.state.dispatch({ type: 'startRequested' })) return undefined;
     let container: ContainerControl | undefined;
     const handle = await this.cancellable('start', async (report, signal) => {
       report.step('preparing-repository');
-      await this.install(s);
-      this.connection.warnIfExposed(s.server.bindAddress, 'will be');
-      container = this.deps.createContainer(resolveSettings(s.server));
+      await this.install(settings);
+      this.connection.warnIfExposed(settings.server.bindAddress, 'will be');
+      container = this.deps.createContainer(resolveSettings(settings.server));
       this.connection.progressDetail = (text) => report.detail(text);
       const started = await container.start({
         signal,
@@ -119,11 +119,11 @@ export class ServerSession<C extends SessionClient> {
 
   /** Stops and removes our container (also one left behind exited). Cancels a start in progress. */
   async stop(): Promise<void> {
-    const s = this.deps.settings();
-    if (s.mode !== 'managed') return;
+    const settings = this.deps.settings();
+    if (settings.mode !== 'managed') return;
     this.operation?.abort();
     if (!this.state.dispatch({ type: 'stopRequested' }) && this.state.current.server !== 'stopped') return;
-    const container = this.connection.container ?? this.deps.createContainer(s.server);
+    const container = this.connection.container ?? this.deps.createContainer(settings.server);
     this.connection.stopping = true;
     try {
       await this.deps.ui.progress('stop', async (report, signal) => {
@@ -164,10 +164,10 @@ export class ServerSession<C extends SessionClient> {
     const wasReady = this.state.current.model === 'ready';
     if (!this.state.dispatch({ type: 'loadRequested' })) return false;
     const loaded = await this.cancellable('load', async (report, signal) => {
-      const s = this.deps.settings();
-      if (s.mode === 'managed') {
+      const settings = this.deps.settings();
+      if (settings.mode === 'managed') {
         report.step('writing-config');
-        const changed = await this.install(s);
+        const changed = await this.install(settings);
         if (wasReady && changed.length > 0) {
           // A changed model would be loaded next to the old copy before the swap (twice the GPU memory):
           // unload first and wait until it is gone.
@@ -230,20 +230,20 @@ export class ServerSession<C extends SessionClient> {
 
   /** `docker build` of the serving image: needs only the docker binary and the image name. */
   async buildImage(contextDir: string, onLine: (line: string) => void, signal: AbortSignal): Promise<void> {
-    const s = this.deps.settings();
-    const container = this.deps.createContainer(s.server);
+    const settings = this.deps.settings();
+    const container = this.deps.createContainer(settings.server);
     try {
       await container.buildImage(contextDir, onLine, signal);
     } finally {
       container.dispose();
     }
-    this.log.info(`Built the image ${s.server.image}.`);
+    this.log.info(`Built the image ${settings.server.image}.`);
   }
 
   // ---- plumbing -----------------------------------------------------------------------------------------------
 
-  private async install(s: SessionSettings): Promise<string[]> {
-    const result = await this.deps.installRepository({ source: s.repository.source, destination: s.repository.destination, settings: s.model });
+  private async install(settings: SessionSettings): Promise<string[]> {
+    const result = await this.deps.installRepository({ source: settings.repository.source, destination: settings.repository.destination, settings: settings.model });
     if (result.changed.length > 0) this.log.info(`Model repository updated: ${result.changed.join(', ')}`);
     return result.changed;
   }

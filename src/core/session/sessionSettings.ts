@@ -23,18 +23,18 @@ export interface RepositoryPaths {
   destination: string;
 }
 
-export function toSessionSettings(s: ExtensionSettings, repository: RepositoryPaths, externalAdminKey?: string): SessionSettings {
+export function toSessionSettings(settings: ExtensionSettings, repository: RepositoryPaths, externalAdminKey?: string): SessionSettings {
   return {
-    mode: s.serverMode,
-    server: toServerSettings(s, repository.destination),
-    model: toModelSettings(s),
+    mode: settings.serverMode,
+    server: toServerSettings(settings, repository.destination),
+    model: toModelSettings(settings),
     repository: { ...repository },
     external: {
-      url: s.externalUrl,
-      headers: s.externalHeaders,
-      ...(s.externalMetricsUrl ? { metricsUrl: s.externalMetricsUrl } : {}),
+      url: settings.externalUrl,
+      headers: settings.externalHeaders,
+      ...(settings.externalMetricsUrl ? { metricsUrl: settings.externalMetricsUrl } : {}),
       ...(externalAdminKey ? { adminKey: externalAdminKey } : {}),
     },
-    requestTimeoutMs: s.requestTimeoutSeconds * 1000,
+    requestTimeoutMs: settings.requestTimeoutSeconds * 1000,
   };
 }

@@ -98,11 +98,10 @@ export class TritonClient {
 
   // ---- model repository ---------------------------------------------------------------------------------
 
-  async repositoryIndex(options: CallOptions & { readyOnly?: boolean } = {}): Promise<RepositoryIndexEntry[]> {
-    const { readyOnly, ...call } = options;
+  async repositoryIndex(options: CallOptions = {}): Promise<RepositoryIndexEntry[]> {
     return this.json<RepositoryIndexEntry[]>({
       op: 'repository-index', method: 'POST', path: '/v2/repository/index', admin: true,
-      body: JSON.stringify(readyOnly ? { ready: true } : {}), headers: { 'content-type': 'application/json' }, ...call,
+      body: '{}', headers: { 'content-type': 'application/json' }, ...options,
     });
   }
 

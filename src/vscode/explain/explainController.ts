@@ -69,12 +69,12 @@ export class ExplainController implements vscode.Disposable {
       void vscode.window.showInformationMessage(vscode.l10n.t('Select code in an editor to explain it.'));
       return;
     }
-    const s = this.settings.current;
+    const settings = this.settings.current;
     const fileName = path.basename(doc.fileName || doc.uri.path) || doc.uri.path;
     const items = selections.map(({ sel, text }) => {
       const prompt = buildExplainPrompt(
         { text, languageId: doc.languageId, fileName },
-        s.explainMaxSelectionChars,
+        settings.explainMaxSelectionChars,
         (lang, file) => vscode.l10n.t('Explain what this {0} code from {1} does. Be concise; mention anything surprising or risky.', lang, file),
       );
       const range = new vscode.Range(sel.start, sel.end);
@@ -84,10 +84,10 @@ export class ExplainController implements vscode.Disposable {
     if (trimmed.length > 0) {
       void vscode.window.showWarningMessage(vscode.l10n.t(
         '{0} of {1} selections were longer than {2} characters; only their beginning is explained.',
-        trimmed.length, items.length, s.explainMaxSelectionChars,
+        trimmed.length, items.length, settings.explainMaxSelectionChars,
       ));
     }
-    this.log.info(`explain: ${items.length} selection(s) of ${fileName}, up to ${s.explainMaxConcurrency} at once`);
+    this.log.info(`explain: ${items.length} selection(s) of ${fileName}, up to ${settings.explainMaxConcurrency} at once`);
 
     const run = new AbortController();
     this.runs.add(run);
@@ -101,7 +101,7 @@ export class ExplainController implements vscode.Disposable {
         let settled = 0;
         try {
           const outcomes = await fanout(items, (item, _i, signal) => this.explainOne(item.thread, item.prompt.prompt, item.prompt.trimmed, signal), {
-            concurrency: s.explainMaxConcurrency,
+            concurrency: settings.explainMaxConcurrency,
             signal: run.signal,
             onSettled: () => {
               settled++;
@@ -172,10 +172,10 @@ export class ExplainController implements vscode.Disposable {
   }
 
   private async offerToGetReady(): Promise<void> {
-    const s = this.store.current;
+    const state = this.store.current;
     const start = vscode.l10n.t('Start Server');
     const load = vscode.l10n.t('Load Model');
-    const buttons = s.server === 'running' ? [load] : s.mode === 'managed' ? [start] : [];
+    const buttons = state.server === 'running' ? [load] : state.mode === 'managed' ? [start] : [];
     const picked = await vscode.window.showWarningMessage(vscode.l10n.t('ChatGLM3 is not ready: start the server and load the model first.'), ...buttons);
     if (picked === start) await vscode.commands.executeCommand(COMMANDS.startServer);
     if (picked === load) await vscode.commands.executeCommand(COMMANDS.loadModel);
