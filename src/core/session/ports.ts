@@ -2,14 +2,12 @@
 // reports through SessionUi, writes through SessionLog; the container layer, the Triton client and the timers come
 // in as interfaces so the policy is tested with fakes.
 import type { InstallOptions, InstallResult } from '../repository';
-import type { LineStream, ServerHandle, ServerSettings, ServerStatus, StartOptions, StartStep } from '../server';
+import type { Disposable, LineStream, ServerHandle, ServerSettings, ServerStatus, StartOptions, StartStep } from '../server';
 import type { LifecycleStatePort } from '../state/lifecycle';
 import type { LoadProgress, TritonClient, TritonClientOptions } from '../triton';
 import type { SessionSettings } from './sessionSettings';
 
-export interface Disposable {
-  dispose(): void;
-}
+export type { Disposable } from '../server';
 
 /** The operations that show progress. */
 export type SessionOperation = 'start' | 'stop' | 'load' | 'unload';

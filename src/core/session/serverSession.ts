@@ -1,7 +1,7 @@
 // The one server/model policy, used by the extension and the CLI alike:
 //   start  install the model repository → run the container → attach → watch for its exit
 //   load   reinstall → unload first when the files changed (no second copy in GPU memory) → load → wait until ready
-//   reload = load of a READY model; unload, stop, restart; attach, probe and report (the status)
+//   reload = load of a READY model; unload; stop (a restart is stop + start); attach, probe, report (the status)
 // The connection (connection.ts) holds the container, the client and the exit watch and health polling. Every
 // state the policy reaches goes through the lifecycle state machine; the front ends show it and word it.
 import { MODEL_NAME } from '../repository';
@@ -140,11 +140,6 @@ export class ServerSession<C extends SessionClient> {
       this.state.dispatch({ type: 'serverStopped' });
       if (container !== this.connection.container) container.dispose();
     }
-  }
-
-  async restart(): Promise<ServerHandle | undefined> {
-    if (this.state.current.server !== 'stopped') await this.stop();
-    return this.start();
   }
 
   private async offerLoadAfterStart(): Promise<void> {
