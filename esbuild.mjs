@@ -36,7 +36,7 @@ const builds = [
   },
   {
     ...common,
-    entryPoints: { cli: 'src/core/cli/main.ts' },
+    entryPoints: { cli: 'src/cli/main.ts' },
     outdir: 'dist',
     platform: 'node',
     format: 'cjs',

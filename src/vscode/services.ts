@@ -8,7 +8,7 @@ import { ConversationService, FileConversationStore, type LoadProblem } from '..
 import { ChatController } from './chat/chatController';
 import { CHAT_VIEW_ID, ChatViewProvider } from './chat/chatViewProvider';
 import { registerCommands } from './commands';
-import { isLoopbackAddress, type SettingProblem } from '../core/settings/settingsParser';
+import type { SettingProblem } from '../core/settings/settingsParser';
 import { SettingsService } from './config/settingsService';
 import { ExplainController } from './explain/explainController';
 import { Log } from './log';
@@ -69,9 +69,6 @@ export class ExtensionServices implements vscode.Disposable {
 
       reportLoadProblems(problems, log);
       reportSettingsProblems(settings.problems, log);
-      if (!isLoopbackAddress(settings.current.bindAddress) && settings.current.serverMode === 'managed') {
-        log.warn(`bindAddress is ${settings.current.bindAddress}: the inference API is reachable from other machines.`);
-      }
       // Re-attach in the background: activation stays cheap, the status bar fills in when docker answers.
       void server.attach();
       return services;
@@ -89,9 +86,9 @@ export class ExtensionServices implements vscode.Disposable {
 function reportLoadProblems(problems: LoadProblem[], log: Log): void {
   for (const p of problems) {
     log.warn(`conversations: ${p.code}: ${p.message}${p.keptAsidePath ? ` (kept at ${p.keptAsidePath})` : ''}`);
-    const text = p.code === 'RESTORED_FROM_BACKUP'
+    const text = p.code === 'restored-from-backup'
       ? vscode.l10n.t('The saved conversations were damaged and have been restored from the backup copy.')
-      : p.code === 'UNREADABLE'
+      : p.code === 'unreadable'
         ? vscode.l10n.t('The saved conversations could not be read; they are left untouched on disk.')
         : vscode.l10n.t('Some saved conversations were damaged; everything readable was recovered and the damaged file was kept aside.');
     void vscode.window.showWarningMessage(text);

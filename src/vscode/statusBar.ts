@@ -2,9 +2,8 @@
 import * as vscode from 'vscode';
 import { availableActions, type LifecycleAction } from '../core/state/actions';
 import type { LifecycleState, ModelState, ServerState } from '../core/state/lifecycle';
+import { COMMANDS, type CommandId } from './commandIds';
 import type { LifecycleStore } from './state/lifecycleStore';
-
-export const SHOW_ACTIONS_COMMAND = 'tritonChatglm.showActions';
 
 export class StatusBar implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
@@ -13,7 +12,7 @@ export class StatusBar implements vscode.Disposable {
   constructor(store: LifecycleStore) {
     this.item = vscode.window.createStatusBarItem('tritonChatglm.status', vscode.StatusBarAlignment.Left, 50);
     this.item.name = vscode.l10n.t('ChatGLM3 Server');
-    this.item.command = SHOW_ACTIONS_COMMAND;
+    this.item.command = COMMANDS.showActions;
     this.subscription = store.onDidChange((s) => this.render(s));
     this.render(store.current);
     this.item.show();
@@ -80,18 +79,18 @@ export function modelText(m: ModelState): string {
 }
 
 interface ActionItem extends vscode.QuickPickItem {
-  command: string;
+  command: CommandId;
 }
 
-const ACTION_COMMANDS: Record<LifecycleAction, string> = {
-  start: 'tritonChatglm.startServer',
-  stop: 'tritonChatglm.stopServer',
-  restart: 'tritonChatglm.restartServer',
-  load: 'tritonChatglm.loadModel',
-  unload: 'tritonChatglm.unloadModel',
-  buildImage: 'tritonChatglm.buildServingImage',
-  showStatus: 'tritonChatglm.showServerStatus',
-  explain: 'tritonChatglm.explainSelection',
+const ACTION_COMMANDS: Record<LifecycleAction, CommandId> = {
+  start: COMMANDS.startServer,
+  stop: COMMANDS.stopServer,
+  restart: COMMANDS.restartServer,
+  load: COMMANDS.loadModel,
+  unload: COMMANDS.unloadModel,
+  buildImage: COMMANDS.buildServingImage,
+  showStatus: COMMANDS.showServerStatus,
+  explain: COMMANDS.explainSelection,
 };
 
 function actionItem(action: LifecycleAction, s: LifecycleState): ActionItem | undefined {
@@ -115,9 +114,9 @@ export async function showActionsQuickPick(store: LifecycleStore): Promise<void>
     .map((a) => actionItem(a, s))
     .filter((i): i is ActionItem => i !== undefined);
   items.push(
-    { command: 'tritonChatglm.openChat', label: `$(comment-discussion) ${vscode.l10n.t('Open Chat')}` },
-    { command: 'tritonChatglm.showServerLogs', label: `$(output) ${vscode.l10n.t('Show Server Logs')}` },
-    { command: 'tritonChatglm.openSettings', label: `$(gear) ${vscode.l10n.t('Open Settings')}` },
+    { command: COMMANDS.openChat, label: `$(comment-discussion) ${vscode.l10n.t('Open Chat')}` },
+    { command: COMMANDS.showServerLogs, label: `$(output) ${vscode.l10n.t('Show Server Logs')}` },
+    { command: COMMANDS.openSettings, label: `$(gear) ${vscode.l10n.t('Open Settings')}` },
   );
   const picked = await vscode.window.showQuickPick(items, {
     title: vscode.l10n.t('ChatGLM3: server {0}, model {1}', serverText(s.server), modelText(s.model)),

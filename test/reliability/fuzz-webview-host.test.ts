@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
-import { FileConversationStore } from '../../src/core/chat/file-store';
+import { FileConversationStore } from '../../src/core/chat/fileStore';
 import { isProtocolError, parseHostToWebview, parseWebviewToHost } from '../../src/protocol';
 import { createFakeVscode, installVscodeModule, Uri } from '../unit/vscode/support/fakeVscode';
 import { startStubTriton, type StubTriton } from '../unit/vscode/support/stubTriton';

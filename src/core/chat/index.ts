@@ -1,8 +1,9 @@
-// Public surface of the VS Code-free chat core.
+// Public surface of the chat core: conversations, their store, request building and answer running.
 export * from './messages';
 export * from './conversation';
-export * from './token-estimate';
-export * from './request-builder';
+export * from './tokenEstimate';
+export * from './requestBuilder';
 export * from './store';
-export * from './file-store';
-export * from './conversation-service';
+export * from './fileStore';
+export * from './conversationService';
+export * from './answerRunner';

@@ -67,7 +67,7 @@ export interface SettingsIssue {
 /** Settings that cannot be rendered; `issues` names every bad field (English; the UI localizes by field). */
 export class ModelSettingsError extends Error {
   override readonly name = 'ModelSettingsError';
-  readonly code = 'invalid-settings';
+  readonly code = 'settings-invalid';
   constructor(readonly issues: SettingsIssue[]) {
     super(`Invalid model settings: ${issues.map((i) => `${i.field}: ${i.message}`).join('; ')}`);
   }

@@ -1,8 +1,8 @@
 // Checks run before `docker run`, each with its own code, message and fix, so the user sees "install the NVIDIA
 // Container Toolkit" instead of a docker stack trace. Later checks that depend on the daemon are skipped when it
 // cannot be reached (they would only repeat the same failure).
-import type { DockerCli } from './docker-cli';
-import { imageInspectArgs, runtimesArgs, versionArgs } from './docker-args';
+import type { DockerCli } from './dockerCli';
+import { imageInspectArgs, runtimesArgs, versionArgs } from './dockerArgs';
 import { ServerError } from './errors';
 import { checkPortFree } from './ports';
 import type { ServerSettings } from './settings';

@@ -1,4 +1,4 @@
-// The extension's settings as data (VS Code-free, unit-tested): key, default, validation, scope, whether an
+// The extension's settings as data: key, default, validation, scope, whether an
 // untrusted workspace may set it, and what changing it requires. package.json's contributes.configuration and
 // capabilities.untrustedWorkspaces.restrictedConfigurations must agree with this table (a unit test checks).
 

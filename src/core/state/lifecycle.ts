@@ -136,6 +136,32 @@ function observe(state: LifecycleState, event: Extract<LifecycleEvent, { type: '
   return accept(next);
 }
 
+/** Where the session reads and changes the lifecycle state (the VS Code store, or a plain machine in the CLI). */
+export interface LifecycleStatePort {
+  readonly current: LifecycleState;
+  /** Applies an event; returns false (and changes nothing) when it is not valid now. */
+  dispatch(event: LifecycleEvent): boolean;
+}
+
+/** The state and `transition`, nothing else: what the CLI and the tests hold. */
+export class LifecycleMachine implements LifecycleStatePort {
+  private state: LifecycleState;
+
+  constructor(mode: ServerMode) {
+    this.state = initialState(mode);
+  }
+
+  get current(): LifecycleState {
+    return this.state;
+  }
+
+  dispatch(event: LifecycleEvent): boolean {
+    const { state, accepted } = transition(this.state, event);
+    if (accepted) this.state = state;
+    return accepted;
+  }
+}
+
 /** True when chat and explain requests can be sent. */
 export function canInfer(state: LifecycleState): boolean {
   return state.server === 'running' && state.model === 'ready';

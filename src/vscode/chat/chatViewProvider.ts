@@ -1,5 +1,5 @@
 // The chat side panel (WebviewView): strict CSP, resources only from dist/ and media/, and every message from
-// the webview parsed by the shared protocol (D's zod schemas) before anything acts on it.
+// the webview parsed by the shared protocol (zod schemas) before anything acts on it.
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -47,11 +47,11 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       view.onDidDispose(() => {
         if (this.view === view) {
           this.view = undefined;
-          this.chat.setPoster(undefined);
+          this.chat.connectView(undefined);
         }
       }),
     );
-    this.chat.setPoster((m) => this.post(m));
+    this.chat.connectView((m) => this.post(m));
   }
 
   private receive(raw: unknown): void {
@@ -88,7 +88,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 
   dispose(): void {
     this.disposeView();
-    this.chat.setPoster(undefined);
+    this.chat.connectView(undefined);
     this.view = undefined;
   }
 }

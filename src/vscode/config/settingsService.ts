@@ -2,6 +2,7 @@
 // them on change or when the workspace becomes trusted, and reports what a change requires.
 import * as vscode from 'vscode';
 import { changeEffect, parseSettings, type ParsedSettings, type SettingProblem } from '../../core/settings/settingsParser';
+import { VSCODE_COMMANDS } from '../commandIds';
 import { SECTION, type ExtensionSettings, type SettingEffect, type SettingKey } from '../../core/settings/settingsSchema';
 
 export interface SettingsChange {
@@ -56,7 +57,7 @@ export class SettingsService implements vscode.Disposable {
 
   /** Opens the Settings editor filtered to this extension (or to one setting). */
   static open(key?: SettingKey): Thenable<unknown> {
-    return vscode.commands.executeCommand('workbench.action.openSettings', key ? `${SECTION}.${key}` : `@ext:triton-chatglm.triton-chatglm`);
+    return vscode.commands.executeCommand(VSCODE_COMMANDS.openSettings, key ? `${SECTION}.${key}` : `@ext:triton-chatglm.triton-chatglm`);
   }
 
   dispose(): void {

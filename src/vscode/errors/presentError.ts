@@ -5,6 +5,7 @@ import { ChatError } from '../../core/chat';
 import { ModelSettingsError } from '../../core/repository';
 import { isServerError } from '../../core/server';
 import { isTritonError } from '../../core/triton';
+import { COMMANDS, type CommandId } from '../commandIds';
 import type { Log } from '../log';
 
 export type ErrorAction = 'buildImage' | 'openSettings' | 'showLogs' | 'startServer' | 'loadModel' | 'restartServer';
@@ -79,12 +80,12 @@ export function presentError(error: unknown): ErrorPresentation {
   }
   if (error instanceof ChatError) {
     switch (error.code) {
-      case 'ANSWER_IN_PROGRESS':
+      case 'answer-in-progress':
         return { code: error.code, message: vscode.l10n.t('An answer is still being generated in this conversation.'), actions: [] };
-      case 'EMPTY_TEXT':
+      case 'empty-text':
         return { code: error.code, message: vscode.l10n.t('The message is empty.'), actions: [] };
-      case 'NOTHING_TO_REGENERATE':
-      case 'NOTHING_TO_EDIT':
+      case 'nothing-to-regenerate':
+      case 'nothing-to-edit':
         return { code: error.code, message: vscode.l10n.t('There is no question to answer again.'), actions: [] };
       default:
         return { code: error.code, message: vscode.l10n.t('The conversation was not found.'), actions: [] };
@@ -99,13 +100,13 @@ export function errorText(p: ErrorPresentation): string {
   return p.fix ? `${p.message} ${p.fix}` : p.message;
 }
 
-const ACTION_COMMANDS: Record<ErrorAction, string> = {
-  buildImage: 'tritonChatglm.buildServingImage',
-  openSettings: 'tritonChatglm.openSettings',
-  showLogs: 'tritonChatglm.showServerLogs',
-  startServer: 'tritonChatglm.startServer',
-  loadModel: 'tritonChatglm.loadModel',
-  restartServer: 'tritonChatglm.restartServer',
+const ACTION_COMMANDS: Record<ErrorAction, CommandId> = {
+  buildImage: COMMANDS.buildServingImage,
+  openSettings: COMMANDS.openSettings,
+  showLogs: COMMANDS.showServerLogs,
+  startServer: COMMANDS.startServer,
+  loadModel: COMMANDS.loadModel,
+  restartServer: COMMANDS.restartServer,
 };
 
 function actionLabel(action: ErrorAction): string {

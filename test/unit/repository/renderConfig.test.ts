@@ -68,7 +68,7 @@ test('invalid settings are rejected with every bad field named', () => {
   });
   assert.throws(bad, (e: unknown) => {
     assert.ok(e instanceof ModelSettingsError);
-    assert.equal(e.code, 'invalid-settings');
+    assert.equal(e.code, 'settings-invalid');
     assert.deepEqual(e.issues.map((i) => i.field).sort(), [
       'defaultMaxNewTokens', 'defaultTemperature', 'defaultTopP', 'dtype', 'engine', 'gpuIds', 'instanceCount',
       'maxBatchSize', 'maxQueueSize', 'queueDelayMs', 'weightsPath',

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { blocksStart, changeEffect, isLoopbackAddress, parseSettings, type InspectedValue } from '../../../src/core/settings/settingsParser';
+import { isLoopback } from '../../../src/core/server/settings';
+import { blocksStart, changeEffect, parseSettings, type InspectedValue } from '../../../src/core/settings/settingsParser';
 import { restrictedKeys, SETTINGS, SETTING_KEYS, type SettingKey } from '../../../src/core/settings/settingsSchema';
 
 const pkg = JSON.parse(readFileSync(join(__dirname, '../../../package.json'), 'utf8')) as {
@@ -91,10 +92,10 @@ test('change effects: restart beats reload beats reconnect', () => {
 });
 
 test('loopback detection', () => {
-  assert.ok(isLoopbackAddress('127.0.0.1'));
-  assert.ok(isLoopbackAddress('::1'));
-  assert.ok(!isLoopbackAddress('0.0.0.0'));
-  assert.ok(!isLoopbackAddress('192.168.1.2'));
+  assert.ok(isLoopback('127.0.0.1'));
+  assert.ok(isLoopback('::1'));
+  assert.ok(!isLoopback('0.0.0.0'));
+  assert.ok(!isLoopback('192.168.1.2'));
 });
 
 test('package.json declares every setting with the same default and scope, and restricts the right ones', () => {

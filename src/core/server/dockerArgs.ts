@@ -115,6 +115,11 @@ export function logsArgs(nameOrId: string, opts: { follow?: boolean; tail?: numb
   return args;
 }
 
+/** Blocks until the container stops; prints its exit code. */
+export function waitArgs(nameOrId: string): string[] {
+  return ['wait', nameOrId];
+}
+
 export function imageInspectArgs(image: string): string[] {
   return ['image', 'inspect', '--format', '{{.Id}}', image];
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { buildChatRequest } from '../../../src/core/chat/request-builder';
-import { estimateTokens } from '../../../src/core/chat/token-estimate';
+import { buildChatRequest } from '../../../src/core/chat/requestBuilder';
+import { estimateTokens } from '../../../src/core/chat/tokenEstimate';
 import type { Conversation, StoredMessage } from '../../../src/core/chat/conversation';
 
 let n = 0;
@@ -91,8 +91,8 @@ describe('buildChatRequest', () => {
   it('reports a prompt that cannot fit, and a conversation without a question', () => {
     const big = buildChatRequest(conv([msg('user', '字'.repeat(5000))]), { maxInputTokens: 1000 });
     assert.equal(big.ok, false);
-    assert.equal(!big.ok && big.code, 'PROMPT_TOO_LONG');
+    assert.equal(!big.ok && big.code, 'prompt-too-long');
     const none = buildChatRequest(conv([]));
-    assert.equal(!none.ok && none.code, 'NO_QUESTION');
+    assert.equal(!none.ok && none.code, 'no-question');
   });
 });

@@ -4,7 +4,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { FileConversationStore, parseStoreFile } from '../../../src/core/chat/file-store';
+import { FileConversationStore, parseStoreFile } from '../../../src/core/chat/fileStore';
 import type { Conversation } from '../../../src/core/chat/conversation';
 
 const dirs: string[] = [];
@@ -71,12 +71,12 @@ describe('FileConversationStore', () => {
 
     const result = await new FileConversationStore(file, () => 1234).load();
     assert.deepEqual(result.conversations.map((c) => c.id).sort(), ['a', 'b', 'old']);
-    const corrupt = result.problems.find((p) => p.code === 'CORRUPT_FILE');
+    const corrupt = result.problems.find((p) => p.code === 'corrupt-file');
     assert.ok(corrupt, JSON.stringify(result.problems));
     assert.equal(corrupt.dropped, 1);
     assert.equal(corrupt.keptAsidePath, `${file}.corrupt-1234`);
     assert.equal(await readFile(`${file}.corrupt-1234`, 'utf8'), cut, 'the damaged file is kept byte for byte');
-    assert.ok(result.problems.some((p) => p.code === 'RESTORED_FROM_BACKUP'));
+    assert.ok(result.problems.some((p) => p.code === 'restored-from-backup'));
     assert.equal(existsSync(file), false);
   });
 
@@ -87,7 +87,7 @@ describe('FileConversationStore', () => {
     await writeFile(file, JSON.stringify({ version: 1, conversations: [good, { id: 'bad id!', messages: 'nope' }, 42] }));
     const result = await new FileConversationStore(file, () => 7).load();
     assert.deepEqual(result.conversations, [good]);
-    assert.equal(result.problems[0].code, 'INVALID_CONVERSATIONS');
+    assert.equal(result.problems[0].code, 'invalid-conversations');
     assert.equal(result.problems[0].dropped, 2);
     assert.ok(existsSync(`${file}.corrupt-7`));
   });
@@ -101,7 +101,7 @@ describe('FileConversationStore', () => {
     const reloaded = new FileConversationStore(file, () => 9);
     const result = await reloaded.load();
     assert.deepEqual(result.conversations.map((c) => c.id), ['a']);
-    assert.ok(result.problems.some((p) => p.code === 'CORRUPT_FILE'));
+    assert.ok(result.problems.some((p) => p.code === 'corrupt-file'));
     await reloaded.save(result.conversations);
     const bak = JSON.parse(await readFile(`${file}.bak`, 'utf8'));
     assert.deepEqual(bak.conversations.map((c: Conversation) => c.id), ['a']);

@@ -2,7 +2,7 @@
 // every command is reported to `onCommand` with the admin key redacted.
 import type { ResultPromise } from 'execa' with { 'resolution-mode': 'import' };
 import { classifyDockerFailure, ServerError } from './errors';
-import { formatCommand } from './docker-args';
+import { formatCommand } from './dockerArgs';
 
 export interface DockerResult {
   stdout: string;

@@ -1,6 +1,6 @@
-// Request/response bodies of POST /v2/models/{m}/infer: plain JSON, or JSON header + binary blobs (binary-data
-// extension, `Inference-Header-Content-Length`). Pure functions so they are testable without a server.
-import { decodeTensor, encodeTensor, type TensorValue, type TritonDatatype } from './binaryTensor';
+// Bodies of POST /v2/models/{m}/infer (tests only: the product talks to Triton through /generate_stream and
+// /generate): plain JSON, or JSON header + binary blobs (binary-data extension, `Inference-Header-Content-Length`).
+import { decodeTensor, encodeTensor, type TensorValue, type TritonDatatype } from '../../src/core/triton/binaryTensor';
 
 export interface InferInput {
   name: string;

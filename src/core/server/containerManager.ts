@@ -1,9 +1,9 @@
 // Lifecycle of the one Triton container this extension manages: start (or re-attach), liveness, logs, status,
 // stop, restart and building the image. All docker calls go through DockerCli (argument arrays, typed errors).
 import {
-  ADMIN_HEADER, buildImageArgs, buildRunArgs, inspectArgs, listManagedArgs, logsArgs, newAdminKey, rmArgs, stopArgs,
-} from './docker-args';
-import { DockerCli, type DockerCliOptions, type LineStream } from './docker-cli';
+  ADMIN_HEADER, buildImageArgs, buildRunArgs, inspectArgs, listManagedArgs, logsArgs, newAdminKey, rmArgs, stopArgs, waitArgs,
+} from './dockerArgs';
+import { DockerCli, type DockerCliOptions, type LineStream } from './dockerCli';
 import { containerExitedError, ServerError } from './errors';
 import { parseInspect, type ContainerInfo } from './inspect';
 import { throwIfAborted, waitForLive } from './liveness';
@@ -40,6 +40,8 @@ export type ServerStatus =
   /** A container with our name exists but is not ours: we never touch it. */
   | { state: 'foreign'; containerId: string };
 
+export type StartStep = 'preflight' | 'removing-old' | 'running' | 'waiting-live' | 'live';
+
 export interface StartOptions {
   /** Run the preflight checks first and throw the first blocking error (default true). */
   preflight?: boolean | PreflightOptions;
@@ -47,7 +49,7 @@ export interface StartOptions {
   /** Receives the container's log lines from `docker logs -f` until the container stops or the manager is disposed. */
   onLog?: (line: string) => void;
   /** Progress of the start, for a status bar / progress notification. */
-  onProgress?: (step: 'preflight' | 'removing-old' | 'running' | 'waiting-live' | 'live') => void;
+  onProgress?: (step: StartStep) => void;
   livenessTimeoutMs?: number;
 }
 
@@ -227,6 +229,14 @@ export class ContainerManager implements Disposable {
     this.followers.add(stream);
     void stream.done.finally(() => this.followers.delete(stream));
     return { dispose: () => { stream.dispose(); this.followers.delete(stream); } };
+  }
+
+  /**
+   * `docker wait`: `done` resolves when the container stops (the quickest signal there is, with one idle process),
+   * or when docker itself gave up (daemon gone). Dispose kills the `docker wait` process, not the container.
+   */
+  watchExit(containerId: string): LineStream {
+    return this.docker.stream(waitArgs(containerId), () => undefined);
   }
 
   /** The last lines the container wrote (stdout and stderr together). */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { encodeBytesTensor, encodeInt32Tensor } from '../../../src/core/triton/binaryTensor';
-import { decodeInferResponse, encodeInferRequest } from '../../../src/core/triton/inferCodec';
+import { decodeInferResponse, encodeInferRequest } from '../../support/inferCodec';
 
 test('JSON request: inputs with data, requested outputs, parameters', () => {
   const { body, headers } = encodeInferRequest({

@@ -1,8 +1,8 @@
 // Turns any failure into what the CLI prints (message + fix, details with --verbose) and its exit code.
-import { ModelSettingsError } from '../repository';
-import { isServerError, type ServerErrorCode } from '../server';
-import { isTritonError, type TritonErrorCode } from '../triton';
-import { HistoryFileError } from './history-file';
+import { ModelSettingsError } from '../core/repository';
+import { isServerError, type ServerErrorCode } from '../core/server';
+import { isTritonError, type TritonErrorCode } from '../core/triton';
+import { HistoryFileError } from './historyFile';
 import { UsageError } from './options';
 
 export const EXIT = {

@@ -4,9 +4,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { runCommand, ServerNotRunningError } from './commands';
 import { parseCli, USAGE } from './options';
-import { EXIT, reportError } from './report-error';
+import { EXIT, reportError } from './reportError';
 
-/** The directory that holds triton/ (package root): dist/.. when bundled, src/core/cli/../../.. from source. */
+/** The directory that holds triton/ (package root): dist/.. when bundled, src/cli/../.. from source. */
 export function findPackageRoot(start: string): string {
   let dir = start;
   for (let i = 0; i < 5; i++) {

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
-import type { ChatMessage } from '../chat/messages';
+import type { ChatMessage } from '../core/chat/messages';
 
 const messageSchema = z.object({
   role: z.enum(['system', 'user', 'assistant', 'observation']),

@@ -37,7 +37,7 @@ export class FileConversationStore implements ConversationStore {
     const problems: LoadProblem[] = [];
     const main = await readIfExists(this.path);
     if (main.error) {
-      problems.push({ code: 'UNREADABLE', message: `Cannot read ${this.path}: ${main.error}` });
+      problems.push({ code: 'unreadable', message: `Cannot read ${this.path}: ${main.error}` });
       return { conversations: [], problems };
     }
     let parsed: ParsedFile | undefined = main.text === undefined ? undefined : parseStoreFile(main.text);
@@ -59,7 +59,7 @@ export class FileConversationStore implements ConversationStore {
       const message = parsed.damaged
         ? `The conversation file was damaged; ${parsed.conversations.length} conversation(s) were recovered from it.`
         : `${parsed.invalid} invalid conversation(s) were left out.`;
-      problems.push({ code: parsed.damaged ? 'CORRUPT_FILE' : 'INVALID_CONVERSATIONS', message, keptAsidePath, dropped: parsed.invalid });
+      problems.push({ code: parsed.damaged ? 'corrupt-file' : 'invalid-conversations', message, keptAsidePath, dropped: parsed.invalid });
     } else {
       parsed = { conversations: [], invalid: 0, damaged: false };
     }
@@ -73,7 +73,7 @@ export class FileConversationStore implements ConversationStore {
       else if (c.updatedAt > have.updatedAt) merged.set(c.id, c);
     }
     if (restored > 0) {
-      problems.push({ code: 'RESTORED_FROM_BACKUP', message: `${restored} conversation(s) were restored from ${this.backupPath}.` });
+      problems.push({ code: 'restored-from-backup', message: `${restored} conversation(s) were restored from ${this.backupPath}.` });
     }
     this.ownIds = new Set(merged.keys());
     return { conversations: [...merged.values()].map(markInterrupted), problems };

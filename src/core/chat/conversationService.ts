@@ -10,17 +10,17 @@ import {
   type StoredMessage,
 } from './conversation';
 import type { FinishReason } from './messages';
-import { buildChatRequest, type BuildRequestError, type BuildRequestOk, type BuildRequestOptions, type BuildRequestResult } from './request-builder';
+import { buildChatRequest, type BuildRequestOptions, type BuildRequestResult } from './requestBuilder';
 import type { ConversationStore, LoadProblem } from './store';
 
 export type ChatErrorCode =
-  | 'NOT_FOUND'
-  | 'MESSAGE_NOT_FOUND'
-  | 'EMPTY_TEXT'
-  | 'ANSWER_IN_PROGRESS'
-  | 'NOTHING_TO_REGENERATE'
-  | 'NOTHING_TO_EDIT'
-  | 'NOT_STREAMING';
+  | 'not-found'
+  | 'message-not-found'
+  | 'empty-text'
+  | 'answer-in-progress'
+  | 'nothing-to-regenerate'
+  | 'nothing-to-edit'
+  | 'not-streaming';
 
 /** Errors carry a code for the UI to localize and an English message for logs and the CLI. */
 export class ChatError extends Error {
@@ -99,8 +99,8 @@ export class ConversationService {
   /** Adds the question and writes it to the store before returning: it survives whatever happens to the request. */
   async appendUserMessage(conversationId: string, text: string): Promise<StoredMessage> {
     const c = this.must(conversationId);
-    if (text.trim() === '') throw new ChatError('EMPTY_TEXT', 'The message is empty.');
-    if (this.streamingOf(c)) throw new ChatError('ANSWER_IN_PROGRESS', 'An answer is still being generated in this conversation.');
+    if (text.trim() === '') throw new ChatError('empty-text', 'The message is empty.');
+    if (this.streamingOf(c)) throw new ChatError('answer-in-progress', 'An answer is still being generated in this conversation.');
     const m: StoredMessage = { id: this.makeId(), role: 'user', content: text, status: 'complete', createdAt: this.now() };
     c.messages.push(m);
     if (!c.title) c.title = titleFrom(text);
@@ -112,9 +112,9 @@ export class ConversationService {
   /** Adds an empty `streaming` assistant message answering the last question. */
   startAnswer(conversationId: string): StoredMessage {
     const c = this.must(conversationId);
-    if (this.streamingOf(c)) throw new ChatError('ANSWER_IN_PROGRESS', 'An answer is still being generated in this conversation.');
+    if (this.streamingOf(c)) throw new ChatError('answer-in-progress', 'An answer is still being generated in this conversation.');
     const last = c.messages.at(-1);
-    if (!last || last.role !== 'user') throw new ChatError('NOTHING_TO_REGENERATE', 'There is no question to answer.');
+    if (!last || last.role !== 'user') throw new ChatError('nothing-to-regenerate', 'There is no question to answer.');
     const m: StoredMessage = { id: this.makeId(), role: 'assistant', content: '', status: 'streaming', createdAt: this.now() };
     c.messages.push(m);
     this.touch(c);
@@ -158,10 +158,10 @@ export class ConversationService {
   /** Drops the last answer (whatever its status) so the last question can be answered again with startAnswer(). */
   async regenerate(conversationId: string): Promise<StoredMessage> {
     const c = this.must(conversationId);
-    if (this.streamingOf(c)) throw new ChatError('ANSWER_IN_PROGRESS', 'An answer is still being generated in this conversation.');
+    if (this.streamingOf(c)) throw new ChatError('answer-in-progress', 'An answer is still being generated in this conversation.');
     if (c.messages.at(-1)?.role === 'assistant') c.messages.pop();
     const question = c.messages.at(-1);
-    if (!question || question.role !== 'user') throw new ChatError('NOTHING_TO_REGENERATE', 'There is no question to answer again.');
+    if (!question || question.role !== 'user') throw new ChatError('nothing-to-regenerate', 'There is no question to answer again.');
     this.touch(c);
     await this.flush();
     return { ...question };
@@ -170,11 +170,11 @@ export class ConversationService {
   /** Replaces the text of the last question and drops its answer; the caller then starts a new answer. */
   async editLast(conversationId: string, text: string): Promise<StoredMessage> {
     const c = this.must(conversationId);
-    if (text.trim() === '') throw new ChatError('EMPTY_TEXT', 'The message is empty.');
-    if (this.streamingOf(c)) throw new ChatError('ANSWER_IN_PROGRESS', 'An answer is still being generated in this conversation.');
+    if (text.trim() === '') throw new ChatError('empty-text', 'The message is empty.');
+    if (this.streamingOf(c)) throw new ChatError('answer-in-progress', 'An answer is still being generated in this conversation.');
     let idx = -1;
     for (let i = c.messages.length - 1; i >= 0; i -= 1) if (c.messages[i].role === 'user') { idx = i; break; }
-    if (idx < 0) throw new ChatError('NOTHING_TO_EDIT', 'There is no question to edit.');
+    if (idx < 0) throw new ChatError('nothing-to-edit', 'There is no question to edit.');
     const wasAutoTitle = c.title === titleFrom(c.messages[idx].content);
     c.messages.splice(idx + 1);
     c.messages[idx] = { ...c.messages[idx], content: text, createdAt: this.now() };
@@ -196,22 +196,10 @@ export class ConversationService {
   async rename(conversationId: string, title: string): Promise<void> {
     const c = this.must(conversationId);
     const t = titleFrom(title);
-    if (!t) throw new ChatError('EMPTY_TEXT', 'The title is empty.');
+    if (!t) throw new ChatError('empty-text', 'The title is empty.');
     c.title = t;
     this.touch(c);
     await this.flush();
-  }
-
-  /**
-   * startAnswer + buildRequest in one step: builds the request first and only adds the streaming answer when the
-   * request can be built (so a PROMPT_TOO_LONG question does not leave an empty answer behind).
-   */
-  beginAnswer(conversationId: string, options: BuildRequestOptions = {}): (BuildRequestOk & { answer: StoredMessage }) | BuildRequestError {
-    const c = this.must(conversationId);
-    if (this.streamingOf(c)) throw new ChatError('ANSWER_IN_PROGRESS', 'An answer is still being generated in this conversation.');
-    const built = this.buildRequest(conversationId, options);
-    if (!built.ok) return built;
-    return { ...built, answer: this.startAnswer(conversationId) };
   }
 
   /**
@@ -260,7 +248,7 @@ export class ConversationService {
 
   private must(id: string): Conversation {
     const c = this.conversations.get(id);
-    if (!c) throw new ChatError('NOT_FOUND', `No conversation ${id}.`);
+    if (!c) throw new ChatError('not-found', `No conversation ${id}.`);
     return c;
   }
 
@@ -275,8 +263,8 @@ export class ConversationService {
 
   private streamingMessage(conversationId: string, messageId: string): StoredMessage {
     const m = this.answering(conversationId).messages.find((x) => x.id === messageId);
-    if (!m) throw new ChatError('MESSAGE_NOT_FOUND', `No message ${messageId}.`);
-    if (m.status !== 'streaming') throw new ChatError('NOT_STREAMING', `Message ${messageId} is not being generated.`);
+    if (!m) throw new ChatError('message-not-found', `No message ${messageId}.`);
+    if (m.status !== 'streaming') throw new ChatError('not-streaming', `Message ${messageId} is not being generated.`);
     return m;
   }
 

@@ -2,7 +2,7 @@
 // trimmed by turns (historyLen) and by an estimated token budget, with a report of what was left out.
 import type { ChatMessage, ChatRequest } from './messages';
 import type { Conversation, StoredMessage } from './conversation';
-import { estimateTokens, MESSAGE_OVERHEAD_TOKENS, PROMPT_OVERHEAD_TOKENS } from './token-estimate';
+import { estimateTokens, MESSAGE_OVERHEAD_TOKENS, PROMPT_OVERHEAD_TOKENS } from './tokenEstimate';
 
 export interface BuildRequestOptions {
   /** Turns of history kept (0 = none); absent = all that fit. Also passed on to the model. */
@@ -27,7 +27,7 @@ export interface BuildRequestOk {
 
 export interface BuildRequestError {
   ok: false;
-  code: 'NO_QUESTION' | 'PROMPT_TOO_LONG';
+  code: 'no-question' | 'prompt-too-long';
   message: string;
   estimatedInputTokens?: number;
 }
@@ -53,7 +53,7 @@ export function buildChatRequest(conversation: Conversation, options: BuildReque
   for (let i = messages.length - 1; i >= 0; i -= 1) {
     if (messages[i].role === 'user') { lastUser = i; break; }
   }
-  if (lastUser < 0) return { ok: false, code: 'NO_QUESTION', message: 'The conversation has no question to send.' };
+  if (lastUser < 0) return { ok: false, code: 'no-question', message: 'The conversation has no question to send.' };
   const prompt = messages[lastUser].content;
 
   const turns: Turn[] = [];
@@ -88,7 +88,7 @@ export function buildChatRequest(conversation: Conversation, options: BuildReque
     if (fixedCost > options.maxInputTokens) {
       return {
         ok: false,
-        code: 'PROMPT_TOO_LONG',
+        code: 'prompt-too-long',
         message: `The question (about ${fixedCost} tokens with the system prompt) exceeds the model's input budget of ${options.maxInputTokens} tokens.`,
         estimatedInputTokens: fixedCost,
       };

@@ -1,0 +1,30 @@
+// Every command id the extension registers or runs, spelled once. The extension's own ids must match
+// package.json's contributes.commands (a unit test compares them, and finds none spelled elsewhere in src/).
+
+export const COMMANDS = {
+  startServer: 'tritonChatglm.startServer',
+  stopServer: 'tritonChatglm.stopServer',
+  restartServer: 'tritonChatglm.restartServer',
+  loadModel: 'tritonChatglm.loadModel',
+  unloadModel: 'tritonChatglm.unloadModel',
+  openChat: 'tritonChatglm.openChat',
+  newChat: 'tritonChatglm.newChat',
+  explainSelection: 'tritonChatglm.explainSelection',
+  showServerLogs: 'tritonChatglm.showServerLogs',
+  showServerStatus: 'tritonChatglm.showServerStatus',
+  buildServingImage: 'tritonChatglm.buildServingImage',
+  cancelBuild: 'tritonChatglm.cancelBuild',
+  openSettings: 'tritonChatglm.openSettings',
+  showActions: 'tritonChatglm.showActions',
+  continueInChat: 'tritonChatglm.continueInChat',
+  dismissExplanation: 'tritonChatglm.dismissExplanation',
+} as const;
+
+export type CommandName = keyof typeof COMMANDS;
+export type CommandId = (typeof COMMANDS)[CommandName];
+
+/** VS Code's own commands that the extension runs. */
+export const VSCODE_COMMANDS = {
+  openSettings: 'workbench.action.openSettings',
+  setContext: 'setContext',
+} as const;
