@@ -10,6 +10,41 @@ const code = z.string().max(LIMITS.code);
 const count = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 const time = z.number().finite().nonnegative();
 
+// ---- guided setup (the setup checklist, src/webview/chat/setupChecklist.ts) ----
+/** The checks of the core's preflight, in the order the checklist shows them. */
+export const setupCheckIdSchema = z.enum(['docker', 'daemon', 'nvidia-runtime', 'image', 'weights', 'ports', 'gpu-memory']);
+export const setupLevelSchema = z.enum(['ok', 'warning', 'error', 'blocked', 'unknown', 'skipped', 'pending']);
+/** One-click fixes next to a check; documentation links are opened by the host, never by the webview. */
+export const setupFixSchema = z.enum([
+  'chooseWeights', 'buildImage', 'cancelBuild', 'installDocker', 'startDocker', 'dockerPermissions', 'installNvidiaToolkit',
+  'openSettings', 'showLogs',
+]);
+/** The one action below the checks. */
+export const setupPrimarySchema = z.enum(['startChatglm', 'recheck']);
+const setupText = z.string().max(LIMITS.errorText);
+export const setupItemSchema = z.object({
+  id: setupCheckIdSchema,
+  level: setupLevelSchema,
+  /** Localized by the host, like every text of the setup view. */
+  label: z.string().min(1).max(LIMITS.title),
+  detail: setupText.optional(),
+  fixes: z.array(setupFixSchema).max(4),
+}).strict();
+export const setupViewSchema = z.object({
+  visible: z.boolean(),
+  phase: z.enum(['checking', 'needed', 'ready', 'busy', 'running']),
+  checking: z.boolean(),
+  summary: setupText,
+  failure: setupText.optional(),
+  items: z.array(setupItemSchema).max(12),
+  primary: setupPrimarySchema.optional(),
+}).strict();
+export type SetupView = z.infer<typeof setupViewSchema>;
+export type SetupItemView = z.infer<typeof setupItemSchema>;
+export type SetupFixId = z.infer<typeof setupFixSchema>;
+export type SetupPrimaryId = z.infer<typeof setupPrimarySchema>;
+export type SetupCheckId = z.infer<typeof setupCheckIdSchema>;
+
 // ---- webview -> host ----
 export const webviewToHostSchema = z.discriminatedUnion('type', [
   messageSchema('ready', {}),
@@ -26,6 +61,8 @@ export const webviewToHostSchema = z.discriminatedUnion('type', [
   messageSchema('startServer', {}),
   messageSchema('loadModel', {}),
   messageSchema('openSettings', {}),
+  // guided setup: a fix of one check (`check` names it), or the one action
+  messageSchema('setupAction', { action: z.union([setupFixSchema, setupPrimarySchema]), check: setupCheckIdSchema.optional() }),
 ]);
 export type WebviewToHost = z.infer<typeof webviewToHostSchema>;
 
@@ -93,11 +130,15 @@ export const hostToWebviewSchema = z.discriminatedUnion('type', [
       .refine((r) => Object.keys(r).length <= LIMITS.l10nEntries, 'too many strings'),
   }),
   messageSchema('focusInput', {}),
+  // guided setup: the checklist shown until the model is ready
+  messageSchema('setup', { setup: setupViewSchema }),
 ]);
 export type HostToWebview = z.infer<typeof hostToWebviewSchema>;
 
 export type StateMessage = Extract<HostToWebview, { type: 'state' }>;
 export type MessageDone = Extract<HostToWebview, { type: 'messageDone' }>;
+export type SetupMessage = Extract<HostToWebview, { type: 'setup' }>;
+export type SetupActionMessage = Extract<WebviewToHost, { type: 'setupAction' }>;
 
 /** Validates a message posted by the webview. Never throws; unknown types, extra fields and oversize text are errors. */
 export const parseWebviewToHost: (raw: unknown) => WebviewToHost | ProtocolError = messageParser(webviewToHostSchema);

@@ -51,6 +51,28 @@ export const DEFAULT_STRINGS = {
   openSettings: 'Open Settings',
   notReady: 'The model is not ready, so questions cannot be sent yet.',
   dismiss: 'Dismiss',
+  // guided setup (setupChecklist.ts)
+  setupTitle: 'Set up ChatGLM3',
+  setupLabel: 'ChatGLM3 setup checklist',
+  startChatglm: 'Start ChatGLM',
+  setupRecheck: 'Re-check',
+  setupChecking: 'Checking…',
+  'setupLevel.ok': 'Passed',
+  'setupLevel.warning': 'Warning',
+  'setupLevel.error': 'Needs attention',
+  'setupLevel.blocked': 'Not checked yet',
+  'setupLevel.unknown': 'Unknown',
+  'setupLevel.skipped': 'Skipped',
+  'setupLevel.pending': 'In progress',
+  'setupFix.chooseWeights': 'Choose Weights Folder…',
+  'setupFix.buildImage': 'Build Serving Image',
+  'setupFix.cancelBuild': 'Cancel Build',
+  'setupFix.installDocker': 'Install Docker…',
+  'setupFix.startDocker': 'How to Start Docker…',
+  'setupFix.dockerPermissions': 'Fix Docker Permissions…',
+  'setupFix.installNvidiaToolkit': 'Install the NVIDIA Container Toolkit…',
+  'setupFix.openSettings': 'Open Settings',
+  'setupFix.showLogs': 'Show Server Logs',
 } as const;
 
 export type StringKey = keyof typeof DEFAULT_STRINGS;

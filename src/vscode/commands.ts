@@ -1,9 +1,10 @@
 // Registers every command of the extension; each one is a thin call into a service of the root.
 import * as vscode from 'vscode';
-import { COMMANDS, type CommandName } from './commandIds';
+import { COMMANDS, VSCODE_COMMANDS, WALKTHROUGH_ID, type CommandName } from './commandIds';
 import { SettingsService } from './config/settingsService';
 import type { ExtensionServices } from './services';
 import { showActionsQuickPick } from './statusBar';
+import { noticeCommandRan } from './util/notice';
 
 export function registerCommands(services: ExtensionServices): vscode.Disposable[] {
   const { server, chat, chatView, explain, log, statusPanel, lifecycle } = services;
@@ -27,7 +28,14 @@ export function registerCommands(services: ExtensionServices): vscode.Disposable
     showActions: () => showActionsQuickPick(lifecycle),
     continueInChat: (thread: vscode.CommentThread) => explain.continueInChat(thread),
     dismissExplanation: (thread: vscode.CommentThread) => explain.dismiss(thread),
+    startChatglm: () => server.startChatglm(),
+    chooseWeightsFolder: () => server.chooseWeightsFolder(),
+    recheckSetup: () => server.recheckSetup(),
+    openWalkthrough: () => vscode.commands.executeCommand(VSCODE_COMMANDS.openWalkthrough, WALKTHROUGH_ID, false),
   };
   return (Object.keys(handlers) as CommandName[]).map((name) =>
-    vscode.commands.registerCommand(COMMANDS[name], handlers[name] as (...args: unknown[]) => unknown));
+    vscode.commands.registerCommand(COMMANDS[name], (...args: unknown[]) => {
+      noticeCommandRan(COMMANDS[name]); // a notice offering this command has done its job
+      return (handlers[name] as (...a: unknown[]) => unknown)(...args);
+    }));
 }

@@ -69,8 +69,9 @@ export class ExtensionServices implements vscode.Disposable {
 
       reportLoadProblems(problems, log);
       reportSettingsProblems(settings.problems, log);
-      // Re-attach in the background: activation stays cheap, the status bar fills in when docker answers.
-      void server.attach();
+      // Re-attach (or check the setup, and auto-start when asked) in the background: activation stays cheap, the
+      // status bar and the setup checklist fill in when docker answers.
+      void server.activate();
       return services;
     } catch (e) {
       await store.dispose();

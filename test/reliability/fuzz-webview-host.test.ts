@@ -17,7 +17,11 @@ import { SOAK, sleep, waitFor } from './support/server';
 
 const root = join(__dirname, '../..');
 const TYPES = ['ready', 'send', 'stop', 'regenerate', 'editLast', 'newChat', 'selectConversation', 'deleteConversation',
-  'copyCode', 'insertCode', 'openInEditor', 'startServer', 'loadModel', 'openSettings'];
+  'copyCode', 'insertCode', 'openInEditor', 'startServer', 'loadModel', 'openSettings', 'setupAction'];
+/** The setup checklist's clicks; in external mode it offers none of them, so each must be refused (and logged). */
+const SETUP_ACTIONS = ['startChatglm', 'recheck', 'chooseWeights', 'buildImage', 'cancelBuild', 'installDocker', 'startDocker',
+  'dockerPermissions', 'installNvidiaToolkit', 'openSettings', 'showLogs'];
+const SETUP_CHECKS = ['docker', 'daemon', 'nvidia-runtime', 'image', 'weights', 'ports', 'gpu-memory'];
 
 let stub: StubTriton;
 let storage: string;
@@ -43,6 +47,8 @@ const hostile = fc.oneof(
     id: fc.oneof(fc.string(), fc.constant('../../etc/passwd'), fc.constant('a'.repeat(65)), fc.anything()),
     title: fc.anything(), code: fc.anything(), language: fc.oneof(fc.string(), fc.constant('javascript"><script>')),
     command: fc.constant('workbench.action.terminal.new'), extra: fc.anything(),
+    action: fc.oneof(fc.constantFrom(...SETUP_ACTIONS, 'workbench.action.terminal.new', 'https://example.com'), fc.anything()),
+    check: fc.oneof(fc.constantFrom(...SETUP_CHECKS, '../x'), fc.anything()),
   }, { requiredKeys: ['type'] }),
 );
 
@@ -66,6 +72,8 @@ const valid = fc.oneof(
   fc.string({ maxLength: 300 }).map((code) => ({ type: 'copyCode', code })),
   fc.string({ maxLength: 300 }).map((code) => ({ type: 'insertCode', code })),
   fc.tuple(fc.string({ maxLength: 300 }), fc.stringMatching(/^[A-Za-z0-9_+#.-]{0,32}$/)).map(([code, language]) => ({ type: 'openInEditor', code, language })),
+  fc.tuple(fc.constantFrom(...SETUP_ACTIONS), fc.option(fc.constantFrom(...SETUP_CHECKS), { nil: undefined }))
+    .map(([action, check]) => ({ type: 'setupAction', action, ...(check ? { check } : {}) })),
 );
 
 function deliver(m: unknown): void {

@@ -55,7 +55,7 @@ export class ChatController implements vscode.Disposable {
         if (done) this.post(done);
       },
     });
-    this.subscriptions.push(store.onDidChange(() => this.postState()));
+    this.subscriptions.push(store.onDidChange(() => this.postState()), server.onDidChangeSetup(() => this.post(server.setupMessage())));
   }
 
   /** The chat view connects (or goes away: undefined). */
@@ -67,7 +67,7 @@ export class ChatController implements vscode.Disposable {
   async handle(msg: WebviewToHost): Promise<void> {
     try {
       switch (msg.type) {
-        case 'ready': this.postState(); return;
+        case 'ready': this.postState(); this.post(this.server.setupMessage()); return;
         case 'send': await this.send(msg.text); return;
         case 'stop': this.stopActive(); return;
         case 'regenerate': await this.regenerate(); return;
@@ -81,6 +81,7 @@ export class ChatController implements vscode.Disposable {
         case 'startServer': await vscode.commands.executeCommand(COMMANDS.startServer); return;
         case 'loadModel': await vscode.commands.executeCommand(COMMANDS.loadModel); return;
         case 'openSettings': await vscode.commands.executeCommand(COMMANDS.openSettings); return;
+        case 'setupAction': await this.server.runSetupAction(msg); return;
       }
     } catch (e) {
       this.log.error(`chat: ${msg.type} failed`, e);

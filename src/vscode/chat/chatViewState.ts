@@ -29,7 +29,8 @@ export function stateMessage(
 }
 
 function serverView(s: LifecycleState): ServerView {
-  const server: ServerView['server'] = s.server === 'error' ? 'failed' : s.server === 'stopping' ? 'stopped' : s.server;
+  // "setup needed" is drawn by the setup checklist (setup message), which hides this box meanwhile.
+  const server: ServerView['server'] = s.server === 'error' ? 'failed' : s.server === 'stopping' || s.server === 'setup' ? 'stopped' : s.server;
   const model: ServerView['model'] = s.server !== 'running' ? 'unknown' : s.model === 'unloading' ? 'unloaded' : s.model;
   const actions: ServerView['actions'] = [];
   if (s.mode === 'managed' && (s.server === 'stopped' || s.server === 'error')) actions.push('startServer');

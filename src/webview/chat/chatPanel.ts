@@ -8,6 +8,7 @@ import {
   mergeStrings,
   parseHostToWebview,
   type HostToWebview,
+  type SetupView,
   type StateMessage,
   type Strings,
   type WebviewToHost,
@@ -22,6 +23,7 @@ import { createMarkdownRenderer } from './markdown';
 import { MessageList } from './messageList';
 import { restoreState, StateSaver, type ChatVsCodeApi } from './persistedState';
 import { ServerNotice } from './serverNotice';
+import { SetupChecklist, setupActionMessage } from './setupChecklist';
 import { applyDelta, applyDone } from './stateUpdates';
 
 /** How long a code block's Copy button says "Copied". */
@@ -35,6 +37,8 @@ export class ChatPanel implements ChatContext {
   private readonly saver: StateSaver;
   private readonly newChatButton: HTMLButtonElement;
   private readonly serverNotice = new ServerNotice();
+  private readonly setup = new SetupChecklist();
+  private setupView: SetupView | undefined;
   private readonly errorBanner = new ErrorBanner();
   private readonly history: HistoryList;
   private readonly messages: MessageList;
@@ -59,7 +63,7 @@ export class ChatPanel implements ChatContext {
     this.messages = new MessageList(this, createMarkdownRenderer((what) => format(this.strings.imageRemoved, what)));
     this.composer = new Composer(this, { draft: restored?.draft ?? '', editing: restored?.editing ?? false }, () => this.errorBanner.clear());
     const toolbar = el('header', { class: 'toolbar' }, this.newChatButton, this.history.toggle);
-    root.replaceChildren(toolbar, this.serverNotice.element, this.history.element, this.errorBanner.element,
+    root.replaceChildren(toolbar, this.setup.element, this.serverNotice.element, this.history.element, this.errorBanner.element,
       this.messages.emptyNote, this.messages.element, this.composer.element);
 
     root.addEventListener('click', (e) => this.onClick(e));
@@ -139,6 +143,10 @@ export class ChatPanel implements ChatContext {
       case 'focusInput':
         this.composer.focus();
         return;
+      case 'setup':
+        this.setupView = message.setup;
+        this.renderServerBox();
+        return;
     }
     this.scheduleSave();
   }
@@ -152,10 +160,17 @@ export class ChatPanel implements ChatContext {
   }
 
   private renderAll(): void {
-    this.serverNotice.render(this.state?.server, this.strings);
+    this.renderServerBox();
     this.history.render();
     this.messages.render();
     this.updateControls();
+  }
+
+  /** The setup checklist while the host shows one, else the server notice: never both. */
+  private renderServerBox(): void {
+    this.setup.render(this.setupView, this.strings);
+    this.serverNotice.render(this.state?.server, this.strings);
+    if (this.setup.visible) this.serverNotice.element.hidden = true;
   }
 
   private updateControls(): void {
@@ -181,6 +196,7 @@ export class ChatPanel implements ChatContext {
       case 'selectConversation': this.composer.cancelEdit(false); this.postToHost({ type: 'selectConversation', id }); break;
       case 'deleteConversation': this.history.deleteConversation(target, id, this.newChatButton); break;
       case 'startServer': case 'loadModel': case 'openSettings': this.postToHost({ type: action }); break;
+      case 'setupAction': { const m = setupActionMessage(target); if (m) this.postToHost(m); break; }
       case CODE_ACTIONS.copy: case CODE_ACTIONS.insert: case CODE_ACTIONS.open: this.codeAction(action, target as HTMLButtonElement); break;
     }
   }

@@ -28,6 +28,10 @@ const validFromWebview: WebviewToHost[] = [
   { type: 'startServer' },
   { type: 'loadModel' },
   { type: 'openSettings' },
+  { type: 'setupAction', action: 'startChatglm' },
+  { type: 'setupAction', action: 'recheck' },
+  { type: 'setupAction', action: 'chooseWeights', check: 'weights' },
+  { type: 'setupAction', action: 'installNvidiaToolkit', check: 'nvidia-runtime' },
 ];
 
 const validFromHost: HostToWebview[] = [
@@ -48,6 +52,19 @@ const validFromHost: HostToWebview[] = [
   { type: 'error', message: 'Server unreachable' },
   { type: 'l10n', strings: { send: '发送', 'server.stopped': 'Triton 服务器未运行。' } },
   { type: 'focusInput' },
+  {
+    type: 'setup',
+    setup: {
+      visible: true, phase: 'needed', checking: false, summary: '还有 2 项检查需要处理，之后才能启动 ChatGLM3。', primary: 'recheck',
+      items: [
+        { id: 'docker', level: 'error', label: 'Docker', detail: 'Docker was not found.', fixes: ['installDocker', 'openSettings'] },
+        { id: 'daemon', level: 'blocked', label: 'Docker daemon', fixes: [] },
+        { id: 'gpu-memory', level: 'unknown', label: 'GPU memory', detail: 'Unknown: nvidia-smi is not installed here.', fixes: [] },
+        { id: 'image', level: 'pending', label: 'Serving image', fixes: ['cancelBuild'] },
+      ],
+    },
+  },
+  { type: 'setup', setup: { visible: false, phase: 'running', checking: false, summary: '', items: [] } },
 ];
 
 describe('webview protocol', () => {
@@ -64,6 +81,10 @@ describe('webview protocol', () => {
       { type: 'selectConversation', id: 'a'.repeat(65) }, { type: 'openInEditor', code: 'x', language: 'py"><script>' },
       { type: 'openInEditor', code: 'x' }, { type: 'stop', conversationId: 'c1' }, { type: '__proto__' },
       { type: 'renameConversation', id: 'abc', title: 'removed from the protocol' },
+      // a setup action is one the checklist can offer, never a command or a URL of the webview's choosing
+      { type: 'setupAction', action: 'workbench.action.terminal.new' }, { type: 'setupAction', action: 'https://example.com' },
+      { type: 'setupAction', action: 'chooseWeights', check: '../weights' }, { type: 'setupAction' },
+      { type: 'setupAction', action: 'recheck', url: 'https://example.com' },
     ];
     for (const raw of bad) {
       const r = parseWebviewToHost(raw);
@@ -79,6 +100,11 @@ describe('webview protocol', () => {
       { type: 'l10n', strings: { send: 5 } },
       { type: 'l10n', strings: JSON.parse('{"__proto__": "x"}') },
       { type: 'error', message: '' },
+      { type: 'setup', setup: { visible: true, phase: 'needed', checking: false, summary: 'x', items: [{ id: 'docker', level: 'error', label: 'Docker', fixes: ['rm -rf'] }] } },
+      { type: 'setup', setup: { visible: true, phase: 'needed', checking: false, summary: 'x', items: [{ id: 'kernel', level: 'ok', label: 'Linux', fixes: [] }] } },
+      { type: 'setup', setup: { visible: true, phase: 'done', checking: false, summary: 'x', items: [] } },
+      { type: 'setup', setup: { visible: true, phase: 'ready', checking: false, summary: 'x', items: [], primary: 'startServer' } },
+      { type: 'setup', setup: { visible: true, phase: 'ready', checking: false, summary: 'x', items: [], link: 'https://example.com' } },
       // removed from the protocol: a host that still sends it is caught
       { type: 'messageDone', conversationId: 'c1', messageId: 'm1', status: 'complete', notice: 'x' },
     ];

@@ -25,6 +25,7 @@ export class EventEmitter<T> {
 export class Uri {
   private constructor(readonly scheme: string, readonly path: string) {}
   static file(p: string): Uri { return new Uri('file', p); }
+  static parse(s: string): Uri { const m = /^([a-z][a-z0-9+.-]*):\/\/(.*)$/i.exec(s); return m ? new Uri(m[1]!, m[2]!) : new Uri('file', s); }
   static joinPath(base: Uri, ...parts: string[]): Uri { return new Uri(base.scheme, join(base.path, ...parts)); }
   get fsPath(): string { return this.path; }
   toString(): string { return `${this.scheme}://${this.path}`; }
@@ -55,12 +56,24 @@ export interface Recorded {
   statusBar: { text: string; tooltip?: unknown; disposed: boolean }[];
   viewProviders: Map<string, { resolveWebviewView(view: unknown): void }>;
   threads: FakeThread[];
-  progress: { title: string; messages: string[] }[];
+  /** Progress notifications: `done` once their task ended (the notification closed). */
+  progress: { title: string; messages: string[]; done?: boolean }[];
   panels: { viewType: string; webview: { html: string; posted: unknown[] }; dispose(): void }[];
   config: Record<string, unknown>;
   trusted: boolean;
   /** Answer for the next showXxxMessage calls: a button title, or undefined. */
   answer?: string;
+  /** Every executeCommand call (id and arguments), the extension's own and VS Code's. */
+  executed: { id: string; args: unknown[] }[];
+  /** URLs given to env.openExternal. */
+  external: string[];
+  /** What showOpenDialog returns next (undefined: the person cancelled); each call is recorded. */
+  openDialogAnswer?: Uri[];
+  openDialogs: unknown[];
+  /** Settings written with WorkspaceConfiguration.update: key, value and ConfigurationTarget. */
+  updates: { key: string; value: unknown; target: unknown }[];
+  /** vscode.env.remoteName: undefined for a local window. */
+  remoteName?: string;
 }
 
 export interface FakeThread {
@@ -79,6 +92,7 @@ export function createFakeVscode(config: Record<string, unknown>) {
   const rec: Recorded = {
     commands: new Map(), context: new Map(), messages: [], log: [], disposables: [], statusBar: [],
     viewProviders: new Map(), threads: [], progress: [], panels: [], config, trusted: true,
+    executed: [], external: [], openDialogs: [], updates: [],
   };
   const configEmitter = new EventEmitter<{ affectsConfiguration(s: string): boolean }>();
   const trustEmitter = new EventEmitter<void>();
@@ -102,10 +116,16 @@ export function createFakeVscode(config: Record<string, unknown>) {
     CommentMode: { Editing: 0, Preview: 1 },
     CommentThreadCollapsibleState: { Collapsed: 0, Expanded: 1 },
     ViewColumn: { Active: -1, Beside: -2, One: 1 },
+    ConfigurationTarget: { Global: 1, Workspace: 2, WorkspaceFolder: 3 },
     l10n: {
       t: (message: string, ...args: unknown[]) => message.replace(/\{(\d+)\}/g, (m, i: string) => (Number(i) < args.length ? String(args[Number(i)]) : m)),
     },
-    env: { language: 'en', clipboard: { text: '', async writeText(t: string) { this.text = t; } } },
+    env: {
+      language: 'en',
+      clipboard: { text: '', async writeText(t: string) { this.text = t; } },
+      get remoteName() { return rec.remoteName; },
+      async openExternal(u: Uri) { rec.external.push(u.toString()); return true; },
+    },
     commands: {
       registerCommand(id: string, fn: (...args: unknown[]) => unknown) {
         if (rec.commands.has(id)) throw new Error(`command ${id} already registered`);
@@ -114,6 +134,7 @@ export function createFakeVscode(config: Record<string, unknown>) {
         return { dispose: () => { d.disposed = true; rec.commands.delete(id); } };
       },
       async executeCommand(id: string, ...args: unknown[]) {
+        rec.executed.push({ id, args });
         if (id === 'setContext') { rec.context.set(String(args[0]), args[1]); return undefined; }
         const fn = rec.commands.get(id);
         return fn ? fn(...args) : undefined;
@@ -142,12 +163,17 @@ export function createFakeVscode(config: Record<string, unknown>) {
       showWarningMessage: show('warning'),
       showErrorMessage: show('error'),
       async showQuickPick() { return undefined; },
+      async showOpenDialog(options: unknown) { rec.openDialogs.push(options); return rec.openDialogAnswer; },
       async withProgress(opts: { title: string }, task: (p: unknown, token: unknown) => Promise<unknown>) {
-        const entry = { title: opts.title, messages: [] as string[] };
+        const entry = { title: opts.title, messages: [] as string[], done: false };
         rec.progress.push(entry);
         const cancel = new EventEmitter<void>();
-        return task({ report: (v: { message?: string }) => { if (v.message) entry.messages.push(v.message); } },
-          { isCancellationRequested: false, onCancellationRequested: cancel.event });
+        try {
+          return await task({ report: (v: { message?: string }) => { if (v.message) entry.messages.push(v.message); } },
+            { isCancellationRequested: false, onCancellationRequested: cancel.event });
+        } finally {
+          entry.done = true;
+        }
       },
       createWebviewPanel(viewType: string, title: string) {
         const d = track(`panel:${viewType}`);
@@ -176,6 +202,11 @@ export function createFakeVscode(config: Record<string, unknown>) {
             return full in rec.config ? { key: full, globalValue: rec.config[full] } : { key: full };
           },
           get(key: string) { return rec.config[`${section}.${key}`]; },
+          async update(key: string, value: unknown, target: unknown) {
+            const full = `${section}.${key}`;
+            rec.updates.push({ key: full, value, target });
+            updateConfig({ [full]: value });
+          },
         };
       },
       onDidChangeConfiguration: configEmitter.event,
