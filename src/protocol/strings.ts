@@ -57,6 +57,7 @@ export const DEFAULT_STRINGS = {
   startChatglm: 'Start ChatGLM',
   setupRecheck: 'Re-check',
   setupChecking: 'Checking…',
+  setupPassed: '{0} of {1} checks passed',
   'setupLevel.ok': 'Passed',
   'setupLevel.warning': 'Warning',
   'setupLevel.error': 'Needs attention',

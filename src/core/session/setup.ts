@@ -166,6 +166,8 @@ export const SETUP_CONTEXT_KEYS = {
   gpuRuntimeReady: 'tritonChatglm.setup.gpuRuntimeReady',
   imageReady: 'tritonChatglm.setup.imageReady',
   weightsReady: 'tritonChatglm.setup.weightsReady',
+  /** A question or an explanation was answered in this window (the walkthrough's last step). */
+  answered: 'tritonChatglm.setup.answered',
 } as const;
 
 export function setupContextValues(state: LifecycleState, report: PreflightReport | undefined): Record<string, boolean> {

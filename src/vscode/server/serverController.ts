@@ -5,7 +5,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import {
-  CHECK_SETTINGS, isCancellation, isSetupLink, isSetupProblem, productionParts, ServerSession, SETUP_LINKS, setupContextValues,
+  CHECK_SETTINGS, isCancellation, isSetupLink, isSetupProblem, productionParts, ServerSession, SETUP_CONTEXT_KEYS, SETUP_LINKS, setupContextValues,
   setupModel, toSessionSettings, type SetupModel,
 } from '../../core/session';
 import type { ServerHandle } from '../../core/server';
@@ -42,6 +42,8 @@ export class ServerController implements vscode.Disposable {
   private readonly subscriptions: vscode.Disposable[] = [];
   private buildAbort: AbortController | undefined;
   private setupKeys = '';
+  /** The walkthrough's last step ("ask a question") is done once something was answered. */
+  private answered = false;
 
   constructor(
     private readonly settings: SettingsService,
@@ -167,21 +169,20 @@ export class ServerController implements vscode.Disposable {
   }
 
   /** The one action: start the server when none runs, then load the model. */
-  async startChatglm(): Promise<void> {
-    if (!(await this.startAllowed())) return;
-    try {
-      await this.session.startChatglm();
-    } catch (e) {
-      await this.startFailed('Start ChatGLM', e);
-    }
+  startChatglm(): Promise<void> {
+    return this.starting('Start ChatGLM', () => this.session.startChatglm());
   }
 
-  async start(): Promise<void> {
+  start(): Promise<void> {
+    return this.starting('Start', () => this.session.start());
+  }
+
+  private async starting(context: string, operation: () => Promise<unknown>): Promise<void> {
     if (!(await this.startAllowed())) return;
     try {
-      await this.session.start();
+      await operation();
     } catch (e) {
-      await this.startFailed('Start', e);
+      await this.startFailed(context, e);
     }
   }
 
@@ -207,7 +208,7 @@ export class ServerController implements vscode.Disposable {
       await showError(this.log, context, e);
       return;
     }
-    this.log.warn(`${context}: setup needed [${e.code}]: ${e.message}`);
+    this.log.warn(`${context} [${e.code}]: setup needed: ${e.message}`);
     const others = Math.max(0, this.setup.attention - 1);
     const text = [
       vscode.l10n.t('ChatGLM3 needs setup.'),
@@ -287,7 +288,13 @@ export class ServerController implements vscode.Disposable {
 
   /** Counts a request (chat answer, explanation) while it runs; meanwhile the server's health is polled. */
   track<T>(request: Promise<T>): Promise<T> {
-    return this.session.track(request);
+    return this.session.track(request).then((result) => {
+      if (!this.answered) {
+        this.answered = true;
+        void vscode.commands.executeCommand(VSCODE_COMMANDS.setContext, SETUP_CONTEXT_KEYS.answered, true);
+      }
+      return result;
+    });
   }
 
   /** Asks the server what it is doing and adopts it. */

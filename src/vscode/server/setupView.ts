@@ -72,7 +72,7 @@ function itemDetail(item: SetupItem): string | undefined {
     case 'pending':
       return item.id === 'image' && item.fixes.includes('cancelBuild') ? vscode.l10n.t('Building the serving image…') : vscode.l10n.t('Checking…');
     case 'ok': return okText(item.id, item.facts ?? {});
-    case 'blocked': return item.blockedBy === 'docker' ? vscode.l10n.t('Not checked: Docker is not installed.') : vscode.l10n.t('Not checked: the Docker daemon cannot be reached.');
+    case 'blocked': return item.blockedBy === 'docker' ? vscode.l10n.t('Checked once Docker is installed.') : vscode.l10n.t('Checked once the Docker daemon answers.');
     case 'unknown': return unknownText(item);
     case 'skipped': return undefined;
     case 'error': case 'warning': return problemText(item);

@@ -2,7 +2,7 @@
 // its mark (✓ passed, ✕ needs attention, ! warning, – not checked yet, ? unknown), what was found or what to do,
 // and its one-click fixes; below them the one action (Start ChatGLM, or Re-check while something is missing).
 // The host words everything but the button labels and decides what is offered; a click posts `setupAction`.
-import { isProtocolError, parseWebviewToHost, type SetupFixId, type SetupItemView, type SetupPrimaryId, type SetupView, type Strings, type WebviewToHost } from '../../protocol';
+import { format, isProtocolError, parseWebviewToHost, type SetupFixId, type SetupItemView, type SetupPrimaryId, type SetupView, type Strings, type WebviewToHost } from '../../protocol';
 import { button, el } from '../shared/dom';
 
 const MARKS: Record<SetupItemView['level'], string> = {
@@ -12,6 +12,8 @@ const MARKS: Record<SetupItemView['level'], string> = {
 export class SetupChecklist {
   readonly element = el('section', { class: 'setup', hidden: '' });
   private view: SetupView | undefined;
+  /** The folded list of passed checks stays open across updates once opened. */
+  private passedOpen = false;
 
   /** Shown now: the server notice stays hidden meanwhile (one box, not two). */
   get visible(): boolean {
@@ -34,11 +36,25 @@ export class SetupChecklist {
       el('p', { class: 'setup-summary', role: 'status' }, view.summary),
     ];
     if (view.failure) parts.push(el('p', { class: 'setup-failure' }, view.failure));
-    if (view.items.length) parts.push(el('ul', { class: 'setup-items' }, ...view.items.map((item) => this.item(item, strings))));
+    // Nothing to do about passed checks once everything is in place (or starting): folded away (open on request),
+    // while warnings and unknowns stay in sight. While something is missing every check is listed.
+    const folded = view.phase === 'ready' || view.phase === 'busy' ? view.items.filter((i) => i.level === 'ok') : [];
+    const listed = view.items.filter((i) => !folded.includes(i));
+    if (listed.length) parts.push(el('ul', { class: 'setup-items' }, ...listed.map((item) => this.item(item, strings))));
+    if (folded.length) parts.push(this.passed(folded, view.items.length, strings));
     const actions = this.actions(view, strings);
     if (actions.childElementCount) parts.push(actions);
     this.element.replaceChildren(...parts);
     if (focused) this.element.querySelector<HTMLButtonElement>(`button[data-key="${focused}"]`)?.focus();
+  }
+
+  private passed(items: SetupItemView[], total: number, strings: Strings): HTMLElement {
+    const details = el('details', { class: 'setup-passed' },
+      el('summary', {}, format(strings.setupPassed, items.length, total)),
+      el('ul', { class: 'setup-items' }, ...items.map((item) => this.item(item, strings))));
+    details.open = this.passedOpen;
+    details.addEventListener('toggle', () => { this.passedOpen = details.open; });
+    return details;
   }
 
   private item(item: SetupItemView, strings: Strings): HTMLElement {
@@ -56,19 +72,21 @@ export class SetupChecklist {
   private actions(view: SetupView, strings: Strings): HTMLElement {
     const row = el('div', { class: 'setup-actions' });
     if (view.primary) {
-      const primary = actionButton(view.primary === 'recheck' && view.checking ? strings.setupChecking : primaryLabel(view.primary, strings), view.primary);
+      const primary = view.primary === 'recheck' ? recheckButton(view, strings) : actionButton(primaryLabel(view.primary, strings), view.primary);
       primary.classList.add('primary');
-      if (view.checking && view.primary === 'recheck') primary.disabled = true;
       row.append(primary);
     }
     // Re-check beside Start ChatGLM: something may have changed outside VS Code (Docker started, files copied).
-    if (view.primary === 'startChatglm' && view.phase === 'ready') {
-      const recheck = actionButton(view.checking ? strings.setupChecking : strings.setupRecheck, 'recheck');
-      recheck.disabled = view.checking;
-      row.append(recheck);
-    }
+    if (view.primary === 'startChatglm' && view.phase === 'ready') row.append(recheckButton(view, strings));
     return row;
   }
+}
+
+/** While a check runs it says so and does nothing; aria-disabled (not disabled) keeps the keyboard focus on it. */
+function recheckButton(view: SetupView, strings: Strings): HTMLButtonElement {
+  const recheck = actionButton(view.checking ? strings.setupChecking : strings.setupRecheck, 'recheck');
+  if (view.checking) recheck.setAttribute('aria-disabled', 'true');
+  return recheck;
 }
 
 function primaryLabel(primary: SetupPrimaryId, strings: Strings): string {
@@ -87,6 +105,7 @@ function focusKey(root: HTMLElement): string | undefined {
 
 /** The message a checklist button posts (the host checks again that it offered it); undefined if malformed. */
 export function setupActionMessage(target: Element): WebviewToHost | undefined {
+  if (target.getAttribute('aria-disabled') === 'true') return undefined;
   const check = target.getAttribute('data-check');
   const message = parseWebviewToHost({ type: 'setupAction', action: target.getAttribute('data-fix'), ...(check ? { check } : {}) });
   return isProtocolError(message) ? undefined : message;

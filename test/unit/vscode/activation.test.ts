@@ -6,21 +6,12 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { fakeExtensionContext, waitFor } from './support/extensionHost';
 import { createFakeVscode, installVscodeModule, Position, Selection, Uri } from './support/fakeVscode';
 import { startStubTriton, type StubTriton } from './support/stubTriton';
 
 const root = join(__dirname, '../../..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { contributes: { commands: { command: string }[] } };
-
-async function waitFor<T>(probe: () => T | undefined | false, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = probe();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 let stub: StubTriton;
 let storage: string;
@@ -44,15 +35,7 @@ before(async () => {
   uninstall = installVscodeModule(fake.vscode);
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   ext = require('../../../src/vscode/extension') as ExtensionModule;
-  const memento = new Map<string, unknown>();
-  const context = {
-    subscriptions: [] as unknown[],
-    extensionUri: Uri.file(root),
-    extensionPath: root,
-    globalStorageUri: Uri.file(storage),
-    globalState: { get: (k: string) => memento.get(k), update: async (k: string, v: unknown) => { memento.set(k, v); }, keys: () => [...memento.keys()] },
-  };
-  await ext.activate(context as never);
+  await ext.activate(fakeExtensionContext(root, storage));
 });
 
 after(async () => {
