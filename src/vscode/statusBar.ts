@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import { availableActions, type LifecycleAction } from '../core/state/actions';
 import type { LifecycleState, ModelState, ServerState } from '../core/state/lifecycle';
 import { COMMANDS, type CommandId } from './commandIds';
+import { failureText } from './server/setupView';
 import type { LifecycleStore } from './state/lifecycleStore';
 
 export class StatusBar implements vscode.Disposable {
@@ -28,7 +29,7 @@ export class StatusBar implements vscode.Disposable {
     const err = s.serverError ?? s.modelError;
     if (err) {
       tip.appendMarkdown('\n\n');
-      tip.appendText(err.message);
+      tip.appendText(failureText(err));
     }
     tip.appendMarkdown(`\n\n${s.server === 'setup' ? vscode.l10n.t('Click for the setup checklist and actions.') : vscode.l10n.t('Click for actions.')}`);
     this.item.tooltip = tip;

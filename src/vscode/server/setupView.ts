@@ -137,11 +137,15 @@ export function weightsText(error: WeightsError): string {
   return vscode.l10n.t('{0} is not a ChatGLM3-6B checkpoint: {1}.', error.path, parts.join(vscode.l10n.t('; ')));
 }
 
-/** A crash or a failed load, in the words of its notification. */
-function failureText(f: LifecycleFailure): string {
+/** Codes whose words are localized by presentError (the lifecycle keeps only the code and the English text). */
+const WORDED_CODES = new Set<string>([
+  'docker-missing', 'daemon-unreachable', 'permission-denied', 'nvidia-runtime-missing', 'image-missing', 'port-allocated',
+  'name-conflict', 'container-exited', 'weights-missing', 'weights-invalid', 'liveness-timeout', 'gpu-memory-low',
+] satisfies ServerError['code'][]);
+
+/** A failure the lifecycle keeps (a crash, a failed load, what makes the setup needed), in its notification's words. */
+export function failureText(f: LifecycleFailure): string {
   if (f.code === 'model-load-failed') return vscode.l10n.t('ChatGLM3 failed to load: {0}', f.message);
-  if (f.code === 'container-exited' || f.code === 'liveness-timeout') {
-    return presentError(new ServerError({ code: f.code, message: f.message, fix: '' })).message;
-  }
+  if (WORDED_CODES.has(f.code)) return presentError(new ServerError({ code: f.code as ServerError['code'], message: f.message, fix: '' })).message;
   return f.message;
 }
