@@ -40,7 +40,7 @@ for p in (HERE, ROOT / "triton" / "testing", ROOT / "triton" / "model_repository
 import torch  # noqa: E402
 
 from chatglm_checkpoint import DTYPES, parameter_shapes, parse_config  # noqa: E402
-from chatglm_engine import EngineOptions, PrefillChunk  # noqa: E402
+from chatglm_engine import PrefillChunk  # noqa: E402
 from chatglm_native import NativeEngine  # noqa: E402
 
 # Nominal memory bandwidth in GB/s by (lower-case) name fragment; first match wins.
