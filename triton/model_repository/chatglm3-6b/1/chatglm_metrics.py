@@ -8,6 +8,10 @@ scheduler only.
 """
 from __future__ import annotations
 
+import threading
+from collections import defaultdict
+from typing import Dict, Tuple
+
 import triton_python_backend_utils as pb_utils
 
 COUNTER, GAUGE = "counter", "gauge"
@@ -40,3 +44,36 @@ class Metrics:
             family = pb_utils.MetricFamily(name, description, kinds[kind])
             self._families.append(family)
             setattr(self, attribute, family.Metric(labels=labels))
+
+    def apply(self, counts: Dict[str, float], gauges: Dict[str, float]) -> None:
+        """Counter increments and gauge values by attribute name (each one an IPC round trip to the server)."""
+        for attribute, value in counts.items():
+            if value:
+                getattr(self, attribute).increment(value)
+        for attribute, value in gauges.items():
+            getattr(self, attribute).set(value)
+
+
+class MetricsBuffer:
+    """Metric updates gathered where they happen (the engine thread, every step) and applied elsewhere in one
+    batch: each update is an IPC round trip to the server, too slow to pay on every decode step."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._counts: Dict[str, float] = defaultdict(float)
+        self._gauges: Dict[str, float] = {}
+
+    def increment(self, attribute: str, value: float) -> None:
+        with self._lock:
+            self._counts[attribute] += value
+
+    def set(self, attribute: str, value: float) -> None:
+        with self._lock:
+            self._gauges[attribute] = value
+
+    def drain(self) -> Tuple[Dict[str, float], Dict[str, float]]:
+        with self._lock:
+            counts, gauges = dict(self._counts), dict(self._gauges)
+            self._counts.clear()
+            self._gauges.clear()
+        return counts, gauges

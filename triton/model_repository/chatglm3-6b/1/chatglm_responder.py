@@ -41,6 +41,10 @@ class Responder:
     def send(self, channel: Channel, response, final: bool) -> None:
         self._jobs.put(("send", channel, response, final))
 
+    def call(self, work: Callable[[], None]) -> None:
+        """Runs other IPC work (metric updates) in order with the sends."""
+        self._jobs.put(("call", work))
+
     def start_poll(self, channels: Sequence[Channel], iteration: int) -> None:
         """Checks these requests for cancellation after the sends queued so far (unless a check is in flight)."""
         if channels and self._poll_started is None:
@@ -71,6 +75,12 @@ class Responder:
             job = self._jobs.get()
             if job is None:
                 return
+            if job[0] == "call":
+                try:
+                    job[1]()
+                except Exception as exc:  # noqa: BLE001 - figures must not stop the answers
+                    log.warn(f"responder work failed: {exc!r}")
+                continue
             if job[0] == "send":
                 _, channel, response, final = job
                 if final:

@@ -31,8 +31,11 @@ import triton_python_backend_utils as pb_utils
 import chatglm_log as log
 from chatglm_engine import PrefillChunk
 from chatglm_generation import FINISH_CANCELLED, RowProgress, RowResult, choose_tokens
+from chatglm_metrics import MetricsBuffer
 from chatglm_reply import Reply, error_response
 from chatglm_responder import Responder
+
+METRICS_INTERVAL = 0.25  # seconds between two metric updates while rows run (and always before a FINAL)
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,8 @@ class ContinuousScheduler:
         self.engine = engine
         self.limits = limits
         self.metrics = metrics
+        self._figures = MetricsBuffer()  # the engine thread's metric updates, applied by the responder
+        self._figures_sent = 0.0
         self.stop_ids = frozenset(int(i) for i in engine.stop_ids)
         self.steps = 0  # decode steps run; log lines and tests count in these
         self._iterations = 0
@@ -88,25 +93,27 @@ class ContinuousScheduler:
                 continue
             with self._lock:
                 if self._stopping:
-                    refused.append((reply, "model unloaded: the model is being unloaded", pb_utils.TritonError.UNAVAILABLE))
+                    refused.append((reply, "model unloaded: the model is being unloaded"))
                 elif self.limits.max_waiting and len(self._waiting) >= self.limits.max_waiting:
                     refused.append((reply, f"server busy: the waiting queue is full ({self.limits.max_waiting} requests "
-                                           f"wait for one of {self.limits.max_active_rows} rows); try again shortly",
-                                    pb_utils.TritonError.UNAVAILABLE))
+                                           f"wait for one of {self.limits.max_active_rows} rows); try again shortly"))
+                    self.metrics.busy.increment(1)
                 else:
                     self._waiting.append(Row(reply, self.stop_ids))
                     self._lock.notify()
                 waiting = len(self._waiting)
             self.metrics.waiting.set(waiting)
-        for reply, message, code in refused:
-            self.metrics.busy.increment(1)
-            log.info(f"request {reply.channel.request_id()} refused: {message}")
+        for reply, message in refused:
+            log.verbose(f"request {reply.channel.request_id()} refused: {message}")
             if reply.channel.claim_final():
-                reply.channel.send_final(error_response(message, code))
+                reply.channel.send_final(error_response(message, pb_utils.TritonError.UNAVAILABLE))
 
     def _final_now(self, reply: Reply, result: RowResult) -> None:
+        """On execute()'s thread: the figures go to Triton from here too, before the FINAL."""
         if reply.channel.claim_final():
-            reply.channel.send_final(self._final(reply, result, None))
+            response = self._final(reply, result, None)
+            self.metrics.apply(*self._figures.drain())
+            reply.channel.send_final(response)
 
     # ------------------------------------------------------------------------------ finalize side
 
@@ -124,6 +131,7 @@ class ContinuousScheduler:
         for row in rows:
             self._fail(row, "model unloaded: the request was still running", pb_utils.TritonError.UNAVAILABLE)
         self._active = []
+        self._send_figures(force=True)
         if not self._responder.close(timeout):
             log.error("the responder thread did not stop in time")
 
@@ -131,6 +139,10 @@ class ContinuousScheduler:
 
     def _run(self) -> None:
         while True:
+            with self._lock:
+                idle = not self._stopping and not self._waiting and not self._active
+            if idle:
+                self._send_figures(force=True)
             with self._lock:
                 while not self._stopping and not self._waiting and not self._active:
                     self._lock.wait()
@@ -153,8 +165,19 @@ class ContinuousScheduler:
         with self._lock:
             waiting = [row.reply.channel for row in self._waiting]
         self._responder.start_poll([row.reply.channel for row in self._active] + waiting, self._iterations)
-        self.metrics.active_rows.set(len(self._active))
-        self.metrics.waiting.set(len(waiting))
+        self._figures.set("waiting", len(waiting))
+        self._send_figures(force=False)
+
+    def _send_figures(self, force: bool) -> None:
+        """Hands the gathered metric updates to the responder (every METRICS_INTERVAL, and before each FINAL, so
+        a client that has its answer also finds it counted)."""
+        now = time.monotonic()
+        if not force and now - self._figures_sent < METRICS_INTERVAL:
+            return
+        self._figures_sent = now
+        self._figures.set("active_rows", len(self._active))
+        counts, gauges = self._figures.drain()
+        self._responder.call(lambda: self.metrics.apply(counts, gauges))
 
     def _retire_cancelled(self, cancelled: set) -> None:
         if not cancelled:
@@ -194,7 +217,7 @@ class ContinuousScheduler:
         if not chunks:
             return
         logits = self.engine.prefill(chunks)
-        self.metrics.prefill_tokens.increment(sum(c.stop - c.start for c in chunks))
+        self._figures.increment("prefill_tokens", sum(c.stop - c.start for c in chunks))
         for row, chunk in zip(rows, chunks):
             row.prefilled = chunk.stop
         done = [i for i, c in enumerate(chunks) if c.complete]
@@ -212,8 +235,8 @@ class ContinuousScheduler:
             return
         logits = self.engine.decode_step([r.slot for r in rows], [r.last_token for r in rows])
         self.steps += 1
-        self.metrics.decode_steps.increment(1)
-        self.metrics.decode_rows.increment(len(rows))
+        self._figures.increment("decode_steps", 1)
+        self._figures.increment("decode_rows", len(rows))
         tokens = choose_tokens(logits, [r.reply.settings for r in rows], self.engine.generator)
         for row, token in zip(rows, tokens):
             self._take(row, token)
@@ -222,8 +245,9 @@ class ContinuousScheduler:
         now = time.monotonic()
         if row.first_token_step is None:
             row.first_token_step = self.steps
-            self.metrics.first_tokens.increment(1)
-            self.metrics.first_token_seconds.increment(max(0.0, now - row.reply.received_at))
+            row.reply.first_token_at = now
+            self._figures.increment("first_tokens", 1)
+            self._figures.increment("first_token_seconds", max(0.0, now - row.reply.received_at))
         row.last_token = token
         if row.progress.accept(token):
             text = row.reply.push(token, now, self.limits.stream_interval)
@@ -242,13 +266,15 @@ class ContinuousScheduler:
     def _finish(self, row: Row, result: RowResult) -> None:
         channel = row.reply.channel
         if channel.claim_final():
-            self._responder.send(channel, self._final(row.reply, result, row), True)
+            response = self._final(row.reply, result, row)
+            self._send_figures(force=True)
+            self._responder.send(channel, response, True)
 
     def _final(self, reply: Reply, result: RowResult, row: Optional[Row]):
         tokens = len(result.token_ids)
-        self.metrics.generated.increment(tokens)
+        self._figures.increment("generated", tokens)
         if result.finish_reason == FINISH_CANCELLED:
-            self.metrics.cancelled.increment(1)
+            self._figures.increment("cancelled", 1)
         steps = ""
         if row is not None and row.admitted_step is not None:
             first = f"first token at step {row.first_token_step}" if row.first_token_step is not None else "no token"
@@ -272,8 +298,8 @@ class ContinuousScheduler:
         for row in rows:
             self._fail(row, message, pb_utils.TritonError.UNAVAILABLE)
         self.engine.reset()
-        self.metrics.active_rows.set(0)
-        self.metrics.waiting.set(0)
+        self._figures.set("waiting", 0)
+        self._send_figures(force=True)
 
     def _engine_failed(self, exc: Exception) -> None:
         rows, self._active = self._active, []
@@ -284,4 +310,4 @@ class ContinuousScheduler:
             self.engine.reset()
         except Exception as reset_exc:  # noqa: BLE001 - nothing more to do than to say so
             log.error(f"resetting the engine failed: {reset_exc!r}")
-        self.metrics.active_rows.set(0)
+        self._send_figures(force=True)
