@@ -13,8 +13,8 @@ random ChatGLM3-architecture model, for the test server, the benchmarks and the 
   masks logits per slot; sampling, stopping and cancellation are the production code's.
 
 Environment knobs (all optional, test-only): TINY_ENGINE_PROMPT_LOG=<file> appends one JSON line per row with the
-decoded prompt and the messages it contained; TINY_ENGINE_STEP_DELAY_MS=<ms> sleeps per forward pass (prefill or
-decode step: a paced stand-in for a GPU step); TINY_ENGINE_SEED=<int> changes the weights; TINY_ENGINE_STOP_AFTER=<n>
+decoded prompt and the messages it contained; TINY_ENGINE_STEP_DELAY_MS=<ms> makes every forward pass (prefill
+or decode step) last at least that long: a paced stand-in for a GPU step; TINY_ENGINE_SEED=<int> changes the weights; TINY_ENGINE_STOP_AFTER=<n>
 makes every row emit <|user|> after n answer tokens (finish_reason "stop"); TINY_ENGINE_FAIL_MARKER=<text> makes a
 decode step fail once a row whose prompt contains <text> has 3 tokens (the engine-failure path);
 TINY_ENGINE_THREADS=<n> torch threads (default 1).
@@ -148,22 +148,24 @@ class TinyEngine(NativeEngine):
 
     # -- the production steps, plus shaping and pacing
     def prefill(self, chunks: Sequence[PrefillChunk]) -> torch.Tensor:
+        started = time.monotonic()
         marker = os.environ.get("TINY_ENGINE_FAIL_MARKER", "")
         for c in chunks:
             if c.start == 0:
                 text = self._log_prompt(c.prompt)
                 self._shapes[c.slot] = _SlotShape(bool(marker) and marker in text)
         logits = super().prefill(chunks)
-        self._pace()
+        self._pace(started)
         return self._shape([c.slot for c in chunks], logits)
 
     def decode_step(self, slots: Sequence[int], tokens: Sequence[int]) -> torch.Tensor:
+        started = time.monotonic()
         for slot, token in zip(slots, tokens):
             self._shapes[slot].took(int(token))
         if any(self._shapes[s].fails and self._shapes[s].produced >= 3 for s in slots):
             raise RuntimeError("injected engine failure (TINY_ENGINE_FAIL_MARKER)")
         logits = super().decode_step(slots, tokens)
-        self._pace()
+        self._pace(started)
         return self._shape(slots, logits)
 
     def close_row(self, slot: int) -> None:
@@ -189,10 +191,13 @@ class TinyEngine(NativeEngine):
         return logits + SHAPES.index_select(0, torch.tensor(states, dtype=torch.long)).to(logits.dtype)
 
     @staticmethod
-    def _pace() -> None:
+    def _pace(started: float) -> None:
+        """Pads a forward pass to TINY_ENGINE_STEP_DELAY_MS: like a GPU step, which costs about the same for 1 or 8
+        rows, the tiny model's own (CPU, batch-dependent) time is hidden inside it."""
         delay = float(os.environ.get("TINY_ENGINE_STEP_DELAY_MS", "0") or 0) / 1000.0
-        if delay:
-            time.sleep(delay)
+        remaining = delay - (time.monotonic() - started)
+        if remaining > 0:
+            time.sleep(remaining)
 
     def _log_prompt(self, ids: Sequence[int]) -> str:
         text = self.decode(ids)

@@ -138,7 +138,10 @@ class RowWarper:
 def choose_tokens(scores: torch.Tensor, settings: Sequence[RowSettings], generator: Optional[torch.Generator] = None,
                   fallback_id: int = CHATGLM_NAN_FALLBACK_ID) -> List[int]:
     """One token per row of `scores` ([B, V] logits), row i sampled with settings[i]."""
-    return RowWarper(settings).choose(guard_invalid_scores(scores, fallback_id), generator=generator).tolist()
+    scores = guard_invalid_scores(scores, fallback_id)
+    if all(s.temperature <= 0 for s in settings):  # all greedy: no warper to build
+        return scores.argmax(dim=-1).tolist()
+    return RowWarper(settings).choose(scores, generator=generator).tolist()
 
 
 class RowProgress:
