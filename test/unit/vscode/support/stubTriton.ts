@@ -68,8 +68,13 @@ export async function startStubTriton(): Promise<StubTriton> {
       }
       return;
     }
-    // Keep concurrent explanations in flight together for a moment (like a batcher's queue delay).
-    await sleep(50);
+    // Explanations wait (like a batcher's queue) until a second one is in flight, so concurrency is observed by
+    // events, not by how fast this machine is; a client that sends them one at a time still ends, after 3 s.
+    if (prompt.includes('```')) {
+      for (const giveUp = Date.now() + 3_000; state.active < 2 && Date.now() < giveUp && !res.destroyed;) await sleep(5);
+    } else {
+      await sleep(50);
+    }
     const answer = prompt.includes('```') ? `Explains ${prompt.length} chars.` : `Echo: ${prompt}`;
     for (const part of [answer.slice(0, 5), answer.slice(5)]) {
       send({ response: part });
