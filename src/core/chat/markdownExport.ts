@@ -23,8 +23,10 @@ export function conversationToMarkdown(conversation: Conversation, labels: Markd
 
 /** A file name for the export: the title without characters file systems refuse, shortened; `.md` appended. */
 export function exportFileName(title: string, fallback = 'conversation'): string {
-  const safe = oneLine(title)
-    .replace(/[\\/:*?"<>|\u0000-\u001f\u007f]+/g, '-')
+  // oneLine() has already turned control characters that are whitespace into spaces; the rest go with the others.
+  const safe = Array.from(oneLine(title), (ch) => (ch.charCodeAt(0) < 0x20 || ch === '\u007f' ? '-' : ch)).join('')
+    .replace(/[\\/:*?"<>|]+/g, '-')
+    .replace(/-{2,}/g, '-')
     .replace(/^[-. ]+|[-. ]+$/g, '');
   const short = Array.from(safe).slice(0, 60).join('').trim();
   return `${short || fallback}.md`;

@@ -1,5 +1,6 @@
 // The chat side panel (WebviewView): strict CSP, resources only from dist/ and media/, and every message from
-// the webview parsed by the shared protocol (zod schemas) before anything acts on it.
+// the webview parsed by the shared protocol (zod schemas) before anything acts on it. The active conversation's
+// title is the view's description.
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -51,7 +52,11 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         }
       }),
     );
-    this.chat.connectView((m) => this.post(m));
+    this.chat.connectView({
+      post: (m) => this.post(m),
+      // Next to the view's name, where Copilot Chat shows it: the panel itself has no list or title bar.
+      showTitle: (title) => { if (this.view === view) view.description = title; },
+    });
   }
 
   private receive(raw: unknown): void {
