@@ -23,6 +23,8 @@ export const webviewToHostSchema = z.discriminatedUnion('type', [
   messageSchema('continueAnswer', { messageId: id }),
   /** Copies the whole message, as the Markdown it was written in. */
   messageSchema('copyMessage', { messageId: id }),
+  /** The panel got or lost the keyboard focus (the host sets the context key its keybindings use). */
+  messageSchema('focusChanged', { focused: z.boolean() }),
   messageSchema('copyCode', { code }),
   messageSchema('insertCode', { code }),
   messageSchema('openInEditor', { code, language: z.string().regex(LANGUAGE_PATTERN) }),

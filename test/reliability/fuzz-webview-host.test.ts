@@ -16,7 +16,7 @@ import { startStubTriton, type StubTriton } from '../unit/vscode/support/stubTri
 import { SOAK, sleep, waitFor } from './support/server';
 
 const root = join(__dirname, '../..');
-const TYPES = ['ready', 'send', 'stop', 'regenerate', 'editQuestion', 'continueAnswer', 'copyMessage',
+const TYPES = ['ready', 'send', 'stop', 'regenerate', 'editQuestion', 'continueAnswer', 'copyMessage', 'focusChanged',
   'copyCode', 'insertCode', 'openInEditor', 'startServer', 'loadModel', 'openSettings',
   // removed from the protocol (the panel's old buttons and history list): near-misses now
   'editLast', 'newChat', 'selectConversation', 'deleteConversation'];
@@ -75,6 +75,7 @@ const valid = fc.oneof(
   messageId.map((id) => ({ type: 'regenerate', messageId: id })),
   messageId.map((id) => ({ type: 'continueAnswer', messageId: id })),
   messageId.map((id) => ({ type: 'copyMessage', messageId: id })),
+  fc.boolean().map((focused) => ({ type: 'focusChanged', focused })),
   // Not a message: New Chat from the view's title bar, between the panel's messages.
   fc.constant(NEW_CHAT),
   fc.string({ maxLength: 300 }).map((code) => ({ type: 'copyCode', code })),
@@ -132,6 +133,7 @@ describe('webview protocol, host side, under random messages', { timeout: 600_00
           postMessage: async (m: unknown) => { posted.push(m); return true; },
         },
         onDidDispose: () => ({ dispose() {} }),
+        onDidChangeVisibility: () => ({ dispose() {} }),
       };
       provider.resolveWebviewView(view);
       return view.webview.html;

@@ -30,6 +30,10 @@ describe('chat composer', () => {
     await page.focus('article[data-id="a1"] button[data-action="copyMessage"]');
     await panel.send({ type: 'focusInput' });
     assert.equal(await activeClass(panel), 'input');
+    // the host hears when the panel gets and loses the focus (the context key of its Ctrl+L keybinding)
+    const before = (await panel.focusReports()).length;
+    await page.evaluate(() => { window.dispatchEvent(new Event('blur')); window.dispatchEvent(new FocusEvent('focus')); });
+    assert.deepEqual((await panel.focusReports()).slice(before), [false, true]);
     await closePanel(panel);
   });
 

@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 import { AnswerRunner, toAnswerSettings, type AnswerOutcome, type Conversation, type ConversationService, type ConversationSummary } from '../../core/chat';
 import { canInfer } from '../../core/state/lifecycle';
 import { LIMITS, type HostToWebview, type WebviewToHost } from '../../protocol';
-import { COMMANDS } from '../commandIds';
+import { COMMANDS, VSCODE_COMMANDS } from '../commandIds';
 import type { SettingsService } from '../config/settingsService';
 import { errorText, presentError } from '../errors/presentError';
 import type { Log } from '../log';
@@ -18,6 +18,11 @@ import { copyCode, insertAtCursor, openInEditor } from './codeActions';
 export type { AnswerOutcome } from '../../core/chat';
 
 const ACTIVE_KEY = 'tritonChatglm.activeConversation';
+/**
+ * True while the chat panel has the keyboard focus: the `when` of its keybindings (package.json). A webview view
+ * is an iframe laid over its pane, so VS Code's own focusedView does not reliably follow it.
+ */
+const CHAT_FOCUS_CONTEXT = 'tritonChatglm.chatFocus';
 
 /** The chat view as the controller sees it (see ChatViewProvider). */
 export interface ChatView {
@@ -96,6 +101,7 @@ export class ChatController implements vscode.Disposable {
         case 'editQuestion': await this.editQuestion(msg.messageId, msg.text); return;
         case 'continueAnswer': await this.continueAnswer(msg.messageId); return;
         case 'copyMessage': await this.copyMessage(msg.messageId); return;
+        case 'focusChanged': await this.setFocused(msg.focused); return;
         case 'copyCode': await copyCode(msg.code); return;
         case 'insertCode': await insertAtCursor(msg.code); return;
         case 'openInEditor': await openInEditor(msg.code, msg.language); return;
@@ -118,6 +124,11 @@ export class ChatController implements vscode.Disposable {
 
   focusInput(): void {
     this.post({ type: 'focusInput' });
+  }
+
+  /** Whether the panel has the keyboard focus (the view also reports losing it when it is hidden or closed). */
+  async setFocused(focused: boolean): Promise<void> {
+    await vscode.commands.executeCommand(VSCODE_COMMANDS.setContext, CHAT_FOCUS_CONTEXT, focused);
   }
 
   select(id: string): void {
@@ -147,18 +158,19 @@ export class ChatController implements vscode.Disposable {
 
   /** Answers the question of `answerId` again; the turns after it are replaced. */
   async regenerate(answerId: string): Promise<void> {
-    const id = this.activeId;
-    if (!id || !this.ensureReady()) return;
-    await this.service.regenerateAnswer(id, answerId);
-    this.changed();
-    await this.answers.answer(id);
+    await this.changeAndAnswer((id) => this.service.regenerateAnswer(id, answerId));
   }
 
   /** Replaces question `questionId` and answers it; the turns after it are replaced. */
   async editQuestion(questionId: string, text: string): Promise<void> {
+    await this.changeAndAnswer((id) => this.service.editQuestion(id, questionId, text));
+  }
+
+  /** Changes the active conversation so that its last message is a question, then answers it. */
+  private async changeAndAnswer(change: (conversationId: string) => Promise<unknown>): Promise<void> {
     const id = this.activeId;
     if (!id || !this.ensureReady()) return;
-    await this.service.editQuestion(id, questionId, text);
+    await change(id);
     this.changed();
     await this.answers.answer(id);
   }

@@ -61,17 +61,23 @@ export class ChatPanel implements ChatContext {
 
     root.addEventListener('click', (e) => this.onClick(e));
     window.addEventListener('message', (e: MessageEvent) => this.receive(e.data));
-    // The view got the focus (opened, clicked into, Open Chat): the input takes it, as in Copilot Chat.
+    // The view got the focus (opened, clicked into, Open Chat): the input takes it, as in Copilot Chat. The host
+    // is told, for the keybindings that apply inside the panel (Ctrl+L: New Chat).
     window.addEventListener('focus', () => {
       if (document.activeElement === document.body || document.activeElement === null) this.composer.focus();
+      this.postToHost({ type: 'focusChanged', focused: true });
     });
+    window.addEventListener('blur', () => this.postToHost({ type: 'focusChanged', focused: false }));
 
     this.applyStrings();
     this.renderAll();
     this.composer.layout();
+    // Only when the view has the focus already: a panel loading in the background must not take it from, say, an
+    // open quick pick (VS Code gives the view the focus when it opens it, and the focus listener above follows).
     if (restored?.editing) this.messages.beginEdit(restored.editing.messageId, restored.editing.text);
-    else this.composer.focus();
+    else if (document.hasFocus()) this.composer.focus();
     this.postToHost({ type: 'ready' });
+    if (document.hasFocus()) this.postToHost({ type: 'focusChanged', focused: true });
   }
 
   get strings(): Strings {

@@ -42,6 +42,7 @@ export class QuestionEditor {
     });
     queueMicrotask(() => {
       fit();
+      if (!this.element.ownerDocument.hasFocus()) return; // restored in a panel that is not focused
       this.input.focus();
       this.input.setSelectionRange(this.input.value.length, this.input.value.length);
     });

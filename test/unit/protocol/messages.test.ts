@@ -21,6 +21,7 @@ const validFromWebview: WebviewToHost[] = [
   { type: 'editQuestion', messageId: 'abc_DEF-1', text: 'again, with `code`' },
   { type: 'continueAnswer', messageId: 'm2' },
   { type: 'copyMessage', messageId: 'm1' },
+  { type: 'focusChanged', focused: false },
   { type: 'copyCode', code: 'print(1)' },
   { type: 'insertCode', code: '' },
   { type: 'openInEditor', code: 'int main(){}', language: 'c++' },
@@ -68,6 +69,7 @@ describe('webview protocol', () => {
       { type: 'copyMessage', messageId: 7 }, { type: 'editQuestion', messageId: 'm1' }, { type: 'editQuestion', messageId: 'm1', text: ' \n ' },
       { type: 'editQuestion', messageId: 'm1', text: 'x'.repeat(LIMITS.userText + 1) }, { type: 'editQuestion', text: 'no id' },
       { type: 'continueAnswer', messageId: 'm1', text: 'extra' },
+      { type: 'focusChanged' }, { type: 'focusChanged', focused: 'yes' },
       // removed with the panel's own history list and buttons (the view title and the history quick pick do these)
       { type: 'editLast', text: 'again' }, { type: 'newChat' }, { type: 'selectConversation', id: 'c1' }, { type: 'deleteConversation', id: 'c1' },
     ];

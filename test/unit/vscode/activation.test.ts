@@ -31,8 +31,9 @@ let ext: ExtensionModule;
 const posted: Record<string, unknown>[] = [];
 let receive: ((m: unknown) => void) | undefined;
 let webviewHtml = '';
-/** The chat view as resolved (its description shows the active conversation's title). */
-let chatView: { description?: string } = {};
+/** The chat view as resolved (its title shows the active conversation's). */
+let chatView: { title?: string; visible?: boolean } = {};
+let visibilityChanged: (() => void) | undefined;
 
 type MessageViewLike = { id: string; role: string; content: string; status: string; finishReason?: string };
 type StateLike = { activeId: string | null; messages: MessageViewLike[]; busy: boolean; previousQuestion?: string };
@@ -87,6 +88,7 @@ test('activation registers every contributed command and the chat view, and atta
 test('the chat view: strict CSP, l10n and state on ready, malformed messages dropped', async () => {
   const provider = fake.rec.viewProviders.get('tritonChatglm.chat')!;
   const view = {
+    title: 'Chat', // VS Code sets it from package.json's view name
     webview: {
       options: {} as { localResourceRoots?: Uri[]; enableScripts?: boolean },
       cspSource: 'vscode-resource:',
@@ -96,6 +98,8 @@ test('the chat view: strict CSP, l10n and state on ready, malformed messages dro
       postMessage: async (m: Record<string, unknown>) => { posted.push(m); return true; },
     },
     onDidDispose: () => ({ dispose() {} }),
+    visible: true,
+    onDidChangeVisibility: (l: () => void) => { visibilityChanged = l; return { dispose() {} }; },
   };
   provider.resolveWebviewView(view);
   chatView = view as typeof chatView;
@@ -161,7 +165,7 @@ test('message actions: editing an earlier question or regenerating an earlier an
   receive!({ type: 'send', text: 'second question' });
   const two = await answered(mark);
   assert.deepEqual(two.messages.map((m) => m.content), ['first question', 'Echo: first question', 'second question', 'Echo: second question']);
-  assert.equal(chatView.description, 'first question', 'the view title shows the conversation');
+  assert.equal(chatView.title, 'first question', 'the view title shows the conversation');
   const [q1, a1] = two.messages;
 
   mark = posted.length;
@@ -170,7 +174,7 @@ test('message actions: editing an earlier question or regenerating an earlier an
   assert.deepEqual(edited.messages.map((m) => m.content), ['first, edited', 'Echo: first, edited']);
   assert.equal(edited.messages[0]!.id, q1!.id);
   assert.deepEqual([streamRequests().at(-1)!.body.prompt, streamRequests().at(-1)!.body.history], ['first, edited', '[]']);
-  assert.equal(chatView.description, 'first, edited', 'an automatic title follows the edited first question');
+  assert.equal(chatView.title, 'first, edited', 'an automatic title follows the edited first question');
 
   mark = posted.length;
   receive!({ type: 'send', text: 'and a follow-up' });
@@ -218,6 +222,23 @@ test('Continue appends to an answer cut at the length limit; Copy copies the sto
   await waitFor(() => (fake.vscode.env.clipboard as { text: string }).text === 'first, edited', 'the question on the clipboard');
 });
 
+test('the panel reports its focus: the context key of its keybindings follows', async () => {
+  receive!({ type: 'focusChanged', focused: true });
+  await waitFor(() => fake.rec.context.get('tritonChatglm.chatFocus') === true, 'chatFocus true');
+  receive!({ type: 'focusChanged', focused: false });
+  await waitFor(() => fake.rec.context.get('tritonChatglm.chatFocus') === false, 'chatFocus false');
+  // hidden while focused: the panel may never report its blur, the view does
+  receive!({ type: 'focusChanged', focused: true });
+  await waitFor(() => fake.rec.context.get('tritonChatglm.chatFocus') === true, 'chatFocus true again');
+  chatView.visible = false;
+  visibilityChanged!();
+  await waitFor(() => fake.rec.context.get('tritonChatglm.chatFocus') === false, 'chatFocus false once hidden');
+  chatView.visible = true;
+  const keys = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { contributes: { keybindings: { command: string; when?: string }[] } }).contributes.keybindings;
+  // only in the panel: a stale context key must not take Ctrl+L (Expand Line Selection) from an editor or a terminal
+  assert.equal(keys.find((k) => k.command === 'tritonChatglm.newChat')?.when, 'tritonChatglm.chatFocus && !textInputFocus && !terminalFocus');
+});
+
 test('New Chat creates nothing until its first question; ArrowUp there gets the last question asked', async () => {
   const file = join(storage, 'conversations.json');
   const count = () => (JSON.parse(readFileSync(file, 'utf8')) as { conversations: unknown[] }).conversations.length;
@@ -229,7 +250,7 @@ test('New Chat creates nothing until its first question; ArrowUp there gets the 
   assert.deepEqual([state.activeId, state.messages.length], [null, 0]);
   assert.equal(state.previousQuestion, 'a long answer, please');
   assert.ok(posted.slice(mark).some((m) => m.type === 'focusInput'), 'the input gets the focus');
-  assert.equal(chatView.description, '', 'no title for a new chat');
+  assert.equal(chatView.title, 'Chat', 'the view\'s own name for a new chat');
   await new Promise((r) => setTimeout(r, 50));
   assert.equal(count(), before, 'no empty conversation is saved');
 });
@@ -304,7 +325,7 @@ test('chat history: a quick pick grouped by day with Explanations apart; rename,
   again.accept('Explain geometry.py:4–5');
   const shown = await waitFor(() => posted.slice(mark).find((m) => m.type === 'state') as StateLike | undefined, 'the picked conversation');
   assert.match(shown.messages[0]!.content, /python code from geometry\.py/);
-  assert.equal(chatView.description, 'Explain geometry.py:4–5');
+  assert.equal(chatView.title, 'Explain geometry.py:4–5');
   assert.equal(again.disposed, true);
 });
 

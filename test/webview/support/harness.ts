@@ -76,7 +76,10 @@ export interface Panel {
   errors: string[];
   /** Delivers a host message the way VS Code does (a message event on window). */
   send(msg: HostToWebview | Record<string, unknown>): Promise<void>;
+  /** What the page posted, its focus reports (focusChanged) aside: see focusReports(). */
   posted(): Promise<WebviewToHost[]>;
+  /** The `focused` values of the page's focusChanged messages, in order. */
+  focusReports(): Promise<boolean[]>;
   clearPosted(): Promise<void>;
   cspViolations(): Promise<string[]>;
   /** Waits for requestAnimationFrame callbacks to have run. */
@@ -154,7 +157,9 @@ export function panelOf(page: Page, errors: string[] = []): Panel {
     page,
     errors,
     send: (msg) => page.evaluate((m) => { window.dispatchEvent(new MessageEvent('message', { data: m })); }, msg as unknown),
-    posted: () => page.evaluate(() => (window as unknown as { __posted: WebviewToHost[] }).__posted),
+    posted: () => page.evaluate(() => (window as unknown as { __posted: WebviewToHost[] }).__posted.filter((m) => m.type !== 'focusChanged')),
+    focusReports: () => page.evaluate(() => (window as unknown as { __posted: WebviewToHost[] }).__posted
+      .flatMap((m) => (m.type === 'focusChanged' ? [m.focused] : []))),
     clearPosted: () => page.evaluate(() => { (window as unknown as { __posted: unknown[] }).__posted.length = 0; }),
     cspViolations: () => page.evaluate(() => (window as unknown as { __cspViolations: string[] }).__cspViolations),
     nextFrames: (n = 2) => page.evaluate(async (k) => {
