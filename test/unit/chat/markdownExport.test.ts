@@ -50,6 +50,7 @@ describe('exportFileName', () => {
     assert.equal(exportFileName('你好，世界'), '你好，世界.md');
     assert.equal(exportFileName('x'.repeat(100)), `${'x'.repeat(60)}.md`);
     assert.equal(exportFileName('///'), 'conversation.md');
+    assert.equal(exportFileName('a\u0001b\u007fc\td'), 'a-b-c d.md', 'control characters go, a tab is a space');
     assert.equal(exportFileName('', '对话'), '对话.md');
   });
 });
