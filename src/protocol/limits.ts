@@ -10,7 +10,6 @@ export const LIMITS = {
   delta: 64_000,
   title: 200,
   errorText: 4_000,
-  conversations: 2_000,
   messages: 10_000,
   l10nEntries: 500,
   l10nValue: 2_000,

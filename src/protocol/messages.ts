@@ -8,18 +8,23 @@ const id = z.string().regex(ID_PATTERN);
 const userText = z.string().min(1).max(LIMITS.userText).refine((s) => s.trim() !== '', 'empty text');
 const code = z.string().max(LIMITS.code);
 const count = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
-const time = z.number().finite().nonnegative();
 
 // ---- webview -> host ----
 export const webviewToHostSchema = z.discriminatedUnion('type', [
   messageSchema('ready', {}),
   messageSchema('send', { text: userText }),
   messageSchema('stop', {}),
-  messageSchema('regenerate', {}),
-  messageSchema('editLast', { text: userText }),
-  messageSchema('newChat', {}),
-  messageSchema('selectConversation', { id }),
-  messageSchema('deleteConversation', { id }),
+  // The per-message toolbar, on any message of the active conversation (the host checks the id is there).
+  /** Answers the question of answer `messageId` again; the turns after it are replaced. */
+  messageSchema('regenerate', { messageId: id }),
+  /** Replaces question `messageId` with `text` and answers it; the turns after it are replaced. */
+  messageSchema('editQuestion', { messageId: id, text: userText }),
+  /** Continues answer `messageId`, cut at the length limit (the last message). */
+  messageSchema('continueAnswer', { messageId: id }),
+  /** Copies the whole message, as the Markdown it was written in. */
+  messageSchema('copyMessage', { messageId: id }),
+  /** The panel got or lost the keyboard focus (the host sets the context key its keybindings use). */
+  messageSchema('focusChanged', { focused: z.boolean() }),
   messageSchema('copyCode', { code }),
   messageSchema('insertCode', { code }),
   messageSchema('openInEditor', { code, language: z.string().regex(LANGUAGE_PATTERN) }),
@@ -46,15 +51,6 @@ export const messageViewSchema = z.object({
 }).strict();
 export type MessageView = z.infer<typeof messageViewSchema>;
 
-export const conversationSummarySchema = z.object({
-  id,
-  title: z.string().max(LIMITS.title),
-  createdAt: time,
-  updatedAt: time,
-  messageCount: count,
-}).strict();
-export type ConversationSummaryView = z.infer<typeof conversationSummarySchema>;
-
 export const serverActionSchema = z.enum(['startServer', 'loadModel', 'openSettings']);
 export type ServerAction = z.infer<typeof serverActionSchema>;
 
@@ -69,12 +65,16 @@ export type ServerView = z.infer<typeof serverViewSchema>;
 
 export const hostToWebviewSchema = z.discriminatedUnion('type', [
   messageSchema('state', {
-    conversations: z.array(conversationSummarySchema).max(LIMITS.conversations),
+    /** Null: a new chat, created by its first question. */
     activeId: id.nullable(),
     messages: z.array(messageViewSchema).max(LIMITS.messages),
     server: serverViewSchema,
     /** An answer is being generated (Send becomes Stop). */
     busy: z.boolean(),
+    /** Named by the empty state ("ChatGLM3-6B"). */
+    modelName: z.string().min(1).max(LIMITS.title),
+    /** What ArrowUp in the empty input brings back when this conversation has no question yet (the last one asked). */
+    previousQuestion: z.string().max(LIMITS.userText).optional(),
   }),
   messageSchema('delta', { conversationId: id, messageId: id, text: z.string().max(LIMITS.delta) }),
   messageSchema('messageDone', {

@@ -18,6 +18,9 @@ export const COMMANDS = {
   showActions: 'tritonChatglm.showActions',
   continueInChat: 'tritonChatglm.continueInChat',
   dismissExplanation: 'tritonChatglm.dismissExplanation',
+  // Chat history (the chat view's title bar)
+  showChatHistory: 'tritonChatglm.showChatHistory',
+  exportChat: 'tritonChatglm.exportChat',
 } as const;
 
 export type CommandName = keyof typeof COMMANDS;

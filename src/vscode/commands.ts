@@ -1,5 +1,7 @@
 // Registers every command of the extension; each one is a thin call into a service of the root.
 import * as vscode from 'vscode';
+import { exportConversation } from './chat/conversationExport';
+import { showChatHistory } from './chat/historyPicker';
 import { COMMANDS, type CommandName } from './commandIds';
 import { SettingsService } from './config/settingsService';
 import type { ExtensionServices } from './services';
@@ -13,7 +15,10 @@ export function registerCommands(services: ExtensionServices): vscode.Disposable
     restartServer: () => server.restart(),
     loadModel: () => server.load(),
     unloadModel: () => server.unload(),
-    openChat: () => chatView.reveal(),
+    openChat: async () => {
+      await chatView.reveal();
+      chat.focusInput();
+    },
     newChat: async () => {
       await chatView.reveal();
       chat.newChat();
@@ -27,6 +32,8 @@ export function registerCommands(services: ExtensionServices): vscode.Disposable
     showActions: () => showActionsQuickPick(lifecycle),
     continueInChat: (thread: vscode.CommentThread) => explain.continueInChat(thread),
     dismissExplanation: (thread: vscode.CommentThread) => explain.dismiss(thread),
+    showChatHistory: () => showChatHistory(chat, () => chatView.reveal()),
+    exportChat: () => exportConversation(chat),
   };
   return (Object.keys(handlers) as CommandName[]).map((name) =>
     vscode.commands.registerCommand(COMMANDS[name], handlers[name] as (...args: unknown[]) => unknown));

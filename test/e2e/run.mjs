@@ -182,6 +182,187 @@ function promptLogLines(cfg) {
   return readFileSync(cfg.promptLog, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
 }
 
+/** Waits until the panel shows `count` messages and its last answer is `status`; returns the articles. */
+async function waitForTurns(frame, count, { status = 'complete', timeout = 120_000 } = {}) {
+  const articles = frame.locator('main.messages article.message');
+  await waitFor(async () => {
+    if ((await articles.count()) !== count) return false;
+    const last = await articles.nth(count - 1).getAttribute('data-status');
+    if (last === 'failed') throw new FatalWait(`the answer failed: ${await articles.nth(count - 1).textContent()}`);
+    return last === status;
+  }, { timeout, interval: 100, what: `${count} messages, the last one ${status}` });
+  return articles;
+}
+
+const CONTINUE_PROMPT_START = 'Continue your last answer';
+const shot = (wb, name) => wb.screenshot(join(resultsDir, 'screenshots', name));
+
+/**
+ * Edits the first question of the conversation in place (as Copilot Chat does) and sends it: the turns after it
+ * go, the edited question is answered without them.
+ */
+async function editEarlierQuestion(wb, chat, cfg, { replaced }) {
+  const articles = await waitForTurns(chat, 4);
+  const first = chat.locator('main.messages article.message.user').first();
+  await first.hover();
+  await first.locator('button[data-action="editQuestion"]').click();
+  const editor = first.locator('.question-editor textarea');
+  await editor.waitFor();
+  const edited = 'What does Triton\'s dynamic batcher do, in one paragraph?';
+  await editor.fill(edited);
+  const dimmed = await chat.locator('main.messages article.superseded').count();
+  if (dimmed !== 3) throw new Error(`expected the 3 later messages dimmed while editing, found ${dimmed}`);
+  await shot(wb, 'chat-edit-question.png');
+  await editor.press('Enter');
+  await waitForTurns(chat, 2);
+  const texts = await messageTexts(chat);
+  if (!texts[0].includes(edited)) throw new Error(`the first question reads "${texts[0]}"`);
+  if (texts.some((t) => t.includes(replaced))) throw new Error('the later question is still shown');
+  const asked = await waitFor(() => promptLogLines(cfg).find((l) => lastUserMessage(l)?.content === edited),
+    { timeout: 10_000, what: 'the edited question in the engine prompt log' });
+  const others = asked.messages.filter((m) => m.role === 'user' && m.content !== edited);
+  if (others.length) throw new Error(`the edited question was sent with the replaced turns: ${JSON.stringify(others)}`);
+  log(`      edited question answered alone: ${await articles.count()} messages left`);
+}
+
+/** With a low max_new_tokens the tiny engine stops at the limit: Continue appends to the same answer. */
+async function continueAfterLength(wb, chat, cfg, server) {
+  await changeRemoteSettings(server, { 'tritonChatglm.maxNewTokens': 16 }, /settings changed: .*maxNewTokens/);
+  try {
+    // In a chat of its own (named after the question: the history journey finds it by that name).
+    await wb.runCommand(title('newChat'));
+    await chat.locator('.empty-state').waitFor({ timeout: 20_000 });
+    const question = 'Count slowly from one to fifty.';
+    await ask(chat, question);
+    const articles = await waitForTurns(chat, 2);
+    const answer = articles.nth(1);
+    const answerId = await answer.getAttribute('data-id');
+    const go = answer.locator('.message-continue button[data-action="continueAnswer"]');
+    await go.waitFor({ timeout: 10_000 });
+    const firstPart = ((await answer.locator('.message-body').textContent()) ?? '').replace(/\s+/g, ' ').trim();
+    const usage = await answer.locator('.message-usage').getAttribute('title');
+    if (!/\d+ prompt tokens, 16 answer tokens/.test(usage ?? '')) throw new Error(`token figures of the cut answer: "${usage}"`);
+    await shot(wb, 'chat-continue.png');
+    await go.click();
+    await waitFor(async () => (await answer.getAttribute('data-status')) === 'streaming' || (await answer.locator('.message-usage').getAttribute('title').catch(() => '')) !== usage,
+      { timeout: 30_000, interval: 50, what: 'the answer to be continued' });
+    await waitForTurns(chat, 2);
+    // The tiny engine writes random ASCII and CJK text, markup characters included, so the whole answer may render
+    // its first part differently: compared are the message (the same one), its length and the request.
+    const whole = ((await answer.locator('.message-body').textContent()) ?? '').replace(/\s+/g, ' ').trim();
+    if (await answer.getAttribute('data-id') !== answerId || whole.length <= firstPart.length) {
+      throw new Error(`the answer did not grow in place: "${firstPart}" -> "${whole}"`);
+    }
+    const total = await answer.locator('.message-usage').getAttribute('title');
+    if (!/32 answer tokens/.test(total ?? '')) throw new Error(`both parts' tokens are counted: "${total}"`);
+    const line = await waitFor(() => promptLogLines(cfg).findLast((l) => lastUserMessage(l)?.content?.startsWith(CONTINUE_PROMPT_START)),
+      { timeout: 10_000, what: 'the continuation request in the engine prompt log' });
+    // The prompt ends with the assistant's opening tag (an empty assistant message): before it the instruction,
+    // and before that the cut answer after its question.
+    const at = line.messages.findLastIndex((m) => m.role === 'user');
+    const [q, cut] = [line.messages[at - 2], line.messages[at - 1]];
+    if (q?.role !== 'user' || q.content !== question || cut?.role !== 'assistant' || !cut.content.trim()) {
+      throw new Error(`the continuation did not carry the cut answer as the last turn: ${JSON.stringify(line.messages.slice(-4))}`);
+    }
+    log(`      continued: ${firstPart.length} -> ${whole.length} chars, ${total}`);
+  } finally {
+    await changeRemoteSettings(server, { 'tritonChatglm.maxNewTokens': 96 }, /settings changed: .*maxNewTokens/);
+  }
+}
+
+/** The chat's keybindings (package.json): focus from the editor, a new chat inside the view; ArrowUp recall. */
+async function chatKeys(wb) {
+  await openFile(wb, SAMPLE);
+  await wb.page.locator('.editor-instance .monaco-editor .view-lines').first().click();
+  const lastQuestion = 'Count slowly from one to fifty.';
+  await wb.page.keyboard.press('Control+Alt+J');
+  const chat = await wb.frameWith('#root textarea.input', { what: 'the chat panel' });
+  await waitFor(() => chat.evaluate(() => document.hasFocus() && document.activeElement?.classList.contains('input')),
+    { timeout: 20_000, what: 'the chat input to have the keyboard focus after Ctrl+Alt+J' });
+  await wb.page.keyboard.press('Control+L');
+  await chat.locator('.empty-state').waitFor({ timeout: 20_000 });
+  await waitFor(() => chat.evaluate(() => document.activeElement?.classList.contains('input')), { timeout: 10_000, what: 'the input focused in the new chat' });
+  await wb.page.keyboard.press('ArrowUp');
+  const recalled = await chat.locator('textarea.input').inputValue();
+  if (recalled !== lastQuestion) throw new Error(`ArrowUp in the new chat recalled "${recalled}"`);
+  await shot(wb, 'chat-new-chat.png');
+  await chat.locator('textarea.input').fill('');
+}
+
+/** The history as the view title's quick pick: groups, search, rename, delete + Undo, export, open. */
+async function chatHistory(wb) {
+  const page = wb.page;
+  const widget = page.locator('.quick-input-widget');
+  const rows = widget.locator('.quick-input-list .monaco-list-row');
+  const row = (label) => rows.filter({ has: page.locator('.label-name', { hasText: new RegExp(`^\\s*${escape(label)}\\s*$`) }) }).first();
+  const labels = () => rows.locator('.label-name').allTextContents().then((t) => t.map((x) => x.trim()));
+  const open = async () => {
+    if (!(await page.locator('.part.sidebar .composite.title', { hasText: /ChatGLM/i }).count())) await wb.runCommand(title('openChat'));
+    await page.locator('.part.sidebar .title-actions .action-label[aria-label*="Show Chat History"]').click();
+    await widget.waitFor({ state: 'visible' });
+    await rows.first().waitFor();
+  };
+  const button = async (label, tooltip) => {
+    await row(label).hover();
+    await row(label).locator(`.action-label[aria-label="${tooltip}"]`).click();
+  };
+  await open();
+  const separators = await widget.locator('.quick-input-list-separator').allTextContents();
+  for (const s of ['Today', 'Explanations']) if (!separators.some((t) => t.includes(s))) throw new Error(`no "${s}" group: ${JSON.stringify(separators)}`);
+  const all = await labels();
+  for (const name of ['Explain geometry.py:4', 'Explain geometry.py:7', 'Explain geometry.py:10']) {
+    if (!all.includes(name)) throw new Error(`no conversation "${name}" in ${JSON.stringify(all)}`);
+  }
+  if (all.some((l) => l === 'New conversation' || l.startsWith('Explain what this'))) throw new Error(`unnamed or empty conversations listed: ${JSON.stringify(all)}`);
+  await shot(wb, 'chat-history.png');
+
+  // search
+  const input = widget.locator('.quick-input-box input');
+  await input.fill('Count slowly');
+  await waitFor(async () => (await labels()).join('|') === 'Count slowly from one to fifty.', { timeout: 10_000, what: 'the search to leave one chat' });
+  await input.fill('');
+
+  // rename
+  await button('Count slowly from one to fifty.', 'Rename');
+  const box = widget.locator('.quick-input-box input');
+  await waitFor(async () => (await box.inputValue()) === 'Count slowly from one to fifty.', { timeout: 10_000, what: 'the rename box with the title' });
+  await box.fill('Counting test');
+  await box.press('Enter');
+  await waitFor(async () => (await labels()).includes('Counting test'), { timeout: 10_000, what: 'the renamed chat in the list' });
+
+  // delete, then Undo from the notification
+  await wb.clearNotifications().catch(() => {});
+  if (!(await widget.isVisible())) await open();
+  await button('Counting test', 'Delete');
+  await waitFor(async () => !(await labels()).includes('Counting test'), { timeout: 10_000, what: 'the chat to leave the list' });
+  const toast = page.locator('.notifications-toasts .notification-list-item', { hasText: 'Deleted "Counting test".' });
+  await toast.waitFor({ timeout: 10_000 });
+  await shot(wb, 'chat-history-undo.png');
+  await toast.locator('.monaco-button', { hasText: 'Undo' }).click();
+  if (await widget.isVisible()) await page.keyboard.press('Escape');
+  await open();
+  await waitFor(async () => (await labels()).includes('Counting test'), { timeout: 10_000, what: 'Undo to bring the chat back' });
+
+  // export as Markdown through the save dialog (VS Code's own simple dialog in a remote window)
+  await button('Counting test', 'Export as Markdown');
+  const pathBox = widget.locator('.quick-input-box input');
+  await waitFor(async () => /Counting test\.md$/.test(await pathBox.inputValue()), { timeout: 15_000, what: 'the save dialog with the file name' });
+  await pathBox.press('Enter');
+  const exported = join(workspace, 'Counting test.md');
+  await waitFor(() => existsSync(exported), { timeout: 15_000, what: `${exported} to be written` });
+  const md = readFileSync(exported, 'utf8');
+  if (!/^# Counting test\n\n## You\n\nCount slowly from one to fifty\.\n\n## ChatGLM3\n\n/.test(md)) throw new Error(`the export reads: ${md.slice(0, 200)}`);
+
+  // open one: the view shows it and names it in its title
+  await open();
+  await row('Explain geometry.py:7').click();
+  await waitFor(async () => /Explain geometry\.py:7/i.test(await page.locator('.part.sidebar .composite.title').textContent() ?? ''),
+    { timeout: 15_000, what: 'the view title to name the opened conversation' });
+  const chat = await wb.frameWith('#root textarea.input', { what: 'the chat panel' });
+  await waitFor(async () => ((await messageTexts(chat))[0] ?? '').includes('geometry.py'), { timeout: 15_000, what: 'the explanation in the panel' });
+  await shot(wb, 'chat-explain-opened.png');
+}
+
 // -------------------------------------------------------------------------------------------------------- journeys
 
 async function mainWindowJourneys(extensionsDir) {
@@ -236,6 +417,9 @@ async function mainWindowJourneys(extensionsDir) {
   const q2 = 'And why does it help a GPU?';
   await journey('3 chat: streamed answer, follow-up carries the first exchange', async () => {
     chat = await openChat(wb);
+    // A new chat with the model ready: the welcome, with the model's name (looked at in the screenshot).
+    await chat.locator('.empty-state h2', { hasText: 'ChatGLM3-6B' }).waitFor({ timeout: 30_000 });
+    await wb.screenshot(join(resultsDir, 'screenshots', 'chat-empty.png'));
     await ask(chat, q1);
     const a1 = await watchAnswer(chat, 0);
     if (a1.partials.length < 2) throw new Error(`the first answer was not seen growing while streaming (${a1.partials.length} partial renderings)`);
@@ -277,6 +461,21 @@ async function mainWindowJourneys(extensionsDir) {
     for (const q of [q1, q2]) if (!after.some((t) => t.includes(q))) throw new Error(`question "${q}" is missing after the reload`);
   }, { wb: current, needs: ['3 chat: streamed answer, follow-up carries the first exchange'] });
 
+  await journey('4a edit an earlier question: the later turns are replaced', async () => {
+    chat = await openChat(wb);
+    await editEarlierQuestion(wb, chat, cfg, { replaced: q2 });
+  }, { wb: current, needs: ['3 chat: streamed answer, follow-up carries the first exchange'] });
+
+  await journey('4b Continue after the length limit: the same answer grows', async () => {
+    chat = await openChat(wb);
+    await continueAfterLength(wb, chat, cfg, server);
+  }, { wb: current, needs: ['2 load model: progress, then ready'] });
+
+  await journey('4c keys: Ctrl+Alt+J focuses the chat, Ctrl+L starts a new one, ArrowUp recalls', async () => {
+    await chatKeys(wb);
+    chat = await openChat(wb);
+  }, { wb: current, needs: ['4b Continue after the length limit: the same answer grows'] });
+
   await journey('5 explain three selections: comment threads, batched by Triton', async () => {
     const statsBefore = batchStats((await tritonGet(cfg, `/v2/models/${MODEL}/stats`)).body);
     await openFile(wb, SAMPLE);
@@ -300,6 +499,11 @@ async function mainWindowJourneys(extensionsDir) {
     if (!batched.length) throw new Error(`no execution with batch size >= 2 during explain: before ${JSON.stringify(statsBefore)}, after ${JSON.stringify(statsAfter)}`);
     log(`      batch executions (size: count): ${JSON.stringify(statsAfter)}`);
   }, { wb: current, needs: ['2 load model: progress, then ready'] });
+
+  await journey('5a chat history: search, rename, delete with Undo, export; explanations named and apart', async () => {
+    await chatHistory(wb);
+    chat = await openChat(wb);
+  }, { wb: current, needs: ['5 explain three selections: comment threads, batched by Triton', '4b Continue after the length limit: the same answer grows'] });
 
   await journey('6 stop during a long answer: cancelled on the server, partial kept', async () => {
     const cancelledBefore = await cancelledCount(cfg);
@@ -498,11 +702,16 @@ async function chineseJourney(vsix) {
     await wb.waitForStatus(new RegExp(escape(zh('ChatGLM: stopped'))));
     await wb.runCommand(title('openChat', nlsZh));
     const chat = await wb.frameWith('#root textarea.input', { what: 'the chat panel' });
+    // Send is an icon button: its accessible name and tooltip are what is translated.
     const sendText = await waitFor(async () => {
-      const t = (await chat.locator('button[data-action="send"]').textContent())?.trim();
+      const t = (await chat.locator('button[data-action="send"]').getAttribute('aria-label'))?.trim();
       return t && t !== 'Send' && t;
     }, { timeout: 20_000, what: 'the Send button in Chinese' });
-    if (sendText !== zh('Send')) throw new Error(`Send button reads "${sendText}", expected "${zh('Send')}"`);
+    if (sendText !== zh('Send')) throw new Error(`Send button is labelled "${sendText}", expected "${zh('Send')}"`);
+    const tooltip = await chat.locator('button[data-action="send"]').getAttribute('title');
+    if (tooltip !== zh('Send (Enter)')) throw new Error(`Send button's tooltip reads "${tooltip}", expected "${zh('Send (Enter)')}"`);
+    const placeholder = await chat.locator('textarea.input').getAttribute('placeholder');
+    if (placeholder !== zh('Ask ChatGLM3')) throw new Error(`the input's placeholder reads "${placeholder}"`);
     const serverBox = await chat.locator('.server-status').textContent();
     if (!serverBox?.includes(zh('The Triton server is not running.'))) throw new Error(`server box reads "${serverBox}"`);
     await wb.screenshot(join(resultsDir, 'zh-cn-chat-panel.png'));

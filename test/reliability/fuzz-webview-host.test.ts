@@ -16,8 +16,10 @@ import { startStubTriton, type StubTriton } from '../unit/vscode/support/stubTri
 import { SOAK, sleep, waitFor } from './support/server';
 
 const root = join(__dirname, '../..');
-const TYPES = ['ready', 'send', 'stop', 'regenerate', 'editLast', 'newChat', 'selectConversation', 'deleteConversation',
-  'copyCode', 'insertCode', 'openInEditor', 'startServer', 'loadModel', 'openSettings'];
+const TYPES = ['ready', 'send', 'stop', 'regenerate', 'editQuestion', 'continueAnswer', 'copyMessage', 'focusChanged',
+  'copyCode', 'insertCode', 'openInEditor', 'startServer', 'loadModel', 'openSettings',
+  // removed from the protocol (the panel's old buttons and history list): near-misses now
+  'editLast', 'newChat', 'selectConversation', 'deleteConversation'];
 
 let stub: StubTriton;
 let storage: string;
@@ -41,6 +43,7 @@ const hostile = fc.oneof(
     type: fc.oneof(fc.constantFrom(...TYPES, 'runCommand', '__proto__', 'constructor', 'toString', 'SEND', ''), fc.anything()),
     text: fc.oneof(fc.string(), fc.anything(), fc.constant('x'.repeat(40_000)), fc.constant('   ')),
     id: fc.oneof(fc.string(), fc.constant('../../etc/passwd'), fc.constant('a'.repeat(65)), fc.anything()),
+    messageId: fc.oneof(fc.string(), fc.constant('../../etc/passwd'), fc.constant('a'.repeat(65)), fc.anything()),
     title: fc.anything(), code: fc.anything(), language: fc.oneof(fc.string(), fc.constant('javascript"><script>')),
     command: fc.constant('workbench.action.terminal.new'), extra: fc.anything(),
   }, { requiredKeys: ['type'] }),
@@ -56,13 +59,25 @@ const notServerCommand = (m: unknown) => {
   const parsed = parseWebviewToHost(m);
   return isProtocolError(parsed) || !SERVER_COMMANDS.has(parsed.type);
 };
-const knownId = fc.oneof(fc.stringMatching(/^[A-Za-z0-9_-]{1,64}$/), fc.constant('missing-id'));
+/**
+ * Message ids: random well-formed ones, or a placeholder that deliver() replaces with a real id of the conversation
+ * the panel shows (from the last state the host posted), so the toolbar's paths run against real messages.
+ */
+const NEW_CHAT = { viewTitle: 'newChat' } as const;
+const REAL_QUESTION = '@question';
+const REAL_ANSWER = '@answer';
+const LAST_ANSWER = '@last-answer';
+const messageId = fc.oneof(fc.stringMatching(/^[A-Za-z0-9_-]{1,64}$/), fc.constant('missing-id'), fc.constantFrom(REAL_QUESTION, REAL_ANSWER, LAST_ANSWER));
 const valid = fc.oneof(
-  fc.constantFrom(...['ready', 'stop', 'regenerate', 'newChat', 'openSettings'].map((type) => ({ type }))),
+  fc.constantFrom(...['ready', 'stop', 'openSettings'].map((type) => ({ type }))),
   fc.string({ minLength: 1, maxLength: 200 }).filter((s) => s.trim() !== '').map((text) => ({ type: 'send', text })),
-  fc.string({ minLength: 1, maxLength: 50 }).filter((s) => s.trim() !== '').map((text) => ({ type: 'editLast', text })),
-  knownId.map((id) => ({ type: 'selectConversation', id })),
-  knownId.map((id) => ({ type: 'deleteConversation', id })),
+  fc.tuple(messageId, fc.string({ minLength: 1, maxLength: 50 }).filter((s) => s.trim() !== '')).map(([id, text]) => ({ type: 'editQuestion', messageId: id, text })),
+  messageId.map((id) => ({ type: 'regenerate', messageId: id })),
+  messageId.map((id) => ({ type: 'continueAnswer', messageId: id })),
+  messageId.map((id) => ({ type: 'copyMessage', messageId: id })),
+  fc.boolean().map((focused) => ({ type: 'focusChanged', focused })),
+  // Not a message: New Chat from the view's title bar, between the panel's messages.
+  fc.constant(NEW_CHAT),
   fc.string({ maxLength: 300 }).map((code) => ({ type: 'copyCode', code })),
   fc.string({ maxLength: 300 }).map((code) => ({ type: 'insertCode', code })),
   fc.tuple(fc.string({ maxLength: 300 }), fc.stringMatching(/^[A-Za-z0-9_+#.-]{0,32}$/)).map(([code, language]) => ({ type: 'openInEditor', code, language })),
@@ -70,7 +85,19 @@ const valid = fc.oneof(
 
 function deliver(m: unknown): void {
   // The contract with VS Code: the listener must not throw, whatever arrives.
-  assert.doesNotThrow(() => receive(m), `receive threw for ${safeDescribe(m)}`);
+  const real = withRealIds(m);
+  assert.doesNotThrow(() => receive(real), `receive threw for ${safeDescribe(real)}`);
+}
+
+/** Replaces a placeholder message id by one of the shown conversation (a random one of its kind). */
+function withRealIds(m: unknown): unknown {
+  const id = (m as { messageId?: unknown } | null)?.messageId;
+  if (typeof id !== 'string' || !id.startsWith('@')) return m;
+  const state = [...posted].reverse().find((p) => (p as { type?: string }).type === 'state') as { messages: { id: string; role: string }[] } | undefined;
+  const messages = state?.messages ?? [];
+  const pool = id === LAST_ANSWER ? messages.slice(-1) : messages.filter((x) => x.role === (id === REAL_QUESTION ? 'user' : 'assistant'));
+  const pick = pool[Math.floor(Math.random() * pool.length)];
+  return { ...(m as object), messageId: pick?.id ?? 'missing-id' };
 }
 
 function safeDescribe(m: unknown): string {
@@ -106,6 +133,7 @@ describe('webview protocol, host side, under random messages', { timeout: 600_00
           postMessage: async (m: unknown) => { posted.push(m); return true; },
         },
         onDidDispose: () => ({ dispose() {} }),
+        onDidChangeVisibility: () => ({ dispose() {} }),
       };
       provider.resolveWebviewView(view);
       return view.webview.html;
@@ -146,7 +174,7 @@ describe('webview protocol, host side, under random messages', { timeout: 600_00
   // when runAnswer rejects (its startAnswer throws ANSWER_IN_PROGRESS because the first send's answer started
   // in between), handle() catches `p`, but the promise made by `.finally()` rejects with nobody listening.
   test('BUG chatController.answer: two quick sends in one conversation leave no unhandled rejection', async () => {
-    deliver({ type: 'newChat' });
+    await fake.vscode.commands.executeCommand('tritonChatglm.newChat');
     await sleep(20);
     posted.length = 0;
     deliver({ type: 'send', text: 'first quick question' });
@@ -163,7 +191,8 @@ describe('webview protocol, host side, under random messages', { timeout: 600_00
     let delivered = 0;
     await fc.assert(fc.asyncProperty(fc.array(fc.oneof({ weight: 3, arbitrary: valid }, { weight: 1, arbitrary: hostile.filter(notServerCommand) }), { minLength: 1, maxLength: 25 }), async (messages) => {
       for (const m of messages) {
-        deliver(m);
+        if (m === NEW_CHAT) await fake.vscode.commands.executeCommand('tritonChatglm.newChat');
+        else deliver(m);
         delivered += 1;
         if (Math.random() < 0.3) await sleep(2); // let some answers stream between messages
       }
@@ -180,7 +209,7 @@ describe('webview protocol, host side, under random messages', { timeout: 600_00
 
     // Still working: a plain question gets its answer, and the store on disk loads cleanly.
     posted.length = 0;
-    deliver({ type: 'newChat' });
+    await fake.vscode.commands.executeCommand('tritonChatglm.newChat');
     deliver({ type: 'send', text: 'still alive?' });
     const done = await waitFor('messageDone after the fuzz', () => posted.find((m) => (m as { type?: string }).type === 'messageDone') as { status: string } | undefined);
     assert.equal(done.status, 'complete');

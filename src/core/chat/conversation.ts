@@ -24,10 +24,15 @@ export interface StoredMessage {
   historyTrimmed?: number;
 }
 
+/** A conversation typed in the chat panel, or one Explain Selection started (named after its file and lines). */
+export type ConversationKind = 'chat' | 'explain';
+
 export interface Conversation {
   id: string;
-  /** From the first question (whitespace collapsed, shortened); empty until there is one, or as renamed. */
+  /** From the first question (whitespace collapsed, shortened); empty until there is one, or as renamed or given. */
   title: string;
+  /** Absent means `chat` (and is how chats are stored, so files of earlier versions read the same). */
+  kind?: ConversationKind;
   createdAt: number;
   updatedAt: number;
   systemPrompt?: string;
@@ -40,6 +45,7 @@ export interface ConversationSummary {
   createdAt: number;
   updatedAt: number;
   messageCount: number;
+  kind: ConversationKind;
 }
 
 export const TITLE_MAX_CHARS = 60;
@@ -53,7 +59,12 @@ export function titleFrom(text: string): string {
 }
 
 export function summarize(c: Conversation): ConversationSummary {
-  return { id: c.id, title: c.title, createdAt: c.createdAt, updatedAt: c.updatedAt, messageCount: c.messages.length };
+  return { id: c.id, title: c.title, createdAt: c.createdAt, updatedAt: c.updatedAt, messageCount: c.messages.length, kind: c.kind ?? 'chat' };
+}
+
+/** Whether an answer may be continued: it ended at the length limit (Continue appends to it, see continuation.ts). */
+export function canContinue(m: Pick<StoredMessage, 'role' | 'status' | 'finishReason'>): boolean {
+  return m.role === 'assistant' && m.status === 'complete' && m.finishReason === 'length';
 }
 
 export function newId(): string {
@@ -82,6 +93,7 @@ export const conversationSchema = z.object({
   title: z.string(),
   createdAt: finite,
   updatedAt: finite,
+  kind: z.enum(['chat', 'explain']).optional(),
   systemPrompt: z.string().optional(),
   messages: z.array(storedMessageSchema),
 });

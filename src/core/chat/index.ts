@@ -1,8 +1,12 @@
-// Public surface of the chat core: conversations, their store, request building and answer running.
+// Public surface of the chat core: conversations, their store, request building and answer running, the history
+// list's grouping and the Markdown export.
 export * from './messages';
 export * from './conversation';
 export * from './tokenEstimate';
 export * from './requestBuilder';
+export * from './continuation';
+export * from './history';
+export * from './markdownExport';
 export * from './store';
 export * from './fileStore';
 export * from './conversationService';

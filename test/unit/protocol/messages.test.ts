@@ -17,11 +17,11 @@ const validFromWebview: WebviewToHost[] = [
   { type: 'ready' },
   { type: 'send', text: '你好' },
   { type: 'stop' },
-  { type: 'regenerate' },
-  { type: 'editLast', text: 'again' },
-  { type: 'newChat' },
-  { type: 'selectConversation', id: '0b6f1f6e-4d4b-4a57-8d0b-2f2d7bfa8f4a' },
-  { type: 'deleteConversation', id: 'abc_DEF-1' },
+  { type: 'regenerate', messageId: '0b6f1f6e-4d4b-4a57-8d0b-2f2d7bfa8f4a' },
+  { type: 'editQuestion', messageId: 'abc_DEF-1', text: 'again, with `code`' },
+  { type: 'continueAnswer', messageId: 'm2' },
+  { type: 'copyMessage', messageId: 'm1' },
+  { type: 'focusChanged', focused: false },
   { type: 'copyCode', code: 'print(1)' },
   { type: 'insertCode', code: '' },
   { type: 'openInEditor', code: 'int main(){}', language: 'c++' },
@@ -33,7 +33,6 @@ const validFromWebview: WebviewToHost[] = [
 const validFromHost: HostToWebview[] = [
   {
     type: 'state',
-    conversations: [{ id: 'c1', title: 'hello', createdAt: 1, updatedAt: 2, messageCount: 2 }],
     activeId: 'c1',
     messages: [
       { id: 'm1', role: 'user', content: 'hi', status: 'complete' },
@@ -41,8 +40,9 @@ const validFromHost: HostToWebview[] = [
     ],
     server: { server: 'running', model: 'unloaded', reason: 'not loaded yet', actions: ['loadModel'] },
     busy: false,
+    modelName: 'ChatGLM3-6B',
   },
-  { type: 'state', conversations: [], activeId: null, messages: [], server: { server: 'unknown', model: 'unknown', actions: [] }, busy: false },
+  { type: 'state', activeId: null, messages: [], server: { server: 'unknown', model: 'unknown', actions: [] }, busy: false, modelName: 'ChatGLM3-6B', previousQuestion: '上一个问题' },
   { type: 'delta', conversationId: 'c1', messageId: 'm2', text: '好' },
   { type: 'messageDone', conversationId: 'c1', messageId: 'm2', status: 'complete', finishReason: 'length', promptTokens: 10, completionTokens: 256, historyTrimmed: 2 },
   { type: 'error', message: 'Server unreachable' },
@@ -64,6 +64,14 @@ describe('webview protocol', () => {
       { type: 'selectConversation', id: 'a'.repeat(65) }, { type: 'openInEditor', code: 'x', language: 'py"><script>' },
       { type: 'openInEditor', code: 'x' }, { type: 'stop', conversationId: 'c1' }, { type: '__proto__' },
       { type: 'renameConversation', id: 'abc', title: 'removed from the protocol' },
+      // the per-message actions name their message by a well-formed id, and an edit carries real text
+      { type: 'regenerate' }, { type: 'regenerate', messageId: '../m1' }, { type: 'continueAnswer', messageId: '' },
+      { type: 'copyMessage', messageId: 7 }, { type: 'editQuestion', messageId: 'm1' }, { type: 'editQuestion', messageId: 'm1', text: ' \n ' },
+      { type: 'editQuestion', messageId: 'm1', text: 'x'.repeat(LIMITS.userText + 1) }, { type: 'editQuestion', text: 'no id' },
+      { type: 'continueAnswer', messageId: 'm1', text: 'extra' },
+      { type: 'focusChanged' }, { type: 'focusChanged', focused: 'yes' },
+      // removed with the panel's own history list and buttons (the view title and the history quick pick do these)
+      { type: 'editLast', text: 'again' }, { type: 'newChat' }, { type: 'selectConversation', id: 'c1' }, { type: 'deleteConversation', id: 'c1' },
     ];
     for (const raw of bad) {
       const r = parseWebviewToHost(raw);
@@ -74,8 +82,13 @@ describe('webview protocol', () => {
       { type: 'delta', conversationId: 'c1', messageId: 'm1' },
       { type: 'messageDone', conversationId: 'c1', messageId: 'm1', status: 'streaming' },
       { type: 'messageDone', conversationId: 'c1', messageId: 'm1', status: 'complete', promptTokens: -1 },
-      { type: 'state', conversations: [], activeId: null, messages: [], server: { server: 'running', model: 'ready', actions: ['rm -rf'] }, busy: false },
-      { type: 'state', conversations: [], activeId: null, messages: [{ id: 'm', role: 'system', content: '', status: 'complete' }], server: { server: 'running', model: 'ready', actions: [] }, busy: false },
+      { type: 'state', activeId: null, messages: [], server: { server: 'running', model: 'ready', actions: ['rm -rf'] }, busy: false, modelName: 'm' },
+      { type: 'state', activeId: null, messages: [{ id: 'm', role: 'system', content: '', status: 'complete' }], server: { server: 'running', model: 'ready', actions: [] }, busy: false, modelName: 'm' },
+      // the state names the model, holds no conversation list any more, and a recalled question is bounded
+      { type: 'state', activeId: null, messages: [], server: { server: 'running', model: 'ready', actions: [] }, busy: false },
+      { type: 'state', activeId: null, messages: [], server: { server: 'running', model: 'ready', actions: [] }, busy: false, modelName: '' },
+      { type: 'state', activeId: null, messages: [], server: { server: 'running', model: 'ready', actions: [] }, busy: false, modelName: 'm', conversations: [] },
+      { type: 'state', activeId: null, messages: [], server: { server: 'running', model: 'ready', actions: [] }, busy: false, modelName: 'm', previousQuestion: 'x'.repeat(LIMITS.userText + 1) },
       { type: 'l10n', strings: { send: 5 } },
       { type: 'l10n', strings: JSON.parse('{"__proto__": "x"}') },
       { type: 'error', message: '' },
@@ -94,7 +107,7 @@ describe('webview protocol', () => {
 
   it('never throws, whatever it is given (fuzz)', () => {
     const types = [...validFromWebview, ...validFromHost].map((m) => m.type);
-    const messageLike = fc.record({ type: fc.constantFrom(...types), text: fc.anything(), id: fc.anything(), code: fc.anything(), strings: fc.anything() }, { requiredKeys: ['type'] });
+    const messageLike = fc.record({ type: fc.constantFrom(...types), text: fc.anything(), id: fc.anything(), messageId: fc.anything(), code: fc.anything(), strings: fc.anything() }, { requiredKeys: ['type'] });
     const arb = fc.oneof(fc.anything({ withBoxedValues: true, withMap: true, withSet: true, withTypedArray: true, withSparseArray: true, withNullPrototype: true }), messageLike);
     fc.assert(fc.property(arb, (raw) => {
       const a = parseWebviewToHost(raw);

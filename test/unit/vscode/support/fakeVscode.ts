@@ -38,6 +38,21 @@ export class Range {
 }
 export class Selection extends Range {}
 export class ThemeColor { constructor(readonly id: string) {} }
+export class ThemeIcon { constructor(readonly id: string) {} }
+
+/** A quick pick as the extension drives it (createQuickPick), with what the user would do to it. */
+export interface FakeQuickPick {
+  title?: string;
+  placeholder?: string;
+  items: Array<{ label: string; description?: string; kind?: number; buttons?: Array<{ tooltip?: string }> }>;
+  activeItems: unknown[];
+  visible: boolean;
+  disposed: boolean;
+  /** Picks the item with this label (Enter). */
+  accept(label: string): void;
+  /** Clicks the button with this tooltip on the item with this label. */
+  triggerButton(label: string, tooltip: string): Promise<void>;
+}
 export class MarkdownString {
   isTrusted = false;
   supportHtml = false;
@@ -61,6 +76,12 @@ export interface Recorded {
   trusted: boolean;
   /** Answer for the next showXxxMessage calls: a button title, or undefined. */
   answer?: string;
+  quickPicks: FakeQuickPick[];
+  /** What the next showInputBox returns, and the next showSaveDialog. */
+  inputAnswer?: string;
+  saveAnswer?: Uri;
+  /** Files written through workspace.fs. */
+  written: Map<string, string>;
 }
 
 export interface FakeThread {
@@ -78,7 +99,7 @@ export interface FakeThread {
 export function createFakeVscode(config: Record<string, unknown>) {
   const rec: Recorded = {
     commands: new Map(), context: new Map(), messages: [], log: [], disposables: [], statusBar: [],
-    viewProviders: new Map(), threads: [], progress: [], panels: [], config, trusted: true,
+    viewProviders: new Map(), threads: [], progress: [], panels: [], config, trusted: true, quickPicks: [], written: new Map(),
   };
   const configEmitter = new EventEmitter<{ affectsConfiguration(s: string): boolean }>();
   const trustEmitter = new EventEmitter<void>();
@@ -96,7 +117,8 @@ export function createFakeVscode(config: Record<string, unknown>) {
   let activeTextEditor: unknown;
 
   const vscode = {
-    EventEmitter, Uri, Position, Range, Selection, ThemeColor, MarkdownString,
+    EventEmitter, Uri, Position, Range, Selection, ThemeColor, ThemeIcon, MarkdownString,
+    QuickPickItemKind: { Separator: -1, Default: 0 },
     StatusBarAlignment: { Left: 1, Right: 2 },
     ProgressLocation: { SourceControl: 1, Window: 10, Notification: 15 },
     CommentMode: { Editing: 0, Preview: 1 },
@@ -142,6 +164,36 @@ export function createFakeVscode(config: Record<string, unknown>) {
       showWarningMessage: show('warning'),
       showErrorMessage: show('error'),
       async showQuickPick() { return undefined; },
+      createQuickPick() {
+        const accept = new EventEmitter<void>();
+        const hide = new EventEmitter<void>();
+        const button = new EventEmitter<{ button: unknown; item: unknown }>();
+        type Item = FakeQuickPick['items'][number];
+        const pick: FakeQuickPick & Record<string, unknown> = {
+          items: [], activeItems: [], visible: false, disposed: false, selectedItems: [] as Item[],
+          onDidAccept: accept.event, onDidHide: hide.event, onDidTriggerItemButton: button.event,
+          show() { pick.visible = true; },
+          hide() { if (pick.visible) { pick.visible = false; hide.fire(); } },
+          dispose() { pick.disposed = true; },
+          accept(label: string) { pick.selectedItems = pick.items.filter((i) => i.label === label); accept.fire(); },
+          async triggerButton(label: string, tooltip: string) {
+            const item = pick.items.find((i) => i.label === label);
+            const b = item?.buttons?.find((x) => x.tooltip === tooltip);
+            if (!item || !b) throw new Error(`no button "${tooltip}" on "${label}"`);
+            await Promise.all([...(button as unknown as { listeners: Set<(e: unknown) => unknown> }).listeners].map((l) => l({ button: b, item })));
+          },
+        };
+        rec.quickPicks.push(pick);
+        return pick;
+      },
+      async showInputBox(options: { validateInput?: (v: string) => string | undefined }) {
+        // An input box takes the place of a visible quick pick, as in VS Code.
+        for (const p of rec.quickPicks) if (p.visible) (p as unknown as { hide(): void }).hide();
+        const value = rec.inputAnswer;
+        if (value !== undefined && options.validateInput?.(value)) return undefined;
+        return value;
+      },
+      async showSaveDialog() { return rec.saveAnswer; },
       async withProgress(opts: { title: string }, task: (p: unknown, token: unknown) => Promise<unknown>) {
         const entry = { title: opts.title, messages: [] as string[] };
         rec.progress.push(entry);
@@ -181,6 +233,8 @@ export function createFakeVscode(config: Record<string, unknown>) {
       onDidChangeConfiguration: configEmitter.event,
       onDidGrantWorkspaceTrust: trustEmitter.event,
       async openTextDocument(o: unknown) { return o; },
+      workspaceFolders: undefined as unknown,
+      fs: { async writeFile(uri: Uri, data: Uint8Array) { rec.written.set(uri.fsPath, new TextDecoder().decode(data)); } },
     },
     languages: { async getLanguages() { return ['plaintext', 'python', 'typescript']; } },
     comments: {

@@ -22,7 +22,10 @@ export interface StubTriton {
 
 const MODEL = 'chatglm3-6b';
 
-/** Answers: a prompt containing "slow" streams a delta every 20 ms until the client goes away. */
+/**
+ * Answers: a prompt containing "slow" streams a delta every 20 ms until the client goes away; one containing
+ * "long answer" ends at the length limit (finish_reason `length`), as max_new_tokens would end it.
+ */
 export async function startStubTriton(): Promise<StubTriton> {
   const requests: StubRequest[] = [];
   const state = { closedEarly: 0, active: 0, maxConcurrent: 0 };
@@ -81,7 +84,7 @@ export async function startStubTriton(): Promise<StubTriton> {
       await sleep(5);
     }
     finished = true;
-    send({ response: '', finish_reason: 'stop', prompt_tokens: 3, completion_tokens: 2, history_trimmed: 0, history: '[]' });
+    send({ response: '', finish_reason: prompt.includes('long answer') ? 'length' : 'stop', prompt_tokens: 3, completion_tokens: 2, history_trimmed: 0, history: '[]' });
     res.end();
   }
 
