@@ -18,6 +18,8 @@ export const COMMANDS = {
   showActions: 'tritonChatglm.showActions',
   continueInChat: 'tritonChatglm.continueInChat',
   dismissExplanation: 'tritonChatglm.dismissExplanation',
+  addSelectionToChat: 'tritonChatglm.addSelectionToChat',
+  addFileToChat: 'tritonChatglm.addFileToChat',
 } as const;
 
 export type CommandName = keyof typeof COMMANDS;

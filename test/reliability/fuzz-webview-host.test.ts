@@ -11,13 +11,14 @@ import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { FileConversationStore } from '../../src/core/chat/fileStore';
 import { isProtocolError, parseHostToWebview, parseWebviewToHost } from '../../src/protocol';
-import { createFakeVscode, installVscodeModule, Uri } from '../unit/vscode/support/fakeVscode';
+import { createFakeVscode, fakeDocument, installVscodeModule, Position, Selection, Uri } from '../unit/vscode/support/fakeVscode';
 import { startStubTriton, type StubTriton } from '../unit/vscode/support/stubTriton';
 import { SOAK, sleep, waitFor } from './support/server';
 
 const root = join(__dirname, '../..');
 const TYPES = ['ready', 'send', 'stop', 'regenerate', 'editLast', 'newChat', 'selectConversation', 'deleteConversation',
-  'copyCode', 'insertCode', 'openInEditor', 'startServer', 'loadModel', 'openSettings'];
+  'copyCode', 'insertCode', 'openInEditor', 'startServer', 'loadModel', 'openSettings',
+  'removeAttachment', 'toggleActiveFile', 'addFile', 'openAttachment'];
 
 let stub: StubTriton;
 let storage: string;
@@ -43,6 +44,7 @@ const hostile = fc.oneof(
     id: fc.oneof(fc.string(), fc.constant('../../etc/passwd'), fc.constant('a'.repeat(65)), fc.anything()),
     title: fc.anything(), code: fc.anything(), language: fc.oneof(fc.string(), fc.constant('javascript"><script>')),
     command: fc.constant('workbench.action.terminal.new'), extra: fc.anything(),
+    enabled: fc.anything(), uri: fc.constantFrom('file:///etc/passwd', 'command:workbench.action.terminal.new'),
   }, { requiredKeys: ['type'] }),
 );
 
@@ -66,6 +68,11 @@ const valid = fc.oneof(
   fc.string({ maxLength: 300 }).map((code) => ({ type: 'copyCode', code })),
   fc.string({ maxLength: 300 }).map((code) => ({ type: 'insertCode', code })),
   fc.tuple(fc.string({ maxLength: 300 }), fc.stringMatching(/^[A-Za-z0-9_+#.-]{0,32}$/)).map(([code, language]) => ({ type: 'openInEditor', code, language })),
+  // attachments: the chips' messages (Add File… opens a quick pick that the fake dismisses)
+  knownId.map((id) => ({ type: 'removeAttachment', id })),
+  knownId.map((id) => ({ type: 'openAttachment', id })),
+  fc.boolean().map((enabled) => ({ type: 'toggleActiveFile', enabled })),
+  fc.constant({ type: 'addFile' }),
 );
 
 function deliver(m: unknown): void {
@@ -113,6 +120,12 @@ describe('webview protocol, host side, under random messages', { timeout: 600_00
     html1 = resolve();
     html2 = resolve(); // the panel re-created (hidden and shown again): a new page, a new nonce
     await waitFor('the model state adopted from the stub', () => fake.rec.context.get('tritonChatglm.modelState') === 'ready', 20_000);
+    // An editor with a selection attached: questions go out with the active file and the selection (the chips'
+    // messages below then act on real attachments).
+    fake.setActiveEditor({ document: fakeDocument(Uri.file('/w/geometry.py'), 'import math\n\ndef area(r):\n    return math.pi * r * r\n', 'python'),
+      selections: [new Selection(new Position(2, 0), new Position(4, 0))] });
+    await fake.vscode.commands.executeCommand('tritonChatglm.addSelectionToChat');
+    posted.length = 0;
   });
   after(async () => {
     await ext?.deactivate();

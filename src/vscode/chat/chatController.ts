@@ -2,7 +2,7 @@
 // storage) and the core's AnswerRunner. Questions are saved before they are sent; Stop aborts the request (the
 // closed connection makes Triton cancel it); a crash or a reload keeps the partial answer, marked.
 import * as vscode from 'vscode';
-import { AnswerRunner, toAnswerSettings, type AnswerOutcome, type ConversationService } from '../../core/chat';
+import { AnswerRunner, toAnswerSettings, type AnswerOutcome, type Attachment, type ConversationService } from '../../core/chat';
 import { canInfer } from '../../core/state/lifecycle';
 import { LIMITS, type HostToWebview, type WebviewToHost } from '../../protocol';
 import { COMMANDS } from '../commandIds';
@@ -13,6 +13,7 @@ import type { ServerController } from '../server/serverController';
 import type { LifecycleStore } from '../state/lifecycleStore';
 import { clip, deltaMessages, doneMessage, stateMessage, type SendToWebview } from './chatViewState';
 import { copyCode, insertAtCursor, openInEditor } from './codeActions';
+import { EditorContext } from './editorContext';
 
 export type { AnswerOutcome } from '../../core/chat';
 
@@ -31,7 +32,9 @@ export class ChatController implements vscode.Disposable {
     private readonly settings: SettingsService,
     private readonly memento: vscode.Memento,
     private readonly log: Log,
+    private readonly context: EditorContext,
   ) {
+    context.connect((m) => this.post(m));
     const saved = memento.get<string>(ACTIVE_KEY);
     this.activeId = saved && service.get(saved) ? saved : service.list()[0]?.id ?? null;
     this.answers = new AnswerRunner({
@@ -66,8 +69,9 @@ export class ChatController implements vscode.Disposable {
   /** Called for every message that passed the protocol parser. */
   async handle(msg: WebviewToHost): Promise<void> {
     try {
+      if (EditorContext.handles(msg)) { await this.context.handle(msg, () => this.activeAttachments()); return; }
       switch (msg.type) {
-        case 'ready': this.postState(); return;
+        case 'ready': this.postState(); this.context.postChips(); return;
         case 'send': await this.send(msg.text); return;
         case 'stop': this.stopActive(); return;
         case 'regenerate': await this.regenerate(); return;
@@ -104,7 +108,11 @@ export class ChatController implements vscode.Disposable {
   async send(text: string): Promise<void> {
     if (!this.ensureReady()) return;
     const id = this.activeId && this.service.get(this.activeId) ? this.activeId : this.setActive(this.createConversation());
-    await this.service.appendUserMessage(id, text);
+    // Checked against the input budget before anything is sent; cancelled, the question goes back into the input.
+    const attachments = await this.context.forSend(text, this.service.get(id)?.systemPrompt);
+    if (!attachments) { this.post({ type: 'draft', text }); return; }
+    await this.service.appendUserMessage(id, text, attachments);
+    this.context.sent(attachments);
     this.postState();
     await this.answers.answer(id);
   }
@@ -153,6 +161,11 @@ export class ChatController implements vscode.Disposable {
     await vscode.commands.executeCommand(COMMANDS.openChat);
     this.postState();
     this.post({ type: 'focusInput' });
+  }
+
+  /** Attachments of the questions of the conversation shown (their transcript chips open them). */
+  private activeAttachments(): Attachment[] {
+    return (this.activeId ? this.service.get(this.activeId)?.messages : undefined)?.flatMap((m) => m.attachments ?? []) ?? [];
   }
 
   private ensureReady(): boolean {

@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 import type { Conversation, ConversationSummary, StoredMessage } from '../../core/chat';
 import type { LifecycleState } from '../../core/state/lifecycle';
 import { LIMITS, type HostToWebview, type MessageView, type ServerView } from '../../protocol';
+import { toAttachmentView } from './editorContext';
 
 /** Sends one message to the chat webview. */
 export type SendToWebview = (message: HostToWebview) => void;
@@ -71,6 +72,7 @@ function toView(m: StoredMessage): MessageView {
   if (m.promptTokens !== undefined) v.promptTokens = m.promptTokens;
   if (m.completionTokens !== undefined) v.completionTokens = m.completionTokens;
   if (m.historyTrimmed !== undefined) v.historyTrimmed = m.historyTrimmed;
+  if (m.attachments?.length) v.attachments = m.attachments.slice(0, LIMITS.attachments).map((a) => toAttachmentView(a));
   return v;
 }
 

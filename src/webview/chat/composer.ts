@@ -2,10 +2,13 @@
 // is generated, Regenerate, Edit and Cancel; Enter sends, Shift+Enter adds a line, Escape stops or cancels an edit.
 import { LIMITS } from '../../protocol';
 import { button, el } from '../shared/dom';
+import { AttachmentBar } from './attachmentChips';
 import type { ChatContext } from './chatContext';
 
 export class Composer {
   readonly element: HTMLElement;
+  /** The chips of the next question (attachmentChips.ts), above the input. */
+  readonly attachmentBar: AttachmentBar;
   private readonly input: HTMLTextAreaElement;
   private readonly sendButton: HTMLButtonElement;
   private readonly stopButton: HTMLButtonElement;
@@ -28,7 +31,8 @@ export class Composer {
     this.regenerateButton = button('', 'regenerate');
     this.editButton = button('', 'editLast');
     this.cancelEditButton = button('', 'cancelEdit');
-    this.element = el('footer', { class: 'composer' }, this.input,
+    this.attachmentBar = new AttachmentBar(ctx);
+    this.element = el('footer', { class: 'composer' }, this.attachmentBar.element, this.input,
       el('div', { class: 'composer-actions' }, this.sendButton, this.stopButton, this.regenerateButton, this.editButton, this.cancelEditButton));
     this.input.value = restored.draft;
     this.input.addEventListener('keydown', (e) => this.onKeyDown(e));
@@ -59,6 +63,14 @@ export class Composer {
     this.regenerateButton.textContent = strings.regenerate;
     this.editButton.textContent = strings.editLast;
     this.cancelEditButton.textContent = strings.editCancel;
+    this.attachmentBar.applyStrings();
+  }
+
+  /** The host did not send a question (the user cancelled it): it comes back into an empty input. */
+  restoreDraft(text: string): void {
+    if (this.input.value.trim() === '') this.input.value = text;
+    this.updateControls();
+    this.input.focus();
   }
 
   updateControls(): void {

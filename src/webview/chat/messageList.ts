@@ -3,6 +3,7 @@
 // unless the user scrolled up to read.
 import { format, type MessageView } from '../../protocol';
 import { el } from '../shared/dom';
+import { sameAttachments, sentChips } from './attachmentChips';
 import type { ChatContext } from './chatContext';
 import { decorateCodeBlocks } from './code-blocks';
 import type { MarkdownRenderer } from './markdown';
@@ -101,6 +102,7 @@ export class MessageList {
     const node: MessageNode = { view, article, body };
     if (view.role === 'user') {
       body.textContent = view.content;
+      if (view.attachments?.length) article.append(sentChips(this.ctx, view.attachments));
     } else if (view.status === 'streaming') {
       node.streaming = new StreamingRenderer(body, this.md, () => this.ctx.strings, view.content, () => this.stickToBottom());
     } else {
@@ -138,5 +140,6 @@ function sameView(a: MessageView, b: MessageView, isStreamingNode: boolean): boo
   if (a.role !== b.role) return false;
   if (isStreamingNode) return b.status === 'streaming' && b.content.startsWith(a.content);
   return a.content === b.content && a.status === b.status && a.error === b.error && a.finishReason === b.finishReason
-    && a.promptTokens === b.promptTokens && a.completionTokens === b.completionTokens && a.historyTrimmed === b.historyTrimmed;
+    && a.promptTokens === b.promptTokens && a.completionTokens === b.completionTokens && a.historyTrimmed === b.historyTrimmed
+    && sameAttachments(a.attachments, b.attachments);
 }

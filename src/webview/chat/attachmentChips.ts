@@ -1,0 +1,147 @@
+// The attachment chips of the chat panel. Above the input (AttachmentBar): "Add File…", the active editor's file as
+// a chip that switches on and off, then what the user attached, each removable. In the transcript (sentChips): the
+// chips a question went out with. A chip shows the file name and its lines ("geometry.py:3-4"); its tooltip the full
+// path, the lines and (above the input) the token estimate; a click opens the code. The host owns the chips: these
+// only draw its `attachments` message and post what the user clicked.
+import { format, type AttachmentsMessage, type AttachmentView, type Strings } from '../../protocol';
+import { el } from '../shared/dom';
+import type { ChatContext } from './chatContext';
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
+/** 16×16 line icons drawn with the text colour (no icon font: the panel loads nothing but its own files). */
+const ICONS = {
+  file: ['M4 1.5h5.5l3 3v10H4z', 'M9.5 1.5v3h3'],
+  selection: ['M3 4.5h10', 'M3 8h10', 'M3 11.5h6'],
+  close: ['M4.5 4.5l7 7', 'M11.5 4.5l-7 7'],
+  add: ['M8 3v10', 'M3 8h10'],
+  eye: ['M1.5 8c1.6-2.9 3.8-4.5 6.5-4.5s4.9 1.6 6.5 4.5c-1.6 2.9-3.8 4.5-6.5 4.5S3.1 10.9 1.5 8z', 'M10 8a2 2 0 1 1-4 0 2 2 0 0 1 4 0z'],
+  eyeClosed: ['M1.5 8c1.6-2.9 3.8-4.5 6.5-4.5s4.9 1.6 6.5 4.5c-1.6 2.9-3.8 4.5-6.5 4.5S3.1 10.9 1.5 8z', 'M2.5 13.5l11-11'],
+} as const;
+
+/** What a click on a chip asks for (data-attachment on its button). */
+const ACTION = { open: 'open', remove: 'remove', toggleActive: 'toggle-active', addFile: 'add-file' } as const;
+
+function icon(name: keyof typeof ICONS): SVGSVGElement {
+  const svg = document.createElementNS(SVG_NS, 'svg');
+  svg.setAttribute('class', 'chip-icon');
+  svg.setAttribute('viewBox', '0 0 16 16');
+  svg.setAttribute('aria-hidden', 'true');
+  for (const d of ICONS[name]) {
+    const path = document.createElementNS(SVG_NS, 'path');
+    path.setAttribute('d', d);
+    svg.append(path);
+  }
+  return svg;
+}
+
+const fileName = (path: string) => path.slice(path.lastIndexOf('/') + 1) || path;
+
+/** ":3-4", ":7" or "" (a whole file). */
+function rangeSuffix(v: Pick<AttachmentView, 'startLine' | 'endLine'>): string {
+  if (v.startLine === undefined) return '';
+  return v.endLine === undefined || v.endLine === v.startLine ? `:${v.startLine}` : `:${v.startLine}-${v.endLine}`;
+}
+
+function tooltip(v: AttachmentView, strings: Strings): string {
+  const lines: string[] = [v.fullPath];
+  if (v.startLine !== undefined) {
+    lines.push(v.endLine === undefined || v.endLine === v.startLine
+      ? format(strings.attachmentLine, v.startLine) : format(strings.attachmentLines, v.startLine, v.endLine));
+  }
+  if (v.tokens !== undefined) lines.push(format(strings.attachmentTokens, v.tokens));
+  return lines.join('\n');
+}
+
+/** One chip: open on click; with `removable`, a × that takes it off the next question. */
+function chip(v: AttachmentView, strings: Strings, removable: boolean): HTMLElement {
+  const label = `${fileName(v.path)}${rangeSuffix(v)}`;
+  const main = el('button', { type: 'button', class: 'chip-main', 'data-attachment': ACTION.open, 'data-id': v.id, 'aria-label': format(strings.openAttachment, label) },
+    icon(v.kind === 'selection' ? 'selection' : 'file'),
+    el('span', { class: 'chip-label' }, el('span', { class: 'chip-name' }, fileName(v.path)), el('span', { class: 'chip-range' }, rangeSuffix(v))));
+  const parts: Node[] = [main];
+  if (removable) {
+    const remove = format(strings.removeAttachment, label);
+    parts.push(el('button', { type: 'button', class: 'chip-remove', 'data-attachment': ACTION.remove, 'data-id': v.id, 'aria-label': remove, title: remove }, icon('close')));
+  }
+  return el('span', { class: 'attachment-chip', 'data-kind': v.kind, 'data-id': v.id, title: tooltip(v, strings) }, ...parts);
+}
+
+/** Clicks on chip buttons inside `root` become protocol messages. */
+function listen(root: HTMLElement, ctx: ChatContext, onToggle?: () => void): void {
+  root.addEventListener('click', (e) => {
+    const target = (e.target as Element | null)?.closest('button[data-attachment]');
+    if (!target || (target as HTMLButtonElement).disabled) return;
+    const id = target.getAttribute('data-id') ?? '';
+    switch (target.getAttribute('data-attachment')) {
+      case ACTION.open: ctx.postToHost({ type: 'openAttachment', id }); break;
+      case ACTION.remove: ctx.postToHost({ type: 'removeAttachment', id }); break;
+      case ACTION.addFile: ctx.postToHost({ type: 'addFile' }); break;
+      case ACTION.toggleActive: onToggle?.(); break;
+    }
+  });
+}
+
+/** The chips above the input, drawn from the host's last `attachments` message. */
+export class AttachmentBar {
+  readonly element: HTMLElement;
+  private current: AttachmentsMessage | null = null;
+
+  constructor(private readonly ctx: ChatContext) {
+    this.element = el('div', { class: 'attachment-bar', role: 'group' });
+    listen(this.element, ctx, () => {
+      const active = this.current?.activeFile;
+      if (active) this.ctx.postToHost({ type: 'toggleActiveFile', enabled: !active.enabled });
+    });
+    this.render();
+  }
+
+  applyStrings(): void {
+    this.render();
+  }
+
+  render(message?: AttachmentsMessage): void {
+    if (message) this.current = message;
+    const strings = this.ctx.strings;
+    this.element.setAttribute('aria-label', strings.attachments);
+    const add = el('button', { type: 'button', class: 'attachment-add', 'data-attachment': ACTION.addFile, title: strings.addFileTooltip },
+      icon('add'), strings.addFile);
+    const chips: Node[] = [add];
+    const active = this.current?.activeFile;
+    if (active) chips.push(this.activeChip(active, strings));
+    for (const v of this.current?.items ?? []) chips.push(chip(v, strings, true));
+    this.element.replaceChildren(...chips);
+  }
+
+  private activeChip(active: NonNullable<AttachmentsMessage['activeFile']>, strings: Strings): HTMLElement {
+    const hint = active.refusal ?? [
+      active.fullPath,
+      active.enabled ? strings.activeFileOn : strings.activeFileOff,
+      ...(active.untrusted && !active.enabled ? [strings.activeFileUntrusted] : []),
+      ...(active.enabled && active.tokens !== undefined ? [format(strings.attachmentTokens, active.tokens)] : []),
+    ].join('\n');
+    const b = el('button', {
+      type: 'button',
+      class: `attachment-chip active-file${active.refusal ? ' refused' : ''}`,
+      'data-attachment': ACTION.toggleActive,
+      'aria-pressed': String(active.enabled),
+      title: hint,
+    }, icon(active.enabled ? 'eye' : 'eyeClosed'), el('span', { class: 'chip-name' }, fileName(active.path)), el('span', { class: 'chip-tag' }, strings.activeFileTag));
+    b.disabled = !!active.refusal;
+    return b;
+  }
+}
+
+/** The chips of a sent question, under its text in the transcript. */
+export function sentChips(ctx: ChatContext, views: readonly AttachmentView[]): HTMLElement {
+  const row = el('div', { class: 'attachment-chips sent', role: 'list', 'aria-label': ctx.strings.attachedContext },
+    ...views.map((v) => { const c = chip(v, ctx.strings, false); c.setAttribute('role', 'listitem'); return c; }));
+  listen(row, ctx);
+  return row;
+}
+
+/** Whether two messages carry the same chips (the message list keeps a rendered message only then). */
+export function sameAttachments(a: readonly AttachmentView[] | undefined, b: readonly AttachmentView[] | undefined): boolean {
+  const ka = (a ?? []).map((v) => `${v.id}|${v.path}|${v.fullPath}|${rangeSuffix(v)}`).join('\n');
+  const kb = (b ?? []).map((v) => `${v.id}|${v.path}|${v.fullPath}|${rangeSuffix(v)}`).join('\n');
+  return ka === kb;
+}
