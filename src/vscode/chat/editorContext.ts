@@ -126,10 +126,10 @@ export class EditorContext implements vscode.Disposable {
       const drop = vscode.l10n.t('Remove {0} and Send', chipLabel(largest));
       const detail = check.costs.map((c) => {
         const a = list.find((x) => x.id === c.id)!;
-        return vscode.l10n.t('{0}: about {1} tokens', chipLabel(a), c.tokens);
+        return vscode.l10n.t('{0}: about {1} tokens', chipLabel(a), count(c.tokens));
       }).join('\n');
       const picked = await vscode.window.showWarningMessage(
-        vscode.l10n.t('The question and its attachments come to about {0} tokens, more than the {1} the model accepts. Nothing has been sent.', check.tokens, check.maxInputTokens),
+        vscode.l10n.t('The question and its attachments come to about {0} tokens, more than the {1} the model accepts. Nothing has been sent.', count(check.tokens), count(check.maxInputTokens)),
         { modal: true, detail },
         drop,
       );
@@ -309,10 +309,15 @@ function chipLabel(a: Attachment): string {
   return a.lines.start === a.lines.end ? `${name}:${a.lines.start}` : `${name}:${a.lines.start}-${a.lines.end}`;
 }
 
+/** A figure in the user's language ("19,169"). */
+function count(n: number): string {
+  return n.toLocaleString(vscode.env.language);
+}
+
 function refusalText(path: string, refusal: TextRefusal): string {
   return refusal.reason === 'binary'
     ? vscode.l10n.t('{0} is a binary file and cannot be attached.', path)
-    : vscode.l10n.t('{0} is too large to attach ({1} KB; the limit is {2} KB).', path, Math.ceil(refusal.bytes / 1024), MAX_ATTACHMENT_BYTES / 1024);
+    : vscode.l10n.t('{0} is too large to attach ({1} KB; the limit is {2} KB).', path, count(Math.ceil(refusal.bytes / 1024)), count(MAX_ATTACHMENT_BYTES / 1024));
 }
 
 /**

@@ -48,9 +48,12 @@ function tooltip(v: AttachmentView, strings: Strings): string {
     lines.push(v.endLine === undefined || v.endLine === v.startLine
       ? format(strings.attachmentLine, v.startLine) : format(strings.attachmentLines, v.startLine, v.endLine));
   }
-  if (v.tokens !== undefined) lines.push(format(strings.attachmentTokens, v.tokens));
+  if (v.tokens !== undefined) lines.push(format(strings.attachmentTokens, figure(v.tokens)));
   return lines.join('\n');
 }
+
+/** A figure in the page's language ("1,234"). */
+const figure = (n: number) => n.toLocaleString(document.documentElement.lang || undefined);
 
 /** One chip: open on click; with `removable`, a × that takes it off the next question. */
 function chip(v: AttachmentView, strings: Strings, removable: boolean): HTMLElement {
@@ -117,7 +120,7 @@ export class AttachmentBar {
       active.fullPath,
       active.enabled ? strings.activeFileOn : strings.activeFileOff,
       ...(active.untrusted && !active.enabled ? [strings.activeFileUntrusted] : []),
-      ...(active.enabled && active.tokens !== undefined ? [format(strings.attachmentTokens, active.tokens)] : []),
+      ...(active.enabled && active.tokens !== undefined ? [format(strings.attachmentTokens, figure(active.tokens))] : []),
     ].join('\n');
     const b = el('button', {
       type: 'button',

@@ -201,9 +201,9 @@ describe('editor context in chat (host side)', () => {
     const draft = await waitFor(() => posted.find((m) => m.type === 'draft'), 'the question back in the input');
     assert.equal(draft.text, 'Which rows repeat?');
     const modal = fake.rec.modals.at(-1)!;
-    assert.match(modal.text, /^The question and its attachments come to about \d+ tokens, more than the 6144 the model accepts\. Nothing has been sent\.$/);
+    assert.match(modal.text, /^The question and its attachments come to about [\d,]+ tokens, more than the 6,144 the model accepts\. Nothing has been sent\.$/);
     assert.deepEqual(modal.buttons, ['Remove table.py and Send']);
-    assert.match(modal.detail ?? '', /^table\.py: about \d+ tokens\ngeometry\.py:6-7: about \d+ tokens$/);
+    assert.match(modal.detail ?? '', /^table\.py: about [\d,]+ tokens\ngeometry\.py:6-7: about [\d,]+ tokens$/);
     assert.equal(streamRequests().length, requests, 'nothing was sent');
     posted.length = 0;
     receive({ type: 'ready' });
@@ -218,5 +218,18 @@ describe('editor context in chat (host side)', () => {
       attachment({ lines: { start: 6, end: 7 }, content: 'def mean(values):\n    return sum(values) / len(values)\n' }),
     ]));
     assert.deepEqual(lastChips()!.items, [], 'the dropped chip and the sent one are gone');
+  });
+
+  it('Explain\'s Continue in Chat opens the explanation and attaches the explained code, like Add Selection', async () => {
+    fake.setActiveEditor({ document: geometryDoc(), selections: [new Selection(new Position(2, 0), new Position(3, 33))] });
+    await command('explainSelection');
+    const thread = fake.rec.threads.at(-1)!;
+    posted.length = 0;
+    await command('continueInChat', thread);
+    const state = [...posted].reverse().find((m) => m.type === 'state') as { messages: { content: string }[] };
+    assert.match(state.messages[0]!.content, /Explain what this python code from geometry\.py does/, 'the explanation\'s conversation is shown');
+    assert.deepEqual(lastChips()!.items.map((c) => [c.path, c.startLine, c.endLine]), [['src/geometry.py', 3, 4]]);
+    assert.ok(posted.some((m) => m.type === 'focusInput'));
+    receive({ type: 'removeAttachment', id: lastChips()!.items[0]!.id });
   });
 });
