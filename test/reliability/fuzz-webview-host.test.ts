@@ -11,11 +11,11 @@ import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { FileConversationStore } from '../../src/core/chat/fileStore';
 import { isProtocolError, parseHostToWebview, parseWebviewToHost } from '../../src/protocol';
+import { activateExtension, resolveChatView } from '../unit/vscode/support/activate';
 import { createFakeVscode, fakeDocument, installVscodeModule, Position, Selection, Uri } from '../unit/vscode/support/fakeVscode';
 import { startStubTriton, type StubTriton } from '../unit/vscode/support/stubTriton';
 import { SOAK, sleep, waitFor } from './support/server';
 
-const root = join(__dirname, '../..');
 const TYPES = ['ready', 'send', 'stop', 'regenerate', 'editLast', 'newChat', 'selectConversation', 'deleteConversation',
   'copyCode', 'insertCode', 'openInEditor', 'startServer', 'loadModel', 'openSettings',
   'removeAttachment', 'toggleActiveFile', 'addFile', 'openAttachment'];
@@ -97,25 +97,11 @@ describe('webview protocol, host side, under random messages', { timeout: 600_00
     storage = mkdtempSync(join(tmpdir(), 'reliability-host-'));
     fake = createFakeVscode({ 'tritonChatglm.serverMode': 'external', 'tritonChatglm.externalUrl': stub.url });
     uninstall = installVscodeModule(fake.vscode);
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    ext = require('../../src/vscode/extension') as typeof ext;
-    const memento = new Map<string, unknown>();
-    await ext.activate({
-      subscriptions: [], extensionUri: Uri.file(root), extensionPath: root, globalStorageUri: Uri.file(storage),
-      globalState: { get: (k: string) => memento.get(k), update: async (k: string, v: unknown) => { memento.set(k, v); }, keys: () => [...memento.keys()] },
-    } as never);
-    const provider = fake.rec.viewProviders.get('tritonChatglm.chat')!;
+    ext = await activateExtension(storage);
     const resolve = () => {
-      const view = {
-        webview: {
-          options: {}, cspSource: 'vscode-resource:', html: '', asWebviewUri: (u: Uri) => u,
-          onDidReceiveMessage: (l: (m: unknown) => void) => { receive = l; return { dispose() {} }; },
-          postMessage: async (m: unknown) => { posted.push(m); return true; },
-        },
-        onDidDispose: () => ({ dispose() {} }),
-      };
-      provider.resolveWebviewView(view);
-      return view.webview.html;
+      const view = resolveChatView(fake, posted);
+      receive = view.receive;
+      return view.html;
     };
     html1 = resolve();
     html2 = resolve(); // the panel re-created (hidden and shown again): a new page, a new nonce

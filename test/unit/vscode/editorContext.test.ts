@@ -10,23 +10,13 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { formatUserMessage } from '../../../src/core/chat/attachmentsLayout';
 import type { Attachment } from '../../../src/core/chat/attachments';
+import { activateExtension, resolveChatView, waitFor, type ExtensionModule } from './support/activate';
 import { createFakeVscode, fakeDocument, installVscodeModule, Position, Selection, Uri } from './support/fakeVscode';
 import { startStubTriton, type StubTriton } from './support/stubTriton';
-
-async function waitFor<T>(probe: () => T | undefined | false, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = probe();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 interface Chip { id: string; kind: string; path: string; fullPath: string; startLine?: number; endLine?: number; tokens?: number }
 interface ChipsMessage { type: 'attachments'; items: Chip[]; activeFile: null | { path: string; fullPath: string; enabled: boolean; untrusted: boolean; tokens?: number; refusal?: string } }
 
-const root = join(__dirname, '../../..');
 const GEOMETRY = ['import math', '', 'def circle_area(radius):', '    return math.pi * radius ** 2', '', 'def mean(values):', '    return sum(values) / len(values)', ''].join('\n');
 
 let stub: StubTriton;
@@ -34,7 +24,7 @@ let storage: string;
 let workspace: string;
 let fake: ReturnType<typeof createFakeVscode>;
 let uninstall: () => void;
-let ext: typeof import('../../../src/vscode/extension');
+let ext: ExtensionModule;
 let receive: (m: unknown) => void;
 const posted: Record<string, unknown>[] = [];
 
@@ -76,21 +66,8 @@ describe('editor context in chat (host side)', () => {
     fake.rec.trusted = false;
     fake.vscode.workspace.workspaceFolders[0] = { uri: Uri.file(workspace), name: 'w', index: 0 };
     uninstall = installVscodeModule(fake.vscode);
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    ext = require('../../../src/vscode/extension') as typeof ext;
-    const memento = new Map<string, unknown>();
-    await ext.activate({
-      subscriptions: [], extensionUri: Uri.file(root), extensionPath: root, globalStorageUri: Uri.file(storage),
-      globalState: { get: (k: string) => memento.get(k), update: async (k: string, v: unknown) => { memento.set(k, v); }, keys: () => [...memento.keys()] },
-    } as never);
-    fake.rec.viewProviders.get('tritonChatglm.chat')!.resolveWebviewView({
-      webview: {
-        options: {}, cspSource: 'vscode-resource:', html: '', asWebviewUri: (u: Uri) => u,
-        onDidReceiveMessage: (l: (m: unknown) => void) => { receive = l; return { dispose() {} }; },
-        postMessage: async (m: Record<string, unknown>) => { posted.push(m); return true; },
-      },
-      onDidDispose: () => ({ dispose() {} }),
-    });
+    ext = await activateExtension(storage);
+    receive = resolveChatView(fake, posted).receive;
     await waitFor(() => fake.rec.context.get('tritonChatglm.modelState') === 'ready', 'the model state adopted from the stub');
   });
 
