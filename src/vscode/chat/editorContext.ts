@@ -9,6 +9,7 @@ import {
   checkBudget,
   fileRefusal,
   MAX_ATTACHMENT_BYTES,
+  MAX_ATTACHMENTS,
   newId,
   PendingAttachments,
   selectedLines,
@@ -104,9 +105,15 @@ export class EditorContext implements vscode.Disposable {
     if (!chosen?.length) return;
     const attachments: Attachment[] = [];
     for (const file of chosen) {
-      const read = await this.readFile(file);
-      if ('reason' in read) this.refuse(file, read);
-      else attachments.push(read);
+      try {
+        const read = await this.readFile(file);
+        if (read === undefined) continue; // a folder among the Explorer's selection
+        if ('reason' in read) this.refuse(file, read);
+        else attachments.push(read);
+      } catch (e) {
+        this.log.warn(`chat: cannot read ${file.toString()} to attach it: ${e instanceof Error ? e.message : String(e)}`);
+        void vscode.window.showWarningMessage(vscode.l10n.t('{0} cannot be read, so it was not attached.', displayPath(file)));
+      }
     }
     if (attachments.length && this.addAll(attachments)) await this.revealChat();
   }
@@ -169,7 +176,7 @@ export class EditorContext implements vscode.Disposable {
       const refusal = textRefusal(a.content);
       if (refusal) { this.refuse(vscode.Uri.parse(a.uri), refusal); continue; }
       if (this.pending.add(a) === 'full') {
-        void vscode.window.showWarningMessage(vscode.l10n.t('At most {0} attachments can go with one question.', LIMITS.attachments));
+        void vscode.window.showWarningMessage(vscode.l10n.t('At most {0} attachments can go with one question.', MAX_ATTACHMENTS));
         break;
       }
       added += 1;
@@ -191,11 +198,15 @@ export class EditorContext implements vscode.Disposable {
     return a;
   }
 
-  /** A file's text: an open document's (unsaved edits included), else read from disk after the size and binary checks. */
-  private async readFile(uri: vscode.Uri): Promise<Attachment | TextRefusal> {
+  /**
+   * A file's text: an open document's (unsaved edits included), else read from disk after the size and binary checks.
+   * Undefined for a folder.
+   */
+  private async readFile(uri: vscode.Uri): Promise<Attachment | TextRefusal | undefined> {
     const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
     if (open) return this.fromDocument(open);
     const stat = await vscode.workspace.fs.stat(uri);
+    if (stat.type & vscode.FileType.Directory) return undefined;
     if (!sizeAllowed(stat.size)) return { reason: 'too-large', bytes: stat.size };
     const refusal = fileRefusal(await vscode.workspace.fs.readFile(uri));
     if (refusal) return refusal;
@@ -230,6 +241,12 @@ export class EditorContext implements vscode.Disposable {
 
   private trackActive(editor: vscode.TextEditor | undefined): void {
     const document = editor?.document;
+    if (document && !ATTACHABLE_SCHEMES.has(document.uri.scheme)) {
+      // Focus moved to an editor of another kind (the Output panel, a diff's git side): the file the user was in
+      // stays the current file while it is still on screen.
+      const shown = this.pending.activeFile?.file.uri;
+      if (shown && vscode.window.visibleTextEditors.some((e) => e.document.uri.toString() === shown)) return;
+    }
     if (!document || !ATTACHABLE_SCHEMES.has(document.uri.scheme)) {
       this.pending.setActiveFile(undefined);
       this.activeTokens = undefined;

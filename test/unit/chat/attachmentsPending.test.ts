@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { MAX_ATTACHMENTS, type Attachment } from '../../../src/core/chat/attachments';
 import { PendingAttachments, type ActiveFile } from '../../../src/core/chat/attachmentsPending';
+import { LIMITS } from '../../../src/protocol/limits';
 
 const geometry: ActiveFile = { uri: 'file:///w/geometry.py', path: 'geometry.py', languageId: 'python' };
 const selection = (id: string, start: number, end: number, uri = geometry.uri): Attachment => ({
@@ -80,6 +81,7 @@ describe('pending attachments', () => {
     for (let i = p.items.length; i < MAX_ATTACHMENTS; i += 1) p.add(selection(`x${i}`, i + 10, i + 10));
     assert.equal(p.add(selection('over', 999, 999)), 'full');
     assert.equal(p.items.length, MAX_ATTACHMENTS);
+    assert.ok(MAX_ATTACHMENTS + 1 <= LIMITS.attachments, 'a full question with the current file still fits the protocol');
   });
 
   it('removing a chip and sending a question take its attachments off; the active-file chip stays', () => {

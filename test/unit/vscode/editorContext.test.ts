@@ -155,6 +155,11 @@ describe('editor context in chat (host side)', () => {
       'big.log is too large to attach (352 KB; the limit is 256 KB).',
     ]);
     assert.deepEqual(lastChips()!.items.map((c) => c.path), ['src/util.py']);
+    // From the Explorer with several selected: folders are skipped, what cannot be read is said.
+    const before = fake.rec.messages.length;
+    await command('addFileToChat', Uri.file(join(workspace, 'src')), [Uri.file(join(workspace, 'src')), Uri.file(join(workspace, 'gone.py'))]);
+    assert.deepEqual(fake.rec.messages.slice(before).map((m) => m.text), ['gone.py cannot be read, so it was not attached.']);
+    assert.deepEqual(lastChips()!.items.map((c) => c.path), ['src/util.py']);
   });
 
   it('a chip opens its code; × removes it', async () => {

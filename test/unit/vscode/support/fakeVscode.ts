@@ -138,6 +138,7 @@ export function createFakeVscode(config: Record<string, unknown>) {
   const vscode = {
     EventEmitter, Uri, Position, Range, Selection, ThemeColor, ThemeIcon, RelativePattern, MarkdownString,
     StatusBarAlignment: { Left: 1, Right: 2 },
+    FileType: { File: 1, Directory: 2 },
     ProgressLocation: { SourceControl: 1, Window: 10, Notification: 15 },
     CommentMode: { Editing: 0, Preview: 1 },
     CommentThreadCollapsibleState: { Collapsed: 0, Expanded: 1 },
@@ -179,6 +180,7 @@ export function createFakeVscode(config: Record<string, unknown>) {
         return { dispose: () => { d.disposed = true; rec.viewProviders.delete(id); } };
       },
       onDidChangeActiveTextEditor: activeEditorEmitter.event,
+      get visibleTextEditors() { return activeTextEditor ? [activeTextEditor] : []; },
       showInformationMessage: show('info'),
       showWarningMessage: show('warning'),
       showErrorMessage: show('error'),
@@ -242,7 +244,7 @@ export function createFakeVscode(config: Record<string, unknown>) {
         return doc;
       },
       fs: {
-        async stat(u: Uri) { return { size: statSync(u.fsPath).size, type: 1 }; },
+        async stat(u: Uri) { const st = statSync(u.fsPath); return { size: st.size, type: st.isDirectory() ? 2 : 1 }; },
         async readFile(u: Uri) { return new Uint8Array(readFileSync(u.fsPath)); },
       },
       async findFiles(include: RelativePattern, exclude: unknown) {
