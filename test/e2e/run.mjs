@@ -184,6 +184,13 @@ async function watchAnswer(frame, n, { timeout = 120_000, until = 'complete' } =
   return { partials: [...partials], ...final };
 }
 
+/** What each attachment chip of a locator reads (its glyphs, such as the ×, left out). */
+const chipTexts = (chips) => chips.evaluateAll((els) => els.map((e) => {
+  const copy = e.cloneNode(true);
+  for (const g of copy.querySelectorAll('.chip-glyph')) g.remove();
+  return (copy.textContent ?? '').trim();
+}));
+
 /** The prompt of a log line ends with the assistant's opening tag, so the question is the last *user* message. */
 const lastUserMessage = (line) => line.messages?.filter((m) => m.role === 'user').at(-1);
 
@@ -312,20 +319,24 @@ async function mainWindowJourneys(extensionsDir) {
   }, { wb: current, needs: ['2 load model: progress, then ready'] });
 
   const contextQuestion = 'What does circle_area return?';
-  await journey('5b attach a selection and a file, ask: the prompt carries them in the documented layout', async () => {
+  await journey('5b attach selections and a file, ask: the prompt carries them in the documented layout', async () => {
     await openFile(wb, SAMPLE);
     await selectLineRange(wb, 3, 4);
     // The keybinding (Ctrl+Alt+J here) attaches the selection and opens the chat.
     await wb.page.keyboard.press('Control+Alt+KeyJ');
     chat = await wb.frameWith('.composer .attachment-chip[data-kind="selection"]', { what: 'the selection chip in the chat panel' });
-    // The editor's context menu offers the same command (right-click inside the selection keeps it); the same lines
-    // again keep one chip.
-    const inSelection = await lineAt(wb, 3);
-    await wb.page.mouse.click(inSelection.x, inSelection.y, { button: 'right' });
-    const menuItem = wb.page.locator('.monaco-menu .action-item .action-label', { hasText: /^Add Selection to Chat$/ });
-    await menuItem.first().waitFor({ timeout: 15_000 });
-    await menuItem.first().click();
-    chat = await wb.frameWith('.composer .attachment-chip[data-kind="selection"]', { what: 'the chat panel after the context menu' });
+    // The editor's context menu offers the same command (a right-click inside the selection keeps it).
+    await selectLineRange(wb, 6, 7);
+    const inSelection = await lineAt(wb, 6);
+    const menuItem = wb.page.locator('.monaco-menu .action-item .action-label', { hasText: /^Add Selection to Chat$/ }).first();
+    await waitFor(async () => {
+      if (!(await menuItem.isVisible())) await wb.page.mouse.click(inSelection.x, inSelection.y, { button: 'right' });
+      await menuItem.click({ timeout: 5_000 });
+      // The click counts once the menu is gone (one landing while the menu still opens is lost).
+      await menuItem.waitFor({ state: 'hidden', timeout: 2_000 });
+      return true;
+    }, { timeout: 30_000, what: '"Add Selection to Chat" in the editor context menu' });
+    chat = await wb.frameWith('.composer .attachment-chip[data-kind="selection"] + .attachment-chip[data-kind="selection"]', { what: 'the second selection chip' });
     // Add File…: a quick pick of the workspace's files, without what search.exclude hides.
     await chat.locator('.composer .attachment-add').click();
     const picker = wb.page.locator('.quick-input-widget');
@@ -338,9 +349,9 @@ async function mainWindowJourneys(extensionsDir) {
     const row = picker.locator('.quick-input-list .monaco-list-row', { has: wb.page.locator('.label-name', { hasText: /^notes\.md$/ }) }).first();
     await row.click({ timeout: 15_000 });
     chat = await wb.frameWith('.composer .attachment-chip[data-kind="file"]', { what: 'the file chip' });
-    const composerChips = () => chat.locator('.composer .attachment-chip').evaluateAll((els) => els.map((e) => (e.textContent ?? '').trim()));
+    const composerChips = () => chipTexts(chat.locator('.composer .attachment-chip'));
     const before = await composerChips();
-    if (JSON.stringify(before) !== JSON.stringify(['geometry.pycurrent file', 'geometry.py:3-4', 'notes.md'])) throw new Error(`chips above the input: ${JSON.stringify(before)}`);
+    if (JSON.stringify(before) !== JSON.stringify(['geometry.pycurrent file', 'geometry.py:3-4', 'geometry.py:6-7', 'notes.md'])) throw new Error(`chips above the input: ${JSON.stringify(before)}`);
     await wb.screenshot(join(resultsDir, 'screenshots', 'chat-attachments-composer.png'));
 
     const n = await assistantArticles(chat).count();
@@ -348,13 +359,14 @@ async function mainWindowJourneys(extensionsDir) {
     await watchAnswer(chat, n);
     const line = await waitFor(() => promptLogLines(cfg).find((l) => lastUserMessage(l)?.content?.endsWith(contextQuestion)),
       { timeout: 10_000, what: 'the question in the engine prompt log' });
-    // The documented layout (README "Editor context in chat"): the active file, the selection, the picked file
+    // The documented layout (README "Editor context in chat"): the active file, the two selections, the picked file
     // (its own ``` fence makes ours four backticks long), each as a header and a fenced block; then the question.
     const sample = readFileSync(join(workspace, SAMPLE), 'utf8');
     const notes = readFileSync(join(workspace, NOTES), 'utf8');
     const expected = [
       `File: ${SAMPLE}\n\`\`\`python\n${sample}\`\`\``,
       `File: ${SAMPLE} (lines 3-4)\n\`\`\`python\ndef circle_area(radius):\n    return math.pi * radius ** 2\n\`\`\``,
+      `File: ${SAMPLE} (lines 6-7)\n\`\`\`python\ndef hypotenuse(a, b):\n    return math.sqrt(a * a + b * b)\n\`\`\``,
       `File: ${NOTES}\n\`\`\`\`markdown\n${notes}\`\`\`\``,
       contextQuestion,
     ].join('\n\n');
@@ -364,9 +376,8 @@ async function mainWindowJourneys(extensionsDir) {
       throw new Error(`the prompt differs from the documented layout at ${at}: ${JSON.stringify(got.slice(Math.max(0, at - 40), at + 80))}`);
     }
     // The question shows its chips in the transcript; above the input only the current file stays.
-    const sent = await chat.locator('main.messages article.message.user').last().locator('.attachment-chip')
-      .evaluateAll((els) => els.map((e) => (e.textContent ?? '').trim()));
-    if (JSON.stringify(sent) !== JSON.stringify(['geometry.py', 'geometry.py:3-4', 'notes.md'])) throw new Error(`chips with the question: ${JSON.stringify(sent)}`);
+    const sent = await chipTexts(chat.locator('main.messages article.message.user').last().locator('.attachment-chip'));
+    if (JSON.stringify(sent) !== JSON.stringify(['geometry.py', 'geometry.py:3-4', 'geometry.py:6-7', 'notes.md'])) throw new Error(`chips with the question: ${JSON.stringify(sent)}`);
     await waitFor(async () => JSON.stringify(await composerChips()) === JSON.stringify(['geometry.pycurrent file']), { what: 'the sent chips to leave the input' });
     await wb.screenshot(join(resultsDir, 'screenshots', 'chat-attachments.png'));
     // Switched off, the current file stays off for the next questions.
@@ -405,7 +416,7 @@ async function mainWindowJourneys(extensionsDir) {
     if (lastUserMessage(line).content !== budgetQuestion) throw new Error(`the question went out with attachments: ${lastUserMessage(line).content.slice(0, 200)}`);
     const left = await chat.locator('.composer .attachment-chip[data-kind="file"]').count();
     if (left) throw new Error('the dropped attachment is still above the input');
-  }, { wb: current, needs: ['5b attach a selection and a file, ask: the prompt carries them in the documented layout'] });
+  }, { wb: current, needs: ['5b attach selections and a file, ask: the prompt carries them in the documented layout'] });
 
   await journey('6 stop during a long answer: cancelled on the server, partial kept', async () => {
     const cancelledBefore = await cancelledCount(cfg);

@@ -23,7 +23,12 @@ const fileChip = { id: 'att-2', kind: 'file', path: 'docs/a-rather-long-file-nam
 const activeFile = { path: 'src/geometry.py', fullPath: '/home/dev/project/src/geometry.py', enabled: true, untrusted: false, tokens: 120 };
 const chipsMessage = (over: Record<string, unknown> = {}) => ({ type: 'attachments', items: [selectionChip, fileChip], activeFile, ...over });
 
-const chipTexts = (panel: Panel, scope: string) => panel.page.locator(`${scope} .attachment-chip`).evaluateAll((els) => els.map((e) => (e.textContent ?? '').trim()));
+/** What each chip reads (its glyphs, such as the ×, left out). */
+const chipTexts = (panel: Panel, scope: string) => panel.page.locator(`${scope} .attachment-chip`).evaluateAll((els) => els.map((e) => {
+  const copy = e.cloneNode(true) as Element;
+  for (const g of Array.from(copy.querySelectorAll('.chip-glyph'))) g.remove();
+  return (copy.textContent ?? '').trim();
+}));
 
 describe('attachment chips', () => {
   it('above the input: Add File…, the current file as a toggle, then each attachment with name, lines and a ×', async () => {
@@ -32,7 +37,8 @@ describe('attachment chips', () => {
     await panel.send(stateMsg([]));
     // Before the host says anything: only Add File….
     assert.deepEqual(await chipTexts(panel, '.composer .attachment-bar'), []);
-    assert.equal(await page.textContent('.composer .attachment-add'), DEFAULT_STRINGS.addFile);
+    assert.equal(await page.textContent('.composer .attachment-add'), `+${DEFAULT_STRINGS.addFile}`);
+    assert.equal(await page.locator('#root svg').count(), 0, 'no SVG in the panel');
     await panel.send(chipsMessage());
     // The bar sits in the composer, above the input.
     assert.ok(await page.evaluate(() => {
@@ -149,7 +155,7 @@ describe('attachment chips', () => {
     await panel.send({ type: 'l10n', strings: { addFile: '添加文件…', activeFileTag: '当前文件', removeAttachment: '移除 {0}', attachmentLines: '第 {0}–{1} 行' } });
     await panel.send(stateMsg([]));
     await panel.send(chipsMessage());
-    assert.equal(await page.textContent('.composer .attachment-add'), '添加文件…');
+    assert.equal(await page.textContent('.composer .attachment-add'), '+添加文件…');
     assert.equal(await page.textContent('.composer .active-file .chip-tag'), '当前文件');
     assert.equal(await page.getAttribute('.composer .attachment-chip[data-id="att-1"] .chip-remove', 'aria-label'), '移除 geometry.py:3-4');
     assert.match(await page.getAttribute('.composer .attachment-chip[data-id="att-1"]', 'title') ?? '', /第 3–4 行/);

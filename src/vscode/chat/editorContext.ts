@@ -28,8 +28,11 @@ import { searchExcludeGlob } from './searchExcludes';
 
 /** Files the quick pick lists at most (per workspace folder). */
 const MAX_PICK_FILES = 5_000;
-/** Documents whose text can be attached: files on disk (local or remote) and unsaved new files. */
-const ATTACHABLE_SCHEMES = new Set(['file', 'untitled', 'vscode-remote', 'vscode-userdata']);
+/**
+ * Documents whose text can be attached: files on disk (local or remote) and unsaved new files; not VS Code's own
+ * (settings.json, which may hold tokens in tritonChatglm.externalHeaders), output channels or git's views.
+ */
+const ATTACHABLE_SCHEMES = new Set(['file', 'untitled', 'vscode-remote']);
 /** How long typing in the active file waits before its chip's token estimate is refreshed. */
 const ACTIVE_REFRESH_MS = 750;
 
