@@ -9,6 +9,35 @@ const userText = z.string().min(1).max(LIMITS.userText).refine((s) => s.trim() !
 const code = z.string().max(LIMITS.code);
 const count = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 
+// ---- attachments: editor context sent with a question (chips above the input and in the transcript) ----
+const line = z.number().int().positive().max(LIMITS.attachmentLine);
+const attachmentPath = z.string().min(1).max(LIMITS.attachmentPath);
+
+/** A chip: the file name and lines are derived from `path`; `fullPath` is its tooltip. Content never goes to the webview. */
+export const attachmentViewSchema = z.object({
+  id,
+  kind: z.enum(['selection', 'file']),
+  path: attachmentPath,
+  fullPath: attachmentPath,
+  startLine: line.optional(),
+  endLine: line.optional(),
+  /** Estimated tokens it adds to the question. */
+  tokens: count.optional(),
+}).strict();
+export type AttachmentView = z.infer<typeof attachmentViewSchema>;
+
+/** The active editor's file, as a chip that switches on and off; `refusal` (localized) says why it cannot go. */
+export const activeFileViewSchema = z.object({
+  path: attachmentPath,
+  fullPath: attachmentPath,
+  enabled: z.boolean(),
+  /** The workspace is untrusted, so the file is not attached unless the user switches it on. */
+  untrusted: z.boolean(),
+  tokens: count.optional(),
+  refusal: z.string().max(LIMITS.errorText).optional(),
+}).strict();
+export type ActiveFileView = z.infer<typeof activeFileViewSchema>;
+
 // ---- webview -> host ----
 export const webviewToHostSchema = z.discriminatedUnion('type', [
   messageSchema('ready', {}),
@@ -31,6 +60,11 @@ export const webviewToHostSchema = z.discriminatedUnion('type', [
   messageSchema('startServer', {}),
   messageSchema('loadModel', {}),
   messageSchema('openSettings', {}),
+  // attachments
+  messageSchema('removeAttachment', { id }),
+  messageSchema('toggleActiveFile', { enabled: z.boolean() }),
+  messageSchema('addFile', {}),
+  messageSchema('openAttachment', { id }),
 ]);
 export type WebviewToHost = z.infer<typeof webviewToHostSchema>;
 
@@ -48,6 +82,8 @@ export const messageViewSchema = z.object({
   promptTokens: count.optional(),
   completionTokens: count.optional(),
   historyTrimmed: count.optional(),
+  /** User messages: the chips the question was sent with. */
+  attachments: z.array(attachmentViewSchema).max(LIMITS.attachments).optional(),
 }).strict();
 export type MessageView = z.infer<typeof messageViewSchema>;
 
@@ -93,11 +129,18 @@ export const hostToWebviewSchema = z.discriminatedUnion('type', [
       .refine((r) => Object.keys(r).length <= LIMITS.l10nEntries, 'too many strings'),
   }),
   messageSchema('focusInput', {}),
+  // attachments: the chips above the input; a question the host did not send goes back into the input
+  messageSchema('attachments', {
+    items: z.array(attachmentViewSchema).max(LIMITS.attachments),
+    activeFile: activeFileViewSchema.nullable(),
+  }),
+  messageSchema('draft', { text: z.string().max(LIMITS.userText) }),
 ]);
 export type HostToWebview = z.infer<typeof hostToWebviewSchema>;
 
 export type StateMessage = Extract<HostToWebview, { type: 'state' }>;
 export type MessageDone = Extract<HostToWebview, { type: 'messageDone' }>;
+export type AttachmentsMessage = Extract<HostToWebview, { type: 'attachments' }>;
 
 /** Validates a message posted by the webview. Never throws; unknown types, extra fields and oversize text are errors. */
 export const parseWebviewToHost: (raw: unknown) => WebviewToHost | ProtocolError = messageParser(webviewToHostSchema);

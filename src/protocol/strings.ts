@@ -65,6 +65,20 @@ export const DEFAULT_STRINGS = {
   openSettings: 'Open Settings',
   notReady: 'The model is not ready, so questions cannot be sent yet.',
   dismiss: 'Dismiss',
+  // attachments (editor context in chat)
+  attachments: 'Attachments',
+  attachedContext: 'Attached to this question',
+  addFile: 'Add File…',
+  addFileTooltip: 'Attach a file from the workspace',
+  removeAttachment: 'Remove {0}',
+  openAttachment: 'Open {0}',
+  attachmentLine: 'line {0}',
+  attachmentLines: 'lines {0}–{1}',
+  attachmentTokens: 'about {0} tokens',
+  activeFileTag: 'current file',
+  activeFileOn: 'The current file goes with the question. Click to leave it out.',
+  activeFileOff: 'The current file is left out. Click to attach it.',
+  activeFileUntrusted: 'Untrusted workspace: the current file is attached only when you switch it on.',
 } as const;
 
 export type StringKey = keyof typeof DEFAULT_STRINGS;

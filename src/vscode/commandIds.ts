@@ -21,6 +21,8 @@ export const COMMANDS = {
   // Chat history (the chat view's title bar)
   showChatHistory: 'tritonChatglm.showChatHistory',
   exportChat: 'tritonChatglm.exportChat',
+  addSelectionToChat: 'tritonChatglm.addSelectionToChat',
+  addFileToChat: 'tritonChatglm.addFileToChat',
 } as const;
 
 export type CommandName = keyof typeof COMMANDS;

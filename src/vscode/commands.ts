@@ -8,7 +8,7 @@ import type { ExtensionServices } from './services';
 import { showActionsQuickPick } from './statusBar';
 
 export function registerCommands(services: ExtensionServices): vscode.Disposable[] {
-  const { server, chat, chatView, explain, log, statusPanel, lifecycle } = services;
+  const { server, chat, chatView, explain, log, statusPanel, lifecycle, editorContext } = services;
   const handlers: Record<CommandName, (...args: never[]) => unknown> = {
     startServer: () => server.start(),
     stopServer: () => server.stop(),
@@ -34,6 +34,8 @@ export function registerCommands(services: ExtensionServices): vscode.Disposable
     dismissExplanation: (thread: vscode.CommentThread) => explain.dismiss(thread),
     showChatHistory: () => showChatHistory(chat, () => chatView.reveal()),
     exportChat: () => exportConversation(chat),
+    addSelectionToChat: (uri?: vscode.Uri, range?: vscode.Range) => editorContext.addSelection(uri, range),
+    addFileToChat: (uri?: vscode.Uri, uris?: vscode.Uri[]) => editorContext.addFile(uri, uris),
   };
   return (Object.keys(handlers) as CommandName[]).map((name) =>
     vscode.commands.registerCommand(COMMANDS[name], handlers[name] as (...args: unknown[]) => unknown));

@@ -88,6 +88,16 @@ writeFileSync(join(workspace, SAMPLE), [
   '    return sum(values) / len(values)',
   '',
 ].join('\n'));
+// Editor context journeys: a file whose own code fence needs a longer fence, a file Add File… must not offer (the
+// default search.exclude hides node_modules), and one over the model's input budget on its own.
+const NOTES = 'docs/notes.md';
+mkdirSync(join(workspace, 'docs'), { recursive: true });
+writeFileSync(join(workspace, NOTES), ['# Geometry notes', '', 'Run the examples with:', '', '```sh', 'python geometry.py', '```', ''].join('\n'));
+mkdirSync(join(workspace, 'node_modules/left-pad'), { recursive: true });
+writeFileSync(join(workspace, 'node_modules/left-pad/index.js'), 'module.exports = (s) => s;\n');
+const TABLE = 'data/table.py';
+mkdirSync(join(workspace, 'data'), { recursive: true });
+writeFileSync(join(workspace, TABLE), `TABLE = [\n${'    (1, 2, 3, 4),\n'.repeat(1_500)}]\n`);
 
 /** Settings and environment of one window: its own fake docker state, ports and prompt log. */
 async function windowConfig(name, overrides = {}) {
@@ -173,6 +183,13 @@ async function watchAnswer(frame, n, { timeout = 120_000, until = 'complete' } =
   }, { timeout, interval: 100, what: `answer #${n + 1} to be ${until}` });
   return { partials: [...partials], ...final };
 }
+
+/** What each attachment chip of a locator reads (its glyphs, such as the ×, left out). */
+const chipTexts = (chips) => chips.evaluateAll((els) => els.map((e) => {
+  const copy = e.cloneNode(true);
+  for (const g of copy.querySelectorAll('.chip-glyph')) g.remove();
+  return (copy.textContent ?? '').trim();
+}));
 
 /** The prompt of a log line ends with the assistant's opening tag, so the question is the last *user* message. */
 const lastUserMessage = (line) => line.messages?.filter((m) => m.role === 'user').at(-1);
@@ -504,6 +521,105 @@ async function mainWindowJourneys(extensionsDir) {
     await chatHistory(wb);
     chat = await openChat(wb);
   }, { wb: current, needs: ['5 explain three selections: comment threads, batched by Triton', '4b Continue after the length limit: the same answer grows'] });
+  const contextQuestion = 'What does circle_area return?';
+  await journey('5b attach selections and a file, ask: the prompt carries them in the documented layout', async () => {
+    await openFile(wb, SAMPLE);
+    await selectLineRange(wb, 3, 4);
+    // The keybinding (Ctrl+Alt+J here) attaches the selection and opens the chat.
+    await wb.page.keyboard.press('Control+Alt+KeyJ');
+    chat = await wb.frameWith('.composer .attachment-chip[data-kind="selection"]', { what: 'the selection chip in the chat panel' });
+    // The editor's context menu offers the same command (a right-click inside the selection keeps it).
+    await selectLineRange(wb, 6, 7);
+    const inSelection = await lineAt(wb, 6);
+    const menuItem = wb.page.locator('.monaco-menu .action-item .action-label', { hasText: /^Add Selection to Chat$/ }).first();
+    await waitFor(async () => {
+      if (!(await menuItem.isVisible())) await wb.page.mouse.click(inSelection.x, inSelection.y, { button: 'right' });
+      await menuItem.click({ timeout: 5_000 });
+      // The click counts once the menu is gone (one landing while the menu still opens is lost).
+      await menuItem.waitFor({ state: 'hidden', timeout: 2_000 });
+      return true;
+    }, { timeout: 30_000, what: '"Add Selection to Chat" in the editor context menu' });
+    chat = await wb.frameWith('.composer .attachment-chip[data-kind="selection"] + .attachment-chip[data-kind="selection"]', { what: 'the second selection chip' });
+    // Add File…: a quick pick of the workspace's files, without what search.exclude hides.
+    await chat.locator('.composer .attachment-add').click();
+    const picker = wb.page.locator('.quick-input-widget');
+    const input = picker.locator('.quick-input-box input');
+    const rowLabels = () => picker.locator('.quick-input-list .monaco-list-row .label-name').allTextContents();
+    await waitFor(async () => (await rowLabels()).includes(SAMPLE), { timeout: 60_000, what: 'the workspace files in the quick pick' });
+    const offered = await rowLabels();
+    if (offered.some((l) => l.includes('index.js'))) throw new Error(`the quick pick offers node_modules (search.exclude ignored): ${offered.join(', ')}`);
+    await input.fill('notes.md');
+    const row = picker.locator('.quick-input-list .monaco-list-row', { has: wb.page.locator('.label-name', { hasText: /^notes\.md$/ }) }).first();
+    await row.click({ timeout: 15_000 });
+    chat = await wb.frameWith('.composer .attachment-chip[data-kind="file"]', { what: 'the file chip' });
+    const composerChips = () => chipTexts(chat.locator('.composer .attachment-chip'));
+    const before = await composerChips();
+    if (JSON.stringify(before) !== JSON.stringify(['geometry.pycurrent file', 'geometry.py:3-4', 'geometry.py:6-7', 'notes.md'])) throw new Error(`chips above the input: ${JSON.stringify(before)}`);
+    await wb.screenshot(join(resultsDir, 'screenshots', 'chat-attachments-composer.png'));
+
+    const n = await assistantArticles(chat).count();
+    await ask(chat, contextQuestion);
+    await watchAnswer(chat, n);
+    const line = await waitFor(() => promptLogLines(cfg).find((l) => lastUserMessage(l)?.content?.endsWith(contextQuestion)),
+      { timeout: 10_000, what: 'the question in the engine prompt log' });
+    // The documented layout (README "Editor context in chat"): the active file, the two selections, the picked file
+    // (its own ``` fence makes ours four backticks long), each as a header and a fenced block; then the question.
+    const sample = readFileSync(join(workspace, SAMPLE), 'utf8');
+    const notes = readFileSync(join(workspace, NOTES), 'utf8');
+    const expected = [
+      `File: ${SAMPLE}\n\`\`\`python\n${sample}\`\`\``,
+      `File: ${SAMPLE} (lines 3-4)\n\`\`\`python\ndef circle_area(radius):\n    return math.pi * radius ** 2\n\`\`\``,
+      `File: ${SAMPLE} (lines 6-7)\n\`\`\`python\ndef hypotenuse(a, b):\n    return math.sqrt(a * a + b * b)\n\`\`\``,
+      `File: ${NOTES}\n\`\`\`\`markdown\n${notes}\`\`\`\``,
+      contextQuestion,
+    ].join('\n\n');
+    const got = lastUserMessage(line).content;
+    if (got !== expected) {
+      const at = [...expected].findIndex((ch, i) => got[i] !== ch);
+      throw new Error(`the prompt differs from the documented layout at ${at}: ${JSON.stringify(got.slice(Math.max(0, at - 40), at + 80))}`);
+    }
+    // The question shows its chips in the transcript; above the input only the current file stays.
+    const sent = await chipTexts(chat.locator('main.messages article.message.user').last().locator('.attachment-chip'));
+    if (JSON.stringify(sent) !== JSON.stringify(['geometry.py', 'geometry.py:3-4', 'geometry.py:6-7', 'notes.md'])) throw new Error(`chips with the question: ${JSON.stringify(sent)}`);
+    await waitFor(async () => JSON.stringify(await composerChips()) === JSON.stringify(['geometry.pycurrent file']), { what: 'the sent chips to leave the input' });
+    await wb.screenshot(join(resultsDir, 'screenshots', 'chat-attachments.png'));
+    // Switched off, the current file stays off for the next questions.
+    await chat.locator('.composer button.attachment-chip.active-file').click();
+    await waitFor(async () => (await chat.locator('.composer button.attachment-chip.active-file').getAttribute('aria-pressed')) === 'false', { what: 'the current file switched off' });
+  }, { wb: current, needs: ['2 load model: progress, then ready'] });
+
+  await journey('5c over the input budget: told before sending, Cancel keeps the question, Remove sends without it', async () => {
+    const budgetQuestion = 'Which rows repeat?';
+    await chat.locator('.composer .attachment-add').click();
+    const picker = wb.page.locator('.quick-input-widget');
+    await picker.locator('.quick-input-box input').fill('table.py');
+    await picker.locator('.quick-input-list .monaco-list-row', { has: wb.page.locator('.label-name', { hasText: /^table\.py$/ }) }).first().click({ timeout: 60_000 });
+    chat = await wb.frameWith('.composer .attachment-chip[data-kind="file"]', { what: 'the table.py chip' });
+    const requestsBefore = promptLogLines(cfg).length;
+    const dialog = wb.page.locator('.monaco-dialog-box');
+    const answerDialog = async (button) => {
+      await dialog.waitFor({ timeout: 30_000 });
+      const text = (await dialog.textContent()) ?? '';
+      if (!/more than the 6,144 the model accepts\. Nothing has been sent\./.test(text) || !/table\.py: about [\d,]+ tokens/.test(text)) throw new Error(`the budget dialog says: ${text}`);
+      await dialog.locator('.dialog-buttons .monaco-button', { hasText: button }).click();
+      await dialog.waitFor({ state: 'hidden', timeout: 10_000 });
+    };
+    await chat.locator('textarea.input').fill(budgetQuestion);
+    await chat.locator('button[data-action="send"]').click();
+    await wb.screenshot(join(resultsDir, 'screenshots', 'chat-attachments-budget.png')).catch(() => {});
+    await answerDialog(/^Cancel$/);
+    await waitFor(async () => (await chat.locator('textarea.input').inputValue()) === budgetQuestion, { what: 'the question back in the input' });
+    if (promptLogLines(cfg).length !== requestsBefore) throw new Error('a request reached the model although the user cancelled');
+    const n = await assistantArticles(chat).count();
+    await chat.locator('button[data-action="send"]').click();
+    await answerDialog('Remove table.py and Send');
+    await watchAnswer(chat, n);
+    const line = await waitFor(() => promptLogLines(cfg).find((l) => lastUserMessage(l)?.content?.endsWith(budgetQuestion)),
+      { timeout: 10_000, what: 'the question in the engine prompt log' });
+    if (lastUserMessage(line).content !== budgetQuestion) throw new Error(`the question went out with attachments: ${lastUserMessage(line).content.slice(0, 200)}`);
+    const left = await chat.locator('.composer .attachment-chip[data-kind="file"]').count();
+    if (left) throw new Error('the dropped attachment is still above the input');
+  }, { wb: current, needs: ['5b attach selections and a file, ask: the prompt carries them in the documented layout'] });
 
   await journey('6 stop during a long answer: cancelled on the server, partial kept', async () => {
     const cancelledBefore = await cancelledCount(cfg);
@@ -602,21 +718,37 @@ async function openFile(wb, name) {
   await wb.page.locator('.editor-instance .monaco-editor .view-lines').first().waitFor();
 }
 
+/** A point on the text of a (1-based) line of the active editor. */
+async function lineAt(wb, n) {
+  const editor = wb.page.locator('.editor-instance .monaco-editor').first();
+  // Monaco renders lines absolutely positioned; the line-number gutter tells which row is which. (The first of each:
+  // comment threads next to the code hold editors of their own.)
+  const numbers = editor.locator('.margin-view-overlays').first().locator('.line-numbers');
+  const tops = await numbers.evaluateAll((els) => els.map((e) => ({ n: Number(e.textContent), top: e.parentElement.getBoundingClientRect().top })));
+  const row = tops.find((t) => t.n === n);
+  if (!row) throw new Error(`line ${n} is not rendered`);
+  const box = await editor.locator('.view-lines').first().boundingBox();
+  return { x: box.x + 40, y: row.top + 8 };
+}
+
+/** Selects whole (1-based) lines first..last: a click on the first line, Home, then Shift+Down past the last. */
+async function selectLineRange(wb, first, last) {
+  const page = wb.page;
+  const p = await lineAt(wb, first);
+  await page.mouse.click(p.x, p.y);
+  await page.keyboard.press('Home');
+  for (let i = first; i <= last; i += 1) await page.keyboard.press('Shift+ArrowDown');
+  await waitFor(async () => {
+    const text = await page.locator('.statusbar-item[id="status.editor.selection"]').textContent().catch(() => '');
+    return /\(\d+ selected\)/.test(text ?? '') && text;
+  }, { timeout: 10_000, what: `lines ${first}-${last} selected` });
+}
+
 /** Puts one cursor on each (1-based) line with Alt+Click, then selects the lines (multi-cursor, as a user would). */
 async function selectLines(wb, lines) {
   const page = wb.page;
-  const editor = page.locator('.editor-instance .monaco-editor').first();
-  const lineAt = async (n) => {
-    // Monaco renders lines absolutely positioned; the line-number gutter tells which row is which.
-    const numbers = editor.locator('.margin-view-overlays .line-numbers');
-    const tops = await numbers.evaluateAll((els) => els.map((e) => ({ n: Number(e.textContent), top: e.parentElement.getBoundingClientRect().top })));
-    const row = tops.find((t) => t.n === n);
-    if (!row) throw new Error(`line ${n} is not rendered`);
-    const box = await editor.locator('.view-lines').boundingBox();
-    return { x: box.x + 40, y: row.top + 8 };
-  };
   for (const [i, n] of lines.entries()) {
-    const p = await lineAt(n);
+    const p = await lineAt(wb, n);
     if (i > 0) await page.keyboard.down('Alt'); // Alt+Click adds a cursor (editor.multiCursorModifier default)
     await page.mouse.click(p.x, p.y);
     if (i > 0) await page.keyboard.up('Alt');

@@ -11,13 +11,14 @@ import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { FileConversationStore } from '../../src/core/chat/fileStore';
 import { isProtocolError, parseHostToWebview, parseWebviewToHost } from '../../src/protocol';
-import { createFakeVscode, installVscodeModule, Uri } from '../unit/vscode/support/fakeVscode';
+import { activateExtension, resolveChatView } from '../unit/vscode/support/activate';
+import { createFakeVscode, fakeDocument, installVscodeModule, Position, Selection, Uri } from '../unit/vscode/support/fakeVscode';
 import { startStubTriton, type StubTriton } from '../unit/vscode/support/stubTriton';
 import { SOAK, sleep, waitFor } from './support/server';
 
-const root = join(__dirname, '../..');
 const TYPES = ['ready', 'send', 'stop', 'regenerate', 'editQuestion', 'continueAnswer', 'copyMessage', 'focusChanged',
   'copyCode', 'insertCode', 'openInEditor', 'startServer', 'loadModel', 'openSettings',
+  'removeAttachment', 'toggleActiveFile', 'addFile', 'openAttachment',
   // removed from the protocol (the panel's old buttons and history list): near-misses now
   'editLast', 'newChat', 'selectConversation', 'deleteConversation'];
 
@@ -46,6 +47,7 @@ const hostile = fc.oneof(
     messageId: fc.oneof(fc.string(), fc.constant('../../etc/passwd'), fc.constant('a'.repeat(65)), fc.anything()),
     title: fc.anything(), code: fc.anything(), language: fc.oneof(fc.string(), fc.constant('javascript"><script>')),
     command: fc.constant('workbench.action.terminal.new'), extra: fc.anything(),
+    enabled: fc.anything(), uri: fc.constantFrom('file:///etc/passwd', 'command:workbench.action.terminal.new'),
   }, { requiredKeys: ['type'] }),
 );
 
@@ -67,6 +69,7 @@ const NEW_CHAT = { viewTitle: 'newChat' } as const;
 const REAL_QUESTION = '@question';
 const REAL_ANSWER = '@answer';
 const LAST_ANSWER = '@last-answer';
+const knownId = fc.oneof(fc.stringMatching(/^[A-Za-z0-9_-]{1,64}$/), fc.constant('missing-id'));
 const messageId = fc.oneof(fc.stringMatching(/^[A-Za-z0-9_-]{1,64}$/), fc.constant('missing-id'), fc.constantFrom(REAL_QUESTION, REAL_ANSWER, LAST_ANSWER));
 const valid = fc.oneof(
   fc.constantFrom(...['ready', 'stop', 'openSettings'].map((type) => ({ type }))),
@@ -81,6 +84,11 @@ const valid = fc.oneof(
   fc.string({ maxLength: 300 }).map((code) => ({ type: 'copyCode', code })),
   fc.string({ maxLength: 300 }).map((code) => ({ type: 'insertCode', code })),
   fc.tuple(fc.string({ maxLength: 300 }), fc.stringMatching(/^[A-Za-z0-9_+#.-]{0,32}$/)).map(([code, language]) => ({ type: 'openInEditor', code, language })),
+  // attachments: the chips' messages (Add File… opens a quick pick that the fake dismisses)
+  knownId.map((id) => ({ type: 'removeAttachment', id })),
+  knownId.map((id) => ({ type: 'openAttachment', id })),
+  fc.boolean().map((enabled) => ({ type: 'toggleActiveFile', enabled })),
+  fc.constant({ type: 'addFile' }),
 );
 
 function deliver(m: unknown): void {
@@ -117,30 +125,21 @@ describe('webview protocol, host side, under random messages', { timeout: 600_00
     storage = mkdtempSync(join(tmpdir(), 'reliability-host-'));
     fake = createFakeVscode({ 'tritonChatglm.serverMode': 'external', 'tritonChatglm.externalUrl': stub.url });
     uninstall = installVscodeModule(fake.vscode);
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    ext = require('../../src/vscode/extension') as typeof ext;
-    const memento = new Map<string, unknown>();
-    await ext.activate({
-      subscriptions: [], extensionUri: Uri.file(root), extensionPath: root, globalStorageUri: Uri.file(storage),
-      globalState: { get: (k: string) => memento.get(k), update: async (k: string, v: unknown) => { memento.set(k, v); }, keys: () => [...memento.keys()] },
-    } as never);
-    const provider = fake.rec.viewProviders.get('tritonChatglm.chat')!;
+    ext = await activateExtension(storage);
     const resolve = () => {
-      const view = {
-        webview: {
-          options: {}, cspSource: 'vscode-resource:', html: '', asWebviewUri: (u: Uri) => u,
-          onDidReceiveMessage: (l: (m: unknown) => void) => { receive = l; return { dispose() {} }; },
-          postMessage: async (m: unknown) => { posted.push(m); return true; },
-        },
-        onDidDispose: () => ({ dispose() {} }),
-        onDidChangeVisibility: () => ({ dispose() {} }),
-      };
-      provider.resolveWebviewView(view);
-      return view.webview.html;
+      const view = resolveChatView(fake, posted);
+      receive = view.receive;
+      return view.html;
     };
     html1 = resolve();
     html2 = resolve(); // the panel re-created (hidden and shown again): a new page, a new nonce
     await waitFor('the model state adopted from the stub', () => fake.rec.context.get('tritonChatglm.modelState') === 'ready', 20_000);
+    // An editor with a selection attached: questions go out with the active file and the selection (the chips'
+    // messages below then act on real attachments).
+    fake.setActiveEditor({ document: fakeDocument(Uri.file('/w/geometry.py'), 'import math\n\ndef area(r):\n    return math.pi * r * r\n', 'python'),
+      selections: [new Selection(new Position(2, 0), new Position(4, 0))] });
+    await fake.vscode.commands.executeCommand('tritonChatglm.addSelectionToChat');
+    posted.length = 0;
   });
   after(async () => {
     await ext?.deactivate();

@@ -1,5 +1,6 @@
 // The stored conversation model: ChatGLM3 history messages plus what the UI needs (ids, status, usage).
 import { z } from 'zod';
+import { attachmentSchema, type Attachment } from './attachments';
 import type { ChatMessage, ChatRole, FinishReason } from './messages';
 
 /**
@@ -22,6 +23,8 @@ export interface StoredMessage {
   completionTokens?: number;
   /** Older messages left out of this answer's input (client-side trimming + the model's own trimming). */
   historyTrimmed?: number;
+  /** User messages only: the editor context sent with the question (absent in files written before attachments). */
+  attachments?: Attachment[];
 }
 
 /** A conversation typed in the chat panel, or one Explain Selection started (named after its file and lines). */
@@ -86,6 +89,7 @@ export const storedMessageSchema = z.object({
   promptTokens: count.optional(),
   completionTokens: count.optional(),
   historyTrimmed: count.optional(),
+  attachments: z.array(attachmentSchema).optional(),
 });
 
 export const conversationSchema = z.object({

@@ -1,6 +1,7 @@
 // Conversation operations for the chat panel and the CLI. State lives in memory; saving is throttled while an
 // answer streams, but every user message is flushed to the store before the caller may send the request.
 import { buildContinuationRequest, type ContinuationRefusal } from './continuation';
+import type { Attachment } from './attachments';
 import {
   canContinue,
   newId as defaultNewId,
@@ -104,17 +105,21 @@ export class ConversationService {
     return structuredClone(c);
   }
 
-  /** Adds the question and writes it to the store before returning: it survives whatever happens to the request. */
-  async appendUserMessage(conversationId: string, text: string): Promise<StoredMessage> {
+  /**
+   * Adds the question (with the editor context attached to it, if any) and writes it to the store before returning:
+   * it survives whatever happens to the request.
+   */
+  async appendUserMessage(conversationId: string, text: string, attachments: readonly Attachment[] = []): Promise<StoredMessage> {
     const c = this.must(conversationId);
     if (text.trim() === '') throw new ChatError('empty-text', 'The message is empty.');
     this.refuseWhileAnswering(c);
     const m: StoredMessage = { id: this.makeId(), role: 'user', content: text, status: 'complete', createdAt: this.now() };
+    if (attachments.length) m.attachments = structuredClone([...attachments]);
     c.messages.push(m);
     if (!c.title) c.title = titleFrom(text);
     this.touch(c);
     await this.flush();
-    return { ...m };
+    return structuredClone(m);
   }
 
   /** Adds an empty `streaming` assistant message answering the last question. */

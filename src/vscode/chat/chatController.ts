@@ -3,7 +3,7 @@
 // Questions are saved before they are sent; Stop aborts the request (the closed connection makes Triton cancel it);
 // a crash or a reload keeps the partial answer, marked.
 import * as vscode from 'vscode';
-import { AnswerRunner, toAnswerSettings, type AnswerOutcome, type Conversation, type ConversationService, type ConversationSummary } from '../../core/chat';
+import { AnswerRunner, toAnswerSettings, type AnswerOutcome, type Attachment, type Conversation, type ConversationService, type ConversationSummary } from '../../core/chat';
 import { canInfer } from '../../core/state/lifecycle';
 import { LIMITS, type HostToWebview, type WebviewToHost } from '../../protocol';
 import { COMMANDS, VSCODE_COMMANDS } from '../commandIds';
@@ -14,6 +14,7 @@ import type { ServerController } from '../server/serverController';
 import type { LifecycleStore } from '../state/lifecycleStore';
 import { clip, deltaMessages, doneMessage, stateMessage } from './chatViewState';
 import { copyCode, insertAtCursor, openInEditor } from './codeActions';
+import { EditorContext } from './editorContext';
 
 export type { AnswerOutcome } from '../../core/chat';
 
@@ -47,7 +48,9 @@ export class ChatController implements vscode.Disposable {
     private readonly settings: SettingsService,
     private readonly memento: vscode.Memento,
     private readonly log: Log,
+    private readonly context: EditorContext,
   ) {
+    context.connect((m) => this.post(m));
     const saved = memento.get<string>(ACTIVE_KEY);
     this.activeId = saved && service.get(saved) ? saved : service.list()[0]?.id ?? null;
     this.answers = new AnswerRunner({
@@ -93,8 +96,9 @@ export class ChatController implements vscode.Disposable {
   /** Called for every message that passed the protocol parser. */
   async handle(msg: WebviewToHost): Promise<void> {
     try {
+      if (EditorContext.handles(msg)) { await this.context.handle(msg, () => this.activeAttachments()); return; }
       switch (msg.type) {
-        case 'ready': this.postState(); return;
+        case 'ready': this.postState(); this.context.postChips(); return;
         case 'send': await this.send(msg.text); return;
         case 'stop': this.stopActive(); return;
         case 'regenerate': await this.regenerate(msg.messageId); return;
@@ -151,7 +155,11 @@ export class ChatController implements vscode.Disposable {
   async send(text: string): Promise<void> {
     if (!this.ensureReady()) return;
     const id = this.activeId && this.service.get(this.activeId) ? this.activeId : this.setActive(this.createConversation());
-    await this.service.appendUserMessage(id, text);
+    // Checked against the input budget before anything is sent; cancelled, the question goes back into the input.
+    const attachments = await this.context.forSend(text, this.service.get(id)?.systemPrompt);
+    if (!attachments) { this.post({ type: 'draft', text }); return; }
+    await this.service.appendUserMessage(id, text, attachments);
+    this.context.sent(attachments);
     this.changed();
     await this.answers.answer(id);
   }
@@ -231,6 +239,11 @@ export class ChatController implements vscode.Disposable {
     await vscode.commands.executeCommand(COMMANDS.openChat);
     this.postState();
     this.focusInput();
+  }
+
+  /** Attachments of the questions of the conversation shown (their transcript chips open them). */
+  private activeAttachments(): Attachment[] {
+    return (this.activeId ? this.service.get(this.activeId)?.messages : undefined)?.flatMap((m) => m.attachments ?? []) ?? [];
   }
 
   private ensureReady(): boolean {

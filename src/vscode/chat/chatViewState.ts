@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 import type { Conversation, StoredMessage } from '../../core/chat';
 import type { LifecycleState } from '../../core/state/lifecycle';
 import { LIMITS, type HostToWebview, type MessageView, type ServerView } from '../../protocol';
+import { toAttachmentView } from './editorContext';
 
 /** Error codes whose fix is in the settings: the banner offers Open Settings. */
 const SETTINGS_ERRORS = new Set(['weights-missing', 'weights-invalid', 'settings-invalid', 'port-allocated', 'image-missing']);
@@ -73,6 +74,7 @@ function toView(m: StoredMessage): MessageView {
   if (m.promptTokens !== undefined) v.promptTokens = m.promptTokens;
   if (m.completionTokens !== undefined) v.completionTokens = m.completionTokens;
   if (m.historyTrimmed !== undefined) v.historyTrimmed = m.historyTrimmed;
+  if (m.attachments?.length) v.attachments = m.attachments.slice(0, LIMITS.attachments).map((a) => toAttachmentView(a));
   return v;
 }
 

@@ -184,7 +184,10 @@ export class ExplainController implements vscode.Disposable {
     if (picked === load) await vscode.commands.executeCommand(COMMANDS.loadModel);
   }
 
-  /** "Continue in Chat" on a thread: opens its conversation in the panel. */
+  /**
+   * "Continue in Chat" on a thread: opens its conversation in the panel with the explained code attached to the next
+   * question, as "Add Selection to Chat" attaches it (the code as it is now, from the thread's range).
+   */
   async continueInChat(thread: vscode.CommentThread | undefined): Promise<void> {
     const id = thread ? this.conversationOf.get(thread) : undefined;
     if (!id) {
@@ -192,6 +195,7 @@ export class ExplainController implements vscode.Disposable {
       return;
     }
     await this.chat.reveal(id);
+    if (thread?.range) await vscode.commands.executeCommand(COMMANDS.addSelectionToChat, thread.uri, thread.range);
   }
 
   dismiss(thread: vscode.CommentThread | undefined): void {

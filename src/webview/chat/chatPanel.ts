@@ -148,6 +148,12 @@ export class ChatPanel implements ChatContext {
       case 'focusInput':
         this.composer.focus();
         return;
+      case 'attachments':
+        this.composer.attachmentBar.render(message);
+        return;
+      case 'draft':
+        this.composer.restoreDraft(message.text);
+        break;
     }
     this.scheduleSave();
   }

@@ -4,6 +4,7 @@
 import { LIMITS } from '../../protocol';
 import { el, iconButton } from '../shared/dom';
 import { autoGrow } from './autoGrow';
+import { AttachmentBar } from './attachmentChips';
 import type { ChatContext } from './chatContext';
 
 export class Composer {
@@ -12,6 +13,8 @@ export class Composer {
   readonly aboveInput: HTMLElement;
   /** The box's bottom row, left of Send: where parts of the panel add their buttons. */
   readonly toolbarStart: HTMLElement;
+  /** The chips of the next question (attachmentChips.ts), in `aboveInput`. */
+  readonly attachmentBar: AttachmentBar;
   private readonly input: HTMLTextAreaElement;
   private readonly sendButton: HTMLButtonElement;
   private readonly stopButton: HTMLButtonElement;
@@ -30,6 +33,8 @@ export class Composer {
     this.stopButton = iconButton('debug-stop', 'stop', '', { class: 'stop' });
     this.aboveInput = el('div', { class: 'input-above' });
     this.toolbarStart = el('div', { class: 'input-toolbar-start' });
+    this.attachmentBar = new AttachmentBar(ctx);
+    this.aboveInput.append(this.attachmentBar.element);
     this.element = el('footer', { class: 'composer' },
       el('div', { class: 'input-box' }, this.aboveInput, this.input,
         el('div', { class: 'input-toolbar' }, this.toolbarStart, this.sendButton, this.stopButton)));
@@ -66,6 +71,15 @@ export class Composer {
       button.setAttribute('aria-label', label);
       button.title = tooltip;
     }
+    this.attachmentBar.applyStrings();
+  }
+
+  /** The host did not send a question (the user cancelled it): it comes back into an empty input. */
+  restoreDraft(text: string): void {
+    if (this.input.value.trim() === '') this.input.value = text;
+    this.fit();
+    this.updateControls();
+    this.input.focus();
   }
 
   updateControls(): void {

@@ -4,6 +4,7 @@
 // sanitising renderer; each message has its toolbar (messageActions.ts), and a question can be edited in place.
 import type { MessageView } from '../../protocol';
 import { el, icon } from '../shared/dom';
+import { sameAttachments, sentChips } from './attachmentChips';
 import type { ChatContext } from './chatContext';
 import { decorateCodeBlocks } from './code-blocks';
 import type { MarkdownRenderer } from './markdown';
@@ -166,6 +167,7 @@ export class MessageList {
       el('span', { class: 'message-role' }, user ? strings.roleUser : strings.roleAssistant));
     const article = el('article', { class: `message ${view.role}`, 'data-id': view.id }, header, body);
     const node: MessageNode = { view, article, header, body };
+    if (user && view.attachments?.length) article.append(sentChips(this.ctx, view.attachments));
     if (view.role === 'assistant' && view.status === 'streaming') {
       node.streaming = new StreamingRenderer(body, this.md, () => this.ctx.strings, view.content, () => this.stickToBottom());
     } else {
@@ -197,5 +199,6 @@ function sameView(a: MessageView, b: MessageView, isStreamingNode: boolean): boo
   if (a.role !== b.role) return false;
   if (isStreamingNode) return b.status === 'streaming' && b.content.startsWith(a.content);
   return a.content === b.content && a.status === b.status && a.error === b.error && a.finishReason === b.finishReason
-    && a.promptTokens === b.promptTokens && a.completionTokens === b.completionTokens && a.historyTrimmed === b.historyTrimmed;
+    && a.promptTokens === b.promptTokens && a.completionTokens === b.completionTokens && a.historyTrimmed === b.historyTrimmed
+    && sameAttachments(a.attachments, b.attachments);
 }

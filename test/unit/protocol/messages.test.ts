@@ -28,7 +28,13 @@ const validFromWebview: WebviewToHost[] = [
   { type: 'startServer' },
   { type: 'loadModel' },
   { type: 'openSettings' },
+  { type: 'removeAttachment', id: 'att-1' },
+  { type: 'toggleActiveFile', enabled: false },
+  { type: 'addFile' },
+  { type: 'openAttachment', id: 'att_2' },
 ];
+
+const chip = { id: 'att-1', kind: 'selection', path: 'src/geometry.py', fullPath: '/w/src/geometry.py', startLine: 3, endLine: 4, tokens: 40 } as const;
 
 const validFromHost: HostToWebview[] = [
   {
@@ -48,6 +54,14 @@ const validFromHost: HostToWebview[] = [
   { type: 'error', message: 'Server unreachable' },
   { type: 'l10n', strings: { send: '发送', 'server.stopped': 'Triton 服务器未运行。' } },
   { type: 'focusInput' },
+  { type: 'attachments', items: [chip, { id: 'f1', kind: 'file', path: 'README.md', fullPath: '/w/README.md' }], activeFile: { path: 'geometry.py', fullPath: '/w/geometry.py', enabled: true, untrusted: false, tokens: 120 } },
+  { type: 'attachments', items: [], activeFile: { path: 'big.log', fullPath: '/w/big.log', enabled: false, untrusted: true, refusal: 'big.log is too large to attach.' } },
+  { type: 'attachments', items: [], activeFile: null },
+  { type: 'draft', text: 'the question that was not sent' },
+  {
+    type: 'state', activeId: 'c1', busy: false, modelName: 'ChatGLM3-6B', server: { server: 'running', model: 'ready', actions: [] },
+    messages: [{ id: 'm1', role: 'user', content: 'what does it return?', status: 'complete', attachments: [{ id: 'att-1', kind: 'selection', path: 'src/geometry.py', fullPath: '/w/src/geometry.py', startLine: 3, endLine: 4 }] }],
+  },
 ];
 
 describe('webview protocol', () => {
@@ -72,6 +86,9 @@ describe('webview protocol', () => {
       { type: 'focusChanged' }, { type: 'focusChanged', focused: 'yes' },
       // removed with the panel's own history list and buttons (the view title and the history quick pick do these)
       { type: 'editLast', text: 'again' }, { type: 'newChat' }, { type: 'selectConversation', id: 'c1' }, { type: 'deleteConversation', id: 'c1' },
+      { type: 'removeAttachment', id: '../x' }, { type: 'removeAttachment' }, { type: 'toggleActiveFile', enabled: 'yes' },
+      { type: 'toggleActiveFile' }, { type: 'addFile', path: '/etc/passwd' }, { type: 'openAttachment', id: 'a'.repeat(65) },
+      { type: 'openAttachment', uri: 'file:///etc/passwd' },
     ];
     for (const raw of bad) {
       const r = parseWebviewToHost(raw);
@@ -94,6 +111,17 @@ describe('webview protocol', () => {
       { type: 'error', message: '' },
       // removed from the protocol: a host that still sends it is caught
       { type: 'messageDone', conversationId: 'c1', messageId: 'm1', status: 'complete', notice: 'x' },
+      // chips never carry content, need a path, have positive lines and a bounded count
+      { type: 'attachments', items: [{ ...chip, content: 'def f(): pass' }], activeFile: null },
+      { type: 'attachments', items: [{ ...chip, path: '' }], activeFile: null },
+      { type: 'attachments', items: [{ ...chip, startLine: 0 }], activeFile: null },
+      { type: 'attachments', items: [{ ...chip, kind: 'folder' }], activeFile: null },
+      { type: 'attachments', items: Array.from({ length: LIMITS.attachments + 1 }, (_, i) => ({ ...chip, id: `a${i}` })), activeFile: null },
+      { type: 'attachments', items: [] },
+      { type: 'attachments', items: [], activeFile: { path: 'a.py', fullPath: '/a.py', enabled: 'yes', untrusted: false } },
+      { type: 'draft', text: 'x'.repeat(LIMITS.userText + 1) },
+      { type: 'state', conversations: [], activeId: null, busy: false, server: { server: 'running', model: 'ready', actions: [] },
+        messages: [{ id: 'm', role: 'user', content: 'q', status: 'complete', attachments: [{ ...chip, path: 'p'.repeat(LIMITS.attachmentPath + 1) }] }] },
     ];
     for (const raw of badHost) assert.ok(isProtocolError(parseHostToWebview(raw)), `accepted ${JSON.stringify(raw)}`);
   });

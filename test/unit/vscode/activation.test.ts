@@ -6,27 +6,17 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { activateExtension, waitFor, type ExtensionModule } from './support/activate';
 import { createFakeVscode, installVscodeModule, Position, Selection, Uri } from './support/fakeVscode';
 import { startStubTriton, type StubTriton } from './support/stubTriton';
 
 const root = join(__dirname, '../../..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { contributes: { commands: { command: string }[] } };
 
-async function waitFor<T>(probe: () => T | undefined | false, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = probe();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 let stub: StubTriton;
 let storage: string;
 let fake: ReturnType<typeof createFakeVscode>;
 let uninstall: () => void;
-type ExtensionModule = typeof import('../../../src/vscode/extension');
 let ext: ExtensionModule;
 const posted: Record<string, unknown>[] = [];
 let receive: ((m: unknown) => void) | undefined;
@@ -55,17 +45,7 @@ before(async () => {
     'tritonChatglm.explainMaxSelectionChars': 200,
   });
   uninstall = installVscodeModule(fake.vscode);
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  ext = require('../../../src/vscode/extension') as ExtensionModule;
-  const memento = new Map<string, unknown>();
-  const context = {
-    subscriptions: [] as unknown[],
-    extensionUri: Uri.file(root),
-    extensionPath: root,
-    globalStorageUri: Uri.file(storage),
-    globalState: { get: (k: string) => memento.get(k), update: async (k: string, v: unknown) => { memento.set(k, v); }, keys: () => [...memento.keys()] },
-  };
-  await ext.activate(context as never);
+  ext = await activateExtension(storage);
 });
 
 after(async () => {
