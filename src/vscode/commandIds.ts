@@ -23,6 +23,11 @@ export const COMMANDS = {
   chooseWeightsFolder: 'tritonChatglm.chooseWeightsFolder',
   recheckSetup: 'tritonChatglm.recheckSetup',
   openWalkthrough: 'tritonChatglm.openWalkthrough',
+  // Chat history (the chat view's title bar)
+  showChatHistory: 'tritonChatglm.showChatHistory',
+  exportChat: 'tritonChatglm.exportChat',
+  addSelectionToChat: 'tritonChatglm.addSelectionToChat',
+  addFileToChat: 'tritonChatglm.addFileToChat',
 } as const;
 
 export type CommandName = keyof typeof COMMANDS;

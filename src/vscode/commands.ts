@@ -1,5 +1,7 @@
 // Registers every command of the extension; each one is a thin call into a service of the root.
 import * as vscode from 'vscode';
+import { exportConversation } from './chat/conversationExport';
+import { showChatHistory } from './chat/historyPicker';
 import { COMMANDS, VSCODE_COMMANDS, WALKTHROUGH_ID, type CommandName } from './commandIds';
 import { SettingsService } from './config/settingsService';
 import type { ExtensionServices } from './services';
@@ -7,14 +9,17 @@ import { showActionsQuickPick } from './statusBar';
 import { noticeCommandRan } from './util/notice';
 
 export function registerCommands(services: ExtensionServices): vscode.Disposable[] {
-  const { server, chat, chatView, explain, log, statusPanel, lifecycle } = services;
+  const { server, chat, chatView, explain, log, statusPanel, lifecycle, editorContext } = services;
   const handlers: Record<CommandName, (...args: never[]) => unknown> = {
     startServer: () => server.start(),
     stopServer: () => server.stop(),
     restartServer: () => server.restart(),
     loadModel: () => server.load(),
     unloadModel: () => server.unload(),
-    openChat: () => chatView.reveal(),
+    openChat: async () => {
+      await chatView.reveal();
+      chat.focusInput();
+    },
     newChat: async () => {
       await chatView.reveal();
       chat.newChat();
@@ -32,6 +37,10 @@ export function registerCommands(services: ExtensionServices): vscode.Disposable
     chooseWeightsFolder: () => server.chooseWeightsFolder(),
     recheckSetup: () => server.recheckSetup(),
     openWalkthrough: () => vscode.commands.executeCommand(VSCODE_COMMANDS.openWalkthrough, WALKTHROUGH_ID, false),
+    showChatHistory: () => showChatHistory(chat, () => chatView.reveal()),
+    exportChat: () => exportConversation(chat),
+    addSelectionToChat: (uri?: vscode.Uri, range?: vscode.Range) => editorContext.addSelection(uri, range),
+    addFileToChat: (uri?: vscode.Uri, uris?: vscode.Uri[]) => editorContext.addFile(uri, uris),
   };
   return (Object.keys(handlers) as CommandName[]).map((name) =>
     vscode.commands.registerCommand(COMMANDS[name], (...args: unknown[]) => {

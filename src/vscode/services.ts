@@ -7,6 +7,7 @@ import * as vscode from 'vscode';
 import { ConversationService, FileConversationStore, type LoadProblem } from '../core/chat';
 import { ChatController } from './chat/chatController';
 import { CHAT_VIEW_ID, ChatViewProvider } from './chat/chatViewProvider';
+import { EditorContext } from './chat/editorContext';
 import { registerCommands } from './commands';
 import type { SettingProblem } from '../core/settings/settingsParser';
 import { SettingsService } from './config/settingsService';
@@ -31,6 +32,7 @@ export class ExtensionServices implements vscode.Disposable {
     readonly chatView: ChatViewProvider,
     readonly explain: ExplainController,
     readonly statusPanel: StatusPanel,
+    readonly editorContext: EditorContext,
     store: DisposableStore,
   ) {
     this.store = store;
@@ -54,7 +56,8 @@ export class ExtensionServices implements vscode.Disposable {
         onSaveError: (e) => log.error('Saving conversations failed', e),
       });
       const problems = await conversations.init();
-      const chat = store.add(new ChatController(conversations, server, lifecycle, settings, context.globalState, log));
+      const editorContext = store.add(new EditorContext(log));
+      const chat = store.add(new ChatController(conversations, server, lifecycle, settings, context.globalState, log, editorContext));
       const chatView = store.add(new ChatViewProvider(context.extensionUri, chat, log));
       store.add(vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView, { webviewOptions: { retainContextWhenHidden: false } }));
       const explain = store.add(new ExplainController(chat, lifecycle, settings, log));
@@ -62,7 +65,7 @@ export class ExtensionServices implements vscode.Disposable {
       store.add(new StatusBar(lifecycle));
       store.add(reactToSettings(settings, server, lifecycle, log));
 
-      const services = new ExtensionServices(log, settings, lifecycle, server, chat, chatView, explain, statusPanel, store);
+      const services = new ExtensionServices(log, settings, lifecycle, server, chat, chatView, explain, statusPanel, editorContext, store);
       for (const d of registerCommands(services)) store.add(d);
       // Read by the end-to-end suite for the benchmark's activation_ms.
       log.info(`activation: commands registered in ${(performance.now() - activationStarted).toFixed(1)} ms`);

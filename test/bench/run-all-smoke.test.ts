@@ -24,7 +24,8 @@ test('bench/run-all.mjs --smoke measures every part and writes latest.json + the
     assert.equal(latest.mode, 'smoke');
     assert.equal((latest.machine.threads as Record<string, string>).OMP_NUM_THREADS, '1');
 
-    const measured = ['server_batching_speedup', 'explain_fanout_speedup', 'ttft_fraction', 'client_overhead_ratio',
+    const measured = ['server_batching_speedup', 'late_join_wait_ratio', 'staggered_throughput_ratio', 'staggered_p95_latency_ratio',
+      'explain_fanout_speedup', 'ttft_fraction', 'client_overhead_ratio',
       'webview_stream_linearity', 'webview_ms_per_1k_tokens', 'extension_bundle_bytes', 'webview_bundle_bytes'];
     for (const key of measured) {
       const f = latest[key] as Figure;

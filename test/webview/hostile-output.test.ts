@@ -54,8 +54,9 @@ async function assertInert(panel: Panel, origin: string): Promise<void> {
   assert.ok(report.hrefs.includes('https://example.com/docs'), 'a safe link survives');
   assert.ok(report.text.includes('<script>window.__pwned="script"</script>'), 'raw HTML is shown as text');
   assert.ok(report.text.includes('[image not loaded: remote image]'), 'images are replaced by a marker');
-  const allowed = new Set(['/panel.html', '/dist/webview.js', '/media/chat/chat.css', '/theme.css', '/favicon.ico']);
-  const unexpected = harness.requests.filter((u) => !u.startsWith(origin) || !allowed.has(new URL(u).pathname));
+  const allowed = new Set(['/panel.html', '/dist/webview.js', '/dist/webview.css', '/media/chat/chat.css', '/media/icons/chatglm.svg', '/theme.css', '/favicon.ico']);
+  // ...and the codicon font the bundle's stylesheet names (dist/codicon-<hash>.ttf)
+  const unexpected = harness.requests.filter((u) => !u.startsWith(origin) || !(allowed.has(new URL(u).pathname) || /^\/dist\/codicon-[A-Z0-9]+\.ttf$/.test(new URL(u).pathname)));
   assert.deepEqual(unexpected, [], 'no request left the page');
 }
 
@@ -65,19 +66,17 @@ describe('hostile model output', () => {
       const panel = await harness.open({ csp });
       harness.requests.length = 0;
       await panel.send(stateMsg([
-        user('u1', '<img src=x onerror="window.__pwned=\'user\'"> question'),
+        // questions render their Markdown through the same sanitising renderer as answers
+        user('u1', `<img src=x onerror="window.__pwned='user'"> question\n\n${PAYLOADS}`),
         assistant('a1', PAYLOADS),
         user('u2', 'again'),
         assistant('a2', '', 'streaming'),
-      ], {
-        conversations: [{ id: 'c1', title: '<img src=x onerror="window.__pwned=\'title\'">', createdAt: 1, updatedAt: 1, messageCount: 4 }],
-      }));
+      ]));
       for (let i = 0; i < PAYLOADS.length; i += 13) {
         await panel.send({ type: 'delta', conversationId: 'c1', messageId: 'a2', text: PAYLOADS.slice(i, i + 13) });
         if (i % 130 === 0) await panel.nextFrames(1);
       }
       await panel.nextFrames(2);
-      await panel.page.click('button[data-action="toggleHistory"]');
       await assertInert(panel, harness.origin);
       await panel.send({ type: 'messageDone', conversationId: 'c1', messageId: 'a2', status: 'failed', error: '<img src=x onerror="window.__pwned=\'error\'">' });
       await panel.send({ type: 'error', message: '<script>window.__pwned="banner"</script>' });

@@ -33,6 +33,7 @@ export function containerGpuIds(hostGpuIds: readonly string[]): number[] {
 
 export function toModelSettings(s: ExtensionSettings): Partial<ModelSettings> {
   return {
+    engine: s.engine,
     maxBatchSize: s.maxBatchSize,
     queueDelayMs: s.queueDelayMs,
     maxQueueSize: s.maxQueueSize,

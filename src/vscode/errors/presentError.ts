@@ -89,6 +89,8 @@ export function presentError(error: unknown): ErrorPresentation {
       case 'nothing-to-regenerate':
       case 'nothing-to-edit':
         return { code: error.code, message: vscode.l10n.t('There is no question to answer again.'), actions: [] };
+      case 'nothing-to-continue':
+        return { code: error.code, message: vscode.l10n.t('Only the last answer, cut at the maximum length, can be continued.'), actions: [] };
       default:
         return { code: error.code, message: vscode.l10n.t('The conversation was not found.'), actions: [] };
     }

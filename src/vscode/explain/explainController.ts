@@ -11,6 +11,7 @@ import type { Log } from '../log';
 import type { LifecycleStore } from '../state/lifecycleStore';
 import { buildExplainPrompt, usableSelections } from '../../core/explain/explainPrompt';
 import { fanout } from '../../core/explain/fanout';
+import { selectionLocation } from '../../core/explain/selectionLocation';
 
 /** Comment bodies are re-rendered at most this often while streaming (each update re-lays out the editor). */
 const RENDER_INTERVAL_MS = 100;
@@ -78,7 +79,9 @@ export class ExplainController implements vscode.Disposable {
         (lang, file) => vscode.l10n.t('Explain what this {0} code from {1} does. Be concise; mention anything surprising or risky.', lang, file),
       );
       const range = new vscode.Range(sel.start, sel.end);
-      return { prompt, range, thread: this.createThread(doc.uri, range) };
+      // The conversation it is kept as, named after what was explained (the history groups these apart).
+      const title = vscode.l10n.t('Explain {0}', selectionLocation(fileName, { startLine: sel.start.line, endLine: sel.end.line, endCharacter: sel.end.character }));
+      return { prompt, title, range, thread: this.createThread(doc.uri, range) };
     });
     const trimmed = items.filter((i) => i.prompt.trimmed);
     if (trimmed.length > 0) {
@@ -100,7 +103,7 @@ export class ExplainController implements vscode.Disposable {
         const cancel = token.onCancellationRequested(() => run.abort());
         let settled = 0;
         try {
-          const outcomes = await fanout(items, (item, _i, signal) => this.explainOne(item.thread, item.prompt.prompt, item.prompt.trimmed, signal), {
+          const outcomes = await fanout(items, (item, _i, signal) => this.explainOne(item.thread, item.prompt.prompt, item.title, item.prompt.trimmed, signal), {
             concurrency: settings.explainMaxConcurrency,
             signal: run.signal,
             onSettled: () => {
@@ -135,7 +138,7 @@ export class ExplainController implements vscode.Disposable {
     return thread;
   }
 
-  private async explainOne(thread: vscode.CommentThread, prompt: string, trimmed: boolean, signal: AbortSignal | undefined): Promise<void> {
+  private async explainOne(thread: vscode.CommentThread, prompt: string, title: string, trimmed: boolean, signal: AbortSignal | undefined): Promise<void> {
     let text = '';
     let timer: ReturnType<typeof setTimeout> | undefined;
     const render = (label: string | undefined) => {
@@ -149,7 +152,7 @@ export class ExplainController implements vscode.Disposable {
     const { conversationId, outcome } = await this.chat.ask(prompt, signal, (delta) => {
       text += delta;
       timer ??= setTimeout(() => render(vscode.l10n.t('answering…')), RENDER_INTERVAL_MS);
-    });
+    }, { title });
     if (timer) clearTimeout(timer);
     this.conversationOf.set(thread, conversationId);
     text = outcome.text;
@@ -181,7 +184,10 @@ export class ExplainController implements vscode.Disposable {
     if (picked === load) await vscode.commands.executeCommand(COMMANDS.loadModel);
   }
 
-  /** "Continue in Chat" on a thread: opens its conversation in the panel. */
+  /**
+   * "Continue in Chat" on a thread: opens its conversation in the panel with the explained code attached to the next
+   * question, as "Add Selection to Chat" attaches it (the code as it is now, from the thread's range).
+   */
   async continueInChat(thread: vscode.CommentThread | undefined): Promise<void> {
     const id = thread ? this.conversationOf.get(thread) : undefined;
     if (!id) {
@@ -189,6 +195,7 @@ export class ExplainController implements vscode.Disposable {
       return;
     }
     await this.chat.reveal(id);
+    if (thread?.range) await vscode.commands.executeCommand(COMMANDS.addSelectionToChat, thread.uri, thread.range);
   }
 
   dismiss(thread: vscode.CommentThread | undefined): void {

@@ -35,13 +35,17 @@ export function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch] ?? ch);
 }
 
-/** `imageText(altOrUrl)` gives the localized "[image not loaded: …]" text. */
-export function createMarkdownRenderer(imageText: (what: string) => string): MarkdownRenderer {
+/**
+ * `imageText(altOrUrl)` gives the localized "[image not loaded: …]" text. `breaks` keeps single line breaks (for
+ * what people type: a question's lines stay lines).
+ */
+export function createMarkdownRenderer(imageText: (what: string) => string, options: { breaks?: boolean } = {}): MarkdownRenderer {
   installHooks();
   const md = new MarkdownIt({
     html: false,
     linkify: false,
     typographer: false,
+    breaks: options.breaks ?? false,
     highlight: (code, lang) => highlightCode(code, lang.split(/\s+/)[0] ?? ''),
   });
   md.renderer.rules.image = (tokens, idx) => {

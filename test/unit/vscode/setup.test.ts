@@ -9,10 +9,8 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { SetupView } from '../../../src/protocol';
 import { createFakeDocker, freePort, makeFakeWeights, type FakeDocker } from '../../fake-docker/harness';
-import { fakeExtensionContext, resolveChatView, waitFor as waitUntil } from './support/extensionHost';
+import { activateExtension, resolveChatView, waitFor as waitUntil } from './support/activate';
 import { createFakeVscode, installVscodeModule, Uri } from './support/fakeVscode';
-
-const root = join(__dirname, '../../..');
 
 /** The checks spawn the fake docker a few times: generous on a busy machine. */
 const waitFor = <T>(probe: () => T | undefined | false, what: string, timeoutMs = 60_000) => waitUntil(probe, what, timeoutMs);
@@ -40,10 +38,8 @@ before(async () => {
   });
   process.env.FAKE_DOCKER_STATE = docker.stateDir;
   uninstall = installVscodeModule(fake.vscode);
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  ext = require('../../../src/vscode/extension') as typeof ext;
-  await ext.activate(fakeExtensionContext(root, storage));
-  ({ receive } = resolveChatView(fake.rec.viewProviders.get('tritonChatglm.chat')!, (m) => posted.push(m as { type: string })));
+  ext = await activateExtension(storage);
+  ({ receive } = resolveChatView(fake, posted));
   receive({ type: 'ready' });
 });
 
