@@ -1,7 +1,9 @@
-// Wraps each rendered <pre><code> in a block with Copy / Insert at Cursor / Open in Editor buttons. The buttons carry
-// only data-action; one delegated click handler (app.ts) reads the code from the DOM text when clicked.
+// Wraps each rendered <pre><code> in a block with Copy / Insert at Cursor / Open in Editor buttons, and marks the
+// invisible characters of all code (blocks and inline). The buttons carry only data-action; one delegated click
+// handler (app.ts) reads the code from the DOM text when clicked.
 import { format, LANGUAGE_PATTERN, type Strings } from '../protocol';
 import { button, el } from './dom';
+import { markInvisibleCharacters } from './invisible-marks';
 
 export const CODE_ACTIONS = { copy: 'codeCopy', insert: 'codeInsert', open: 'codeOpen' } as const;
 
@@ -32,6 +34,7 @@ export function decorateCodeBlocks(root: DocumentFragment | Element, strings: St
     pre.replaceWith(block);
     block.append(toolbar, pre);
   }
+  markInvisibleCharacters(root, strings);
 }
 
 /** The code of the block containing `target` (the text the user sees, one trailing newline dropped). */

@@ -1,7 +1,7 @@
 // The cut points of incremental rendering: a wrong cut would render half a code block or a list as something else.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { findStableBoundary, openFenceOf } from '../../src/webview/streaming';
+import { BlockScanner, findStableBoundary, openFenceOf } from '../../src/webview/block-scanner';
 
 describe('findStableBoundary', () => {
   it('cuts after a blank line once the next line starts unindented', () => {
@@ -34,5 +34,43 @@ describe('openFenceOf', () => {
     assert.deepEqual(openFenceOf('text\n```ts title\nconst a = 1;\n'), { start: 5, codeStart: 17, info: 'ts title' });
     assert.equal(openFenceOf('```ts\na\n```\n'), undefined);
     assert.equal(openFenceOf('```ts'), undefined, 'the opener line is not complete yet');
+  });
+});
+
+describe('BlockScanner (incremental)', () => {
+  // Texts with fences (backtick and tilde, longer closers, backticks in info strings), blank lines, indented lines.
+  const pieces = ['para one\n', '\n', '    indented\n', '```py\n', 'x = 1\n', '\n', '\n', '```\n', '~~~~\n', '~~~\n', '~~~~~\n',
+    '- item\n', '  cont\n', '``` not `a` fence\n', '````js\n', '```\n', '````\n', 'tail words', ' \t\n', '> quote\n', '   ```\n'];
+  let seed = 11;
+  const rnd = (n: number) => { seed = (seed * 1103515245 + 12345) % 2147483648; return (seed >>> 16) % n; };
+
+  it('finds the same boundaries and open fence as a scan of the whole text, however the text arrives', () => {
+    for (let round = 0; round < 300; round += 1) {
+      const text = Array.from({ length: 4 + rnd(30) }, () => pieces[rnd(pieces.length)]!).join('');
+      const scanner = new BlockScanner(0);
+      let fed = '';
+      while (fed.length < text.length) {
+        fed = text.slice(0, fed.length + 1 + rnd(rnd(3) === 0 ? 40 : 4));
+        const boundary = scanner.scan(fed);
+        assert.equal(boundary, findStableBoundary(fed, 0), `boundary of ${JSON.stringify(fed)}`);
+        const tail = fed.slice(boundary);
+        const open = openFenceOf(tail);
+        const own = scanner.openFence;
+        assert.deepEqual(own && { ...own, start: own.start - boundary, codeStart: own.codeStart - boundary }, open, `open fence of ${JSON.stringify(fed)}`);
+      }
+    }
+  });
+
+  it('reads each line once while one block grows (no rescan of the block per frame)', () => {
+    const scanner = new BlockScanner(0);
+    let text = 'intro\n\n```python\n';
+    for (let i = 0; i < 5_000; i += 1) {
+      text += `value_${i} = ${i}`;
+      scanner.scan(text); // a frame in the middle of a line
+      text += '\n';
+      scanner.scan(text);
+    }
+    assert.equal(scanner.openFence?.codeStart, 'intro\n\n```python\n'.length);
+    assert.equal(scanner.linesRead, text.split('\n').length - 1, 'every complete line read exactly once');
   });
 });

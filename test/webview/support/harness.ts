@@ -56,7 +56,8 @@ export interface Harness {
   browser: Browser;
   /** Every URL the pages asked for (to prove nothing outside the extension's files was fetched). */
   requests: string[];
-  open(options?: { csp?: boolean }): Promise<Panel>;
+  /** `init`: scripts run in the page before any of its own (test/webview/support/page-scripts.ts). */
+  open(options?: { csp?: boolean; init?: readonly string[] }): Promise<Panel>;
   close(): Promise<void>;
 }
 
@@ -117,6 +118,7 @@ export async function startHarness(): Promise<Harness> {
       const errors: string[] = [];
       page.on('pageerror', (e) => errors.push(String(e)));
       page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+      for (const script of options.init ?? []) await page.addInitScript(script);
       await page.goto(`${origin}/panel.html${options.csp === false ? '?csp=off' : ''}`);
       await page.waitForSelector('.composer');
       return panelOf(page, errors);
