@@ -26,6 +26,8 @@ export const webviewToHostSchema = z.discriminatedUnion('type', [
   msg('copyCode', { code }),
   msg('insertCode', { code }),
   msg('openInEditor', { code, language: z.string().regex(LANGUAGE_PATTERN) }),
+  /** A link in an answer was activated: the host decides (src/core/links) whether and how to open it. */
+  msg('openLink', { url: z.string().min(1).max(LIMITS.url), text: z.string().max(LIMITS.linkText) }),
   msg('startServer', {}),
   msg('loadModel', {}),
   msg('openSettings', {}),

@@ -15,6 +15,7 @@ import {
 } from '../protocol';
 import { CODE_ACTIONS, codeOfBlock, decorateCodeBlocks } from './code-blocks';
 import { button, el } from './dom';
+import { interceptLinks } from './links';
 import { createMarkdownRenderer, type MarkdownRenderer } from './markdown';
 import { StreamingRenderer } from './streaming';
 import type { VsCodeApi } from './vscode-api';
@@ -100,6 +101,7 @@ export class ChatApp {
 
     this.input.value = restored?.draft ?? '';
     root.addEventListener('click', (e) => this.onClick(e));
+    interceptLinks(root, (m) => this.post(m));
     this.messagesEl.addEventListener('scroll', () => {
       const el = this.messagesEl;
       this.pinnedToBottom = el.scrollHeight - el.scrollTop - el.clientHeight < 40;

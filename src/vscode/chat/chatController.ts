@@ -10,6 +10,8 @@ import { LIMITS, type HostToWebview, type MessageView, type ServerView, type Web
 import type { SettingsService } from '../config/settingsService';
 import { errorText, presentError } from '../errors/presentError';
 import type { Log } from '../log';
+import { confirmInvisibleCharacters } from './invisibleCodeWarning';
+import { openChatLink } from './linkOpener';
 import type { ServerController } from '../server/serverController';
 import type { LifecycleStore } from '../state/lifecycleStore';
 
@@ -68,8 +70,9 @@ export class ChatController implements vscode.Disposable {
         case 'selectConversation': this.select(msg.id); return;
         case 'deleteConversation': await this.delete(msg.id); return;
         case 'renameConversation': await this.service.rename(msg.id, msg.title); this.postState(); return;
-        case 'copyCode': await vscode.env.clipboard.writeText(msg.code); return;
-        case 'insertCode': await insertAtCursor(msg.code); return;
+        case 'copyCode': if (await confirmInvisibleCharacters(msg.code, 'copy')) await vscode.env.clipboard.writeText(msg.code); return;
+        case 'insertCode': if (await confirmInvisibleCharacters(msg.code, 'insert')) await insertAtCursor(msg.code); return;
+        case 'openLink': await openChatLink(msg.url, msg.text); return;
         case 'openInEditor': await openInEditor(msg.code, msg.language); return;
         case 'startServer': await vscode.commands.executeCommand('tritonChatglm.startServer'); return;
         case 'loadModel': await vscode.commands.executeCommand('tritonChatglm.loadModel'); return;

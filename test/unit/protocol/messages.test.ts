@@ -29,6 +29,8 @@ const validFromWebview: WebviewToHost[] = [
   { type: 'startServer' },
   { type: 'loadModel' },
   { type: 'openSettings' },
+  { type: 'openLink', url: 'https://example.com/docs', text: 'the docs' },
+  { type: 'openLink', url: 'mailto:a@example.com', text: '' },
 ];
 
 const validFromHost: HostToWebview[] = [
@@ -64,6 +66,8 @@ describe('webview protocol', () => {
       { type: 'selectConversation', id: '../../etc/passwd' }, { type: 'selectConversation', id: '' },
       { type: 'selectConversation', id: 'a'.repeat(65) }, { type: 'openInEditor', code: 'x', language: 'py"><script>' },
       { type: 'openInEditor', code: 'x' }, { type: 'stop', conversationId: 'c1' }, { type: '__proto__' },
+      { type: 'openLink', url: '', text: 'x' }, { type: 'openLink', url: 'https://example.com' }, { type: 'openLink', url: 5, text: '' },
+      { type: 'openLink', url: 'https://example.com', text: 'x', target: '_blank' },
     ];
     for (const raw of bad) {
       const r = parseWebviewToHost(raw);
@@ -89,6 +93,8 @@ describe('webview protocol', () => {
     assert.ok(isProtocolError(parseWebviewToHost({ type: 'insertCode', code: 'x'.repeat(LIMITS.code + 1) })));
     assert.ok(isProtocolError(parseWebviewToHost({ type: 'renameConversation', id: 'a', title: 't'.repeat(LIMITS.title + 1) })));
     assert.ok(isProtocolError(parseHostToWebview({ type: 'delta', conversationId: 'c', messageId: 'm', text: 'x'.repeat(LIMITS.delta + 1) })));
+    assert.ok(isProtocolError(parseWebviewToHost({ type: 'openLink', url: `https://example.com/${'x'.repeat(LIMITS.url)}`, text: '' })));
+    assert.ok(isProtocolError(parseWebviewToHost({ type: 'openLink', url: 'https://example.com/', text: 't'.repeat(LIMITS.linkText + 1) })));
   });
 
   it('never throws, whatever it is given (fuzz)', () => {
