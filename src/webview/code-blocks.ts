@@ -1,7 +1,8 @@
-// Wraps each rendered <pre><code> in a block with Copy / Insert at Cursor / Open in Editor buttons, and marks the
-// invisible characters of all code (blocks and inline). The buttons carry only data-action; one delegated click
+// Wraps each rendered <pre><code> in a block with Copy / Insert at Cursor / Open in Editor buttons, lays large
+// plain code out in chunks (code-chunks.ts), and marks the invisible characters of all code (blocks and inline). The buttons carry only data-action; one delegated click
 // handler (app.ts) reads the code from the DOM text when clicked.
 import { format, LANGUAGE_PATTERN, type Strings } from '../protocol';
+import { chunkLargeCode } from './code-chunks';
 import { button, el } from './dom';
 import { markInvisibleCharacters } from './invisible-marks';
 
@@ -30,6 +31,7 @@ export function decorateCodeBlocks(root: DocumentFragment | Element, strings: St
       button(strings.openInEditor, CODE_ACTIONS.open, { 'aria-label': `${strings.openInEditor}: ${label}` }),
     );
     const block = el('div', { class: 'code-block', role: 'group', 'aria-label': label, 'data-lang': lang });
+    if (code) chunkLargeCode(code as HTMLElement, strings);
     pre.setAttribute('tabindex', '0');
     pre.replaceWith(block);
     block.append(toolbar, pre);

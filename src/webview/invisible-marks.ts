@@ -13,15 +13,20 @@ export function invisibleMarker(ch: string, strings: Strings): HTMLElement {
     el('span', { class: 'invisible-char-raw' }, ch));
 }
 
-/** Appends `text` to `parent` as text nodes, with a marker for each invisible character. */
+/** Appends `text` to `parent` as text (extending its last text node), with a marker for each invisible character. */
 export function appendMarkedText(parent: Node, text: string, strings: Strings): void {
+  const appendText = (s: string) => {
+    const tail = parent.lastChild;
+    if (tail?.nodeType === Node.TEXT_NODE) (tail as Text).appendData(s);
+    else parent.appendChild(document.createTextNode(s));
+  };
   let last = 0;
   for (const m of text.matchAll(invisibleCharacterPattern())) {
-    if (m.index > last) parent.appendChild(document.createTextNode(text.slice(last, m.index)));
+    if (m.index > last) appendText(text.slice(last, m.index));
     parent.appendChild(invisibleMarker(m[0], strings));
     last = m.index + m[0].length;
   }
-  if (last < text.length) parent.appendChild(document.createTextNode(text.slice(last)));
+  if (last < text.length) appendText(text.slice(last));
 }
 
 const ANY = new RegExp(invisibleCharacterPattern().source, 'u');

@@ -145,6 +145,30 @@ describe('invisible and bidirectional control characters', () => {
   });
 });
 
+describe('large code', () => {
+  it('is laid out in line-aligned chunks, and Copy and a selection still give exactly the code', async () => {
+    const panel = await harness.open();
+    const lines = Array.from({ length: 3000 }, (_, i) => `line ${i}: ${'x'.repeat(i % 40)}\u202E`);
+    await panel.send(stateMsg([user('u1', 'q'), assistant('a1', `\`\`\`\n${lines.join('\n')}\n\`\`\``)]));
+    const shape = await panel.page.evaluate(() => {
+      const code = document.querySelector('article[data-id="a1"] pre code') as HTMLElement;
+      const range = document.createRange();
+      range.selectNodeContents(code);
+      const sel = getSelection() as Selection;
+      sel.removeAllRanges();
+      sel.addRange(range);
+      return { groups: code.querySelectorAll(':scope > .code-chunk-group.code-chunk-done').length, chunks: code.querySelectorAll('.code-chunk').length, selected: sel.toString() };
+    });
+    assert.equal(shape.chunks, Math.ceil(3000 / 64));
+    assert.equal(shape.groups, Math.ceil(3000 / 64 / 8));
+    assert.equal(shape.selected.replace(/\n$/, ''), lines.join('\n').replace(/\u202E/g, ''), 'a selection copies the lines (the marked characters are not rendered)');
+    await panel.clearPosted();
+    await panel.page.locator('article[data-id="a1"] button[data-action="codeCopy"]').click();
+    assert.deepEqual(await postedChecked(panel), [{ type: 'copyCode', code: lines.join('\n') }]);
+    await closePanel(panel);
+  });
+});
+
 describe('tables and nesting', () => {
   it('keep column alignment through classes the stylesheet defines, with no style attribute or CSP violation', async () => {
     const panel = await harness.open();

@@ -39,6 +39,7 @@ const SAME_TEXT: Record<string, string> = {
   multiLineParagraph: sentences(150, '\n'),
   mixed: `# Title\n${sentences(40, ' ')}\n- item one\n- item two\n${longBlock('table', 3000)}> quote ${sentences(30, ' ')}\n\n${longBlock('list', 3000)}`,
   noCutPoint: `${'x'.repeat(40_000)} tail`,
+  largeFence: `big:\n\n\`\`\`text\n${Array.from({ length: 2500 }, (_, i) => `row ${i}: ${'v'.repeat(i % 50)}`).join('\n')}\n\`\`\`\n\ndone`,
 };
 
 /** Inputs where constructs span cuts (the streamed view may differ; the final render may not). */
