@@ -13,6 +13,7 @@ import {
   type Strings,
   type WebviewToHost,
 } from '../protocol';
+import { hasInvisibleCharacters } from '../core/text/invisible-characters';
 import { CODE_ACTIONS, codeOfBlock, decorateCodeBlocks } from './code-blocks';
 import { button, el } from './dom';
 import { interceptLinks } from './links';
@@ -385,6 +386,7 @@ export class ChatApp {
     if (!block || block.code.length > LIMITS.code) return;
     if (action === CODE_ACTIONS.copy) {
       this.post({ type: 'copyCode', code: block.code });
+      if (hasInvisibleCharacters(block.code)) return; // the host asks first; "Copied" would be premature
       target.textContent = this.strings.copied;
       setTimeout(() => { target.textContent = this.strings.copy; }, 1500);
     } else if (action === CODE_ACTIONS.insert) {

@@ -29,14 +29,19 @@ export class ChunkWriter {
     let pos = 0;
     while (pos < text.length) {
       if (!this.chunk) this.newChunk();
-      const nl = text.indexOf('\n', pos);
-      const end = nl < 0 ? text.length : nl + 1;
+      // Take whole lines until the chunk is full (or the text ends), then write them at once.
+      let end = pos;
+      let full = false;
+      while (!full) {
+        const nl = text.indexOf('\n', end);
+        if (nl < 0) { end = text.length; break; }
+        end = nl + 1;
+        this.chunkLines += 1;
+        full = this.chunkLines >= CHUNK_LINES || this.chunkChars + (end - pos) >= CHUNK_CHARS;
+      }
       this.write(text.slice(pos, end));
       pos = end;
-      if (nl >= 0) {
-        this.chunkLines += 1;
-        if (this.chunkLines >= CHUNK_LINES || this.chunkChars >= CHUNK_CHARS) this.chunk = undefined;
-      }
+      if (full) this.chunk = undefined;
     }
   }
 

@@ -16,18 +16,15 @@ export function interceptLinks(root: HTMLElement, post: (message: WebviewToHost)
     if (!url || url.length > LIMITS.url) return;
     post({ type: 'openLink', url, text: (a.textContent ?? '').trim().slice(0, LIMITS.linkText) });
   };
-  root.addEventListener('click', (e) => {
+  // A click (main button) or a middle click opens; any other button only loses its default.
+  const onPointer = (opening: number) => (e: MouseEvent) => {
     const a = linkOf(e.target);
     if (!a) return;
     e.preventDefault();
-    if (e.button === 0) open(a);
-  }, { capture: true });
-  root.addEventListener('auxclick', (e) => {
-    const a = linkOf(e.target);
-    if (!a) return;
-    e.preventDefault();
-    if (e.button === 1) open(a);
-  }, { capture: true });
+    if (e.button === opening) open(a);
+  };
+  root.addEventListener('click', onPointer(0), { capture: true });
+  root.addEventListener('auxclick', onPointer(1), { capture: true });
   root.addEventListener('keydown', (e) => {
     if (e.key !== 'Enter') return;
     const a = linkOf(e.target);

@@ -11,7 +11,7 @@
 // is exactly what rendering the whole answer gives (constructs spanning cuts, loose lists, reference links).
 import type { Strings } from '../protocol';
 import { BlockScanner } from './block-scanner';
-import { chooseCut, forcedCut, kindOf, type OpenBlockKind } from './block-cuts';
+import { chooseCut, forcedCut, kindOf, type Cut, type OpenBlockKind } from './block-cuts';
 import { decorateCodeBlocks } from './code-blocks';
 import { el } from './dom';
 import type { MarkdownRenderer } from './markdown';
@@ -176,7 +176,7 @@ export class StreamingRenderer {
     this.renderedLive = live;
   }
 
-  private findCut(live: string): { offset: number; kind: OpenBlockKind; context: string; continues: boolean } | undefined {
+  private findCut(live: string): Cut | undefined {
     const outline = this.md.outline(this.block.context + live);
     const cut = chooseCut(live, this.block.context, outline, Math.min(SOFT_LIMIT / 2, live.length - 1));
     if (cut) return cut;

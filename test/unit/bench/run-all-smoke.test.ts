@@ -25,7 +25,7 @@ test('bench/run-all.mjs --smoke measures every part and writes latest.json + the
     assert.equal((latest.machine.threads as Record<string, string>).OMP_NUM_THREADS, '1');
 
     const measured = ['server_batching_speedup', 'explain_fanout_speedup', 'ttft_fraction', 'client_overhead_ratio',
-      'webview_stream_linearity', 'webview_ms_per_1k_tokens', 'extension_bundle_bytes', 'webview_bundle_bytes'];
+      'webview_stream_linearity', 'webview_ms_per_1k_tokens', 'webview_long_block_linearity', 'extension_bundle_bytes', 'webview_bundle_bytes'];
     for (const key of measured) {
       const f = latest[key] as Figure;
       assert.ok(f && typeof f.value === 'number' && Number.isFinite(f.value) && f.value > 0, `${key} has a positive value: ${JSON.stringify(f)}`);

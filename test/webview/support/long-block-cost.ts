@@ -61,14 +61,23 @@ export interface LongBlockCost {
   wallMs: number;
 }
 
-/** Streams `text` into a fresh streaming message, `charsPerFrame` characters a frame, then ends it. */
-export async function measureTextStream(panel: Panel, text: string, charsPerFrame: number): Promise<LongBlockCost> {
+/**
+ * Streams `text` into a fresh streaming message, `charsPerFrame` characters a frame, then ends it. `warmup`, when
+ * given, is streamed the same way into a message of its own first (so the measured frames do not include the
+ * page's first, unoptimised runs of the code).
+ */
+export async function measureTextStream(panel: Panel, text: string, charsPerFrame: number, warmup?: string): Promise<LongBlockCost> {
+  if (warmup) await streamOnce(panel, 'lwarm', warmup, charsPerFrame);
+  return streamOnce(panel, 'lstream', text, charsPerFrame);
+}
+
+async function streamOnce(panel: Panel, messageId: string, text: string, charsPerFrame: number): Promise<LongBlockCost> {
   const messages = [
     { id: 'lq', role: 'user', content: 'long block', status: 'complete' },
-    { id: 'lstream', role: 'assistant', content: '', status: 'streaming' },
+    { id: messageId, role: 'assistant', content: '', status: 'streaming' },
   ];
   await panel.send({ type: 'state', conversations: [], activeId: 'clong', messages, server: READY_SERVER, busy: true });
-  return panel.page.evaluate(async ({ text, perFrame }) => {
+  return panel.page.evaluate(async ({ text, perFrame, messageId }) => {
     const frame = () => new Promise((r) => requestAnimationFrame(() => r(undefined)));
     const tasks: number[] = [];
     const observer = new PerformanceObserver((list) => { for (const e of list.getEntries()) tasks.push(e.duration); });
@@ -76,16 +85,16 @@ export async function measureTextStream(panel: Panel, text: string, charsPerFram
     await frame();
     const started = performance.now();
     for (let i = 0; i < text.length; i += perFrame) {
-      window.dispatchEvent(new MessageEvent('message', { data: { type: 'delta', conversationId: 'clong', messageId: 'lstream', text: text.slice(i, i + perFrame) } }));
+      window.dispatchEvent(new MessageEvent('message', { data: { type: 'delta', conversationId: 'clong', messageId, text: text.slice(i, i + perFrame) } }));
       await frame();
     }
-    window.dispatchEvent(new MessageEvent('message', { data: { type: 'messageDone', conversationId: 'clong', messageId: 'lstream', status: 'complete', finishReason: 'stop' } }));
+    window.dispatchEvent(new MessageEvent('message', { data: { type: 'messageDone', conversationId: 'clong', messageId, status: 'complete', finishReason: 'stop' } }));
     await frame();
     await new Promise((r) => setTimeout(r, 50)); // let the observer deliver the last entries
     for (const e of observer.takeRecords()) tasks.push(e.duration);
     observer.disconnect();
     const wallMs = performance.now() - started;
-    const d = (document.querySelector('article[data-id="lstream"]') as HTMLElement).dataset;
+    const d = (document.querySelector(`article[data-id="${messageId}"]`) as HTMLElement).dataset;
     const first = Number(d.renderFirstTenthMs);
     const last = Number(d.renderLastTenthMs);
     return {
@@ -102,5 +111,31 @@ export async function measureTextStream(panel: Panel, text: string, charsPerFram
       longTasks: tasks.length,
       wallMs,
     };
-  }, { text, perFrame: charsPerFrame });
+  }, { text, perFrame: charsPerFrame, messageId });
+}
+
+export interface AuditCase {
+  name: string;
+  text: string;
+  charsPerFrame: number;
+}
+
+/** The first `lines` lines of a block of `kind` (a table keeps its two header rows on top). */
+function blockOfLines(kind: LongBlockKind, lines: number): string {
+  const extra = kind === 'table' ? 2 : 0;
+  const rows = longBlock(kind, lines * 200).split('\n').slice(0, lines + extra);
+  return `${rows.join('\n')}\n`;
+}
+
+/**
+ * The cases of the hostile-output audit (issue 14): a 200 KB paragraph at 500 characters a frame, a 3,000-item list
+ * and a 3,500-row table at the same rate, and an unclosed 2 MB code fence at 16 KB a frame.
+ */
+export function auditCases(): AuditCase[] {
+  return [
+    { name: 'paragraph_200kb', text: longBlock('paragraph', 200 * 1024), charsPerFrame: 500 },
+    { name: 'list_3000_items', text: blockOfLines('list', 3000), charsPerFrame: 500 },
+    { name: 'table_3500_rows', text: blockOfLines('table', 3500), charsPerFrame: 500 },
+    { name: 'unclosed_fence_2mb', text: longBlock('fence', 2 * 1024 * 1024), charsPerFrame: 16 * 1024 },
+  ];
 }
