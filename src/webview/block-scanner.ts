@@ -1,7 +1,8 @@
 // Where a streamed answer can be cut into blocks that render the same alone as in the whole text: after a blank
 // line followed by an unindented line, or after a fenced code block closes, never inside a fence. The scanner is
-// incremental: it remembers where it stopped and in which fence it is, so each frame only reads the lines that
-// arrived since the last one (a block of any length costs linear time in all).
+// fed only what arrived since the last frame and remembers the line it is in and the fence it is inside, so a
+// block of any length costs linear time in all. (It never reads the whole text again: appending to a JavaScript
+// string and then searching it copies the whole string once more.)
 
 const FENCE = /^ {0,3}(`{3,}|~{3,})([^`]*)$/;
 
@@ -27,10 +28,14 @@ function closes(line: string, fence: Fence): boolean {
   return !!m && m[1]![0] === fence.char && m[1]!.length >= fence.len;
 }
 
-const SPACE = /\s/;
+const NON_SPACE = /\S/;
 
 export class BlockScanner {
-  private pos: number;
+  /** The line being received (no line feed yet) and its offset. */
+  private partial = '';
+  private partialStart: number;
+  /** The partial line held only white space so far. */
+  private partialBlank = true;
   private fence: (Fence & OpenFence) | undefined;
   /** Offset just after the last blank line, while the line after it is still unknown; -1 when none. */
   private pendingBlank = -1;
@@ -39,44 +44,51 @@ export class BlockScanner {
   /** Complete lines read so far (each is read once: the cost of a frame is the text that arrived). */
   linesRead = 0;
 
-  /** `from` must itself be a boundary (outside any fence). */
+  /** `from`: the offset of the first text fed, which must itself be a boundary (outside any fence). */
   constructor(from = 0) {
-    this.pos = from;
+    this.partialStart = from;
     this.boundary = from;
   }
 
-  /** Reads the lines of `text` (which only ever grows) added since the last call; returns the last boundary. */
-  scan(text: string): number {
-    let pos = this.pos;
+  /** Reads the text appended since the last call; returns the last boundary. */
+  feed(delta: string): number {
+    let pos = 0;
     for (;;) {
-      const nl = text.indexOf('\n', pos);
-      const end = nl >= 0 ? nl : text.length;
-      if (this.pendingBlank >= 0) {
-        let i = pos;
-        while (i < end && SPACE.test(text[i]!)) i += 1;
-        if (i < end) {
-          if (text[pos] !== ' ' && text[pos] !== '\t') this.boundary = this.pendingBlank;
+      const nl = delta.indexOf('\n', pos);
+      const piece = delta.slice(pos, nl < 0 ? delta.length : nl);
+      // The first non-blank character of the line after a blank line decides whether the blank line is a boundary.
+      if (this.partialBlank && NON_SPACE.test(piece)) {
+        this.partialBlank = false;
+        if (this.pendingBlank >= 0) {
+          const first = (this.partial || piece)[0];
+          if (first !== ' ' && first !== '\t') this.boundary = this.pendingBlank;
           this.pendingBlank = -1;
         }
       }
-      if (nl < 0) break;
-      const line = text.slice(pos, nl);
-      const next = nl + 1;
-      this.linesRead += 1;
-      if (this.fence) {
-        if (closes(line, this.fence)) { this.fence = undefined; this.boundary = next; }
-      } else {
-        const opener = openerOf(line);
-        if (opener) this.fence = { ...opener, start: pos, codeStart: next };
-        else if (line.trim() === '') this.pendingBlank = next;
-      }
-      pos = next;
+      if (nl < 0) { this.partial += piece; break; }
+      this.endLine(this.partial + piece);
+      pos = nl + 1;
     }
-    this.pos = pos;
     return this.boundary;
   }
 
-  /** The fence the scanned text ends inside (its opener line complete), if any. */
+  private endLine(line: string): void {
+    const start = this.partialStart;
+    const next = start + line.length + 1;
+    this.linesRead += 1;
+    if (this.fence) {
+      if (closes(line, this.fence)) { this.fence = undefined; this.boundary = next; }
+    } else {
+      const opener = openerOf(line);
+      if (opener) this.fence = { ...opener, start, codeStart: next };
+      else if (line.trim() === '') this.pendingBlank = next;
+    }
+    this.partial = '';
+    this.partialStart = next;
+    this.partialBlank = true;
+  }
+
+  /** The fence the text fed so far ends inside (its opener line complete), if any. */
   get openFence(): OpenFence | undefined {
     return this.fence && { start: this.fence.start, codeStart: this.fence.codeStart, info: this.fence.info };
   }
@@ -84,12 +96,12 @@ export class BlockScanner {
 
 /** The last stable boundary at or after `from` (which must itself be a boundary, i.e. outside any fence). */
 export function findStableBoundary(text: string, from: number): number {
-  return new BlockScanner(from).scan(text);
+  return new BlockScanner(from).feed(text.slice(from));
 }
 
 /** Where an unclosed fence begins in `tail` (its opener line complete), if the tail ends inside one. */
 export function openFenceOf(tail: string): OpenFence | undefined {
   const scanner = new BlockScanner(0);
-  scanner.scan(tail);
+  scanner.feed(tail);
   return scanner.openFence;
 }

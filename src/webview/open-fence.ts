@@ -8,8 +8,8 @@ import { el } from './dom';
 export class OpenFenceView {
   readonly pre: HTMLElement;
   private readonly writer: ChunkWriter;
-  /** Characters of code appended so far. */
-  appended = 0;
+  /** A high surrogate that arrived without its pair (a delta may end between the two). */
+  private held = '';
 
   constructor(readonly start: number, info: string, strings: Strings) {
     const lang = info.split(/\s+/)[0] ?? '';
@@ -18,11 +18,12 @@ export class OpenFenceView {
     this.writer = new ChunkWriter(code, strings);
   }
 
-  /** Appends code; a trailing high surrogate waits for its pair (a delta may end between the two). */
+  /** Appends code; a trailing high surrogate waits for its pair. */
   append(text: string): void {
-    const last = text.charCodeAt(text.length - 1);
-    const end = last >= 0xd800 && last <= 0xdbff ? text.length - 1 : text.length;
-    if (end > 0) this.writer.append(text.slice(0, end));
-    this.appended += end;
+    const all = this.held + text;
+    const last = all.charCodeAt(all.length - 1);
+    const end = last >= 0xd800 && last <= 0xdbff ? all.length - 1 : all.length;
+    this.held = all.slice(end);
+    if (end > 0) this.writer.append(all.slice(0, end));
   }
 }

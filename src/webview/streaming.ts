@@ -45,11 +45,16 @@ interface OpenBlock {
 const freshBlock = (kind: OpenBlockKind = 'other'): OpenBlock => ({ kind, context: '', pieces: 0, olNext: 1 });
 
 export class StreamingRenderer {
+  /** The whole answer; read only when it ends (a frame reads only what it needs, see `fresh`). */
   private text = '';
-  /** Start of the text not yet rendered as stable blocks. */
+  /** Text appended since the last frame. */
+  private fresh: string[] = [];
+  /** Start of the text not yet rendered as stable blocks, and that text. */
   private stableEnd = 0;
-  /** Start of the live text (after the pieces committed for display). */
+  private tailText = '';
+  /** Start of the live text (after the pieces committed for display), and that text. */
   private softEnd = 0;
+  private liveText = '';
   private scanner = new BlockScanner(0);
   private readonly stable = el('div', { class: 'stream-stable' });
   private readonly tail = el('div', { class: 'stream-tail' });
@@ -73,6 +78,7 @@ export class StreamingRenderer {
     private readonly onRendered: () => void = () => undefined,
   ) {
     this.text = initialText;
+    this.fresh.push(initialText);
     this.tail.append(this.soft, this.live);
     body.replaceChildren(this.stable, this.tail);
     this.renderFrame();
@@ -84,6 +90,7 @@ export class StreamingRenderer {
 
   append(delta: string): void {
     this.text += delta;
+    this.fresh.push(delta);
     if (!this.frame) this.frame = requestAnimationFrame(() => { this.frame = 0; this.renderFrame(); });
   }
 
@@ -120,17 +127,25 @@ export class StreamingRenderer {
 
   private renderFrame(): void {
     const t0 = performance.now();
-    const boundary = this.scanner.scan(this.text);
+    const fresh = this.fresh.join('');
+    this.fresh = [];
+    this.tailText += fresh;
+    const fenceOpen = this.openFence !== undefined;
+    if (!fenceOpen) this.liveText += fresh;
+    const boundary = this.scanner.feed(fresh);
     if (boundary > this.stableEnd) this.commitStable(boundary);
     const fence = this.scanner.openFence;
-    if (fence && fence.start >= this.softEnd) this.renderOpenFence(fence.start, fence.codeStart, fence.info);
+    if (fence && fence.start >= this.softEnd) this.renderOpenFence(fence.start, fence.codeStart, fence.info, fenceOpen && this.openFence ? fresh : '');
     else this.renderLive();
     this.onRendered(); // inside the timing: keeping the view at the bottom forces a layout
     if (this.text.length > 0) this.frameMs.push(performance.now() - t0);
   }
 
   private commitStable(boundary: number): void {
-    this.stable.append(this.renderMarkdown(this.text.slice(this.stableEnd, boundary)));
+    const rest = this.tailText.slice(boundary - this.stableEnd);
+    this.stable.append(this.renderMarkdown(this.tailText.slice(0, boundary - this.stableEnd)));
+    this.tailText = rest;
+    this.liveText = rest;
     this.stableEnd = boundary;
     this.softEnd = boundary;
     this.openFence?.pre.remove();
@@ -142,24 +157,28 @@ export class StreamingRenderer {
     this.cutAt = SOFT_LIMIT;
   }
 
-  private renderOpenFence(start: number, codeStart: number, info: string): void {
-    if (this.openFence?.start !== start) {
-      // What precedes the opener is complete: commit it once.
-      if (start > this.softEnd) this.commitPiece(this.text.slice(this.softEnd, start));
-      this.softEnd = start;
-      this.block = freshBlock();
-      this.live.replaceChildren();
-      this.renderedLive = undefined;
-      this.openFence?.pre.remove();
-      this.openFence = new OpenFenceView(start, info, this.strings());
-      this.tail.append(this.openFence.pre);
+  /** `fresh`: the text that arrived this frame, when the fence was already open before it. */
+  private renderOpenFence(start: number, codeStart: number, info: string, fresh: string): void {
+    if (this.openFence?.start === start) {
+      this.openFence.append(fresh);
+      return;
     }
-    const code = this.text.slice(codeStart + this.openFence.appended);
-    if (code) this.openFence.append(code);
+    // What precedes the opener is complete: commit it once. The code so far goes in at once.
+    if (start > this.softEnd) this.commitPiece(this.liveText.slice(0, start - this.softEnd));
+    const code = this.liveText.slice(codeStart - this.softEnd);
+    this.softEnd = start;
+    this.liveText = '';
+    this.block = freshBlock();
+    this.live.replaceChildren();
+    this.renderedLive = undefined;
+    this.openFence?.pre.remove();
+    this.openFence = new OpenFenceView(start, info, this.strings());
+    this.tail.append(this.openFence.pre);
+    this.openFence.append(code);
   }
 
   private renderLive(): void {
-    let live = this.text.slice(this.softEnd);
+    let live = this.liveText;
     if (live === this.renderedLive) return;
     while (live.length >= this.cutAt) {
       const cut = this.findCut(live);
@@ -168,6 +187,7 @@ export class StreamingRenderer {
       this.softEnd += cut.offset;
       this.block = cut.continues ? { ...this.block, kind: cut.kind, context: cut.context } : freshBlock(cut.kind);
       live = live.slice(cut.offset);
+      this.liveText = live;
       this.cutAt = SOFT_LIMIT;
     }
     const frag = this.renderMarkdown(this.block.context + live);
