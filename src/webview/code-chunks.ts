@@ -3,6 +3,7 @@
 // 512 lines while skipped. One text node holding megabytes is laid out again in full whenever it changes, and in
 // full the first time even where only its first lines are on screen; chunks keep layout to what changed or shows.
 // Selecting and copying across chunks gives the same text (the chunks split at line ends).
+import { hasInvisibleCharacters } from '../core/text/invisible-characters';
 import type { Strings } from '../protocol';
 import { el } from './dom';
 import { appendMarkedText } from './invisible-marks';
@@ -22,7 +23,8 @@ export class ChunkWriter {
   private chunkLines = 0;
   private chunkChars = 0;
 
-  constructor(private readonly code: HTMLElement, private readonly strings: Strings) {}
+  /** `plain`: the caller knows the text holds no invisible characters (no marking needed). */
+  constructor(private readonly code: HTMLElement, private readonly strings: Strings, private readonly plain = false) {}
 
   /** Appends code text; chunks end only after a line feed. */
   append(text: string): void {
@@ -51,7 +53,8 @@ export class ChunkWriter {
   }
 
   private write(s: string): void {
-    appendMarkedText(this.chunk!, s, this.strings);
+    if (this.plain) this.chunk!.append(s);
+    else appendMarkedText(this.chunk!, s, this.strings);
     this.chunkChars += s.length;
   }
 
@@ -75,7 +78,7 @@ export function chunkLargeCode(code: HTMLElement, strings: Strings): void {
   const text = code.textContent ?? '';
   if (text.length <= LARGE_CODE_CHARS || Array.from(code.childNodes).some((n) => n.nodeType !== Node.TEXT_NODE)) return;
   code.replaceChildren();
-  const writer = new ChunkWriter(code, strings);
+  const writer = new ChunkWriter(code, strings, !hasInvisibleCharacters(text));
   writer.append(text);
   writer.finish();
 }

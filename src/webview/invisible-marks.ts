@@ -34,7 +34,7 @@ const ANY = new RegExp(invisibleCharacterPattern().source, 'u');
 /** Marks the invisible characters inside every <code> (blocks and inline) under `root`. */
 export function markInvisibleCharacters(root: ParentNode, strings: Strings): void {
   for (const code of Array.from(root.querySelectorAll('code'))) {
-    if (!ANY.test(code.textContent ?? '')) continue;
+    if (code.firstElementChild?.classList.contains('code-chunk-group') || !ANY.test(code.textContent ?? '')) continue; // chunks are marked as written
     const walker = code.ownerDocument.createTreeWalker(code, NodeFilter.SHOW_TEXT);
     const texts: Text[] = [];
     for (let n = walker.nextNode(); n; n = walker.nextNode()) {
