@@ -1,5 +1,6 @@
-// Three bundles: the extension host (node, CommonJS, `vscode` external), the CLI (node, no vscode at all)
-// and the chat webview (browser IIFE). `--production` minifies; `--watch` rebuilds on change.
+// Four bundles: the extension host (node, CommonJS, `vscode` external), the CLI (node, no vscode at all) and the
+// two webviews, the chat panel and the Server Status view (browser IIFEs). `--production` minifies; `--watch`
+// rebuilds on change.
 import * as esbuild from 'esbuild';
 
 const production = process.argv.includes('--production');
@@ -11,6 +12,17 @@ const common = {
   sourcemap: production ? false : 'linked',
   logLevel: 'info',
   legalComments: 'none',
+};
+
+/** The webview bundles (test/webview/support/harness.ts builds them the same way, with RENDER_STATS on). */
+const webview = {
+  platform: 'browser',
+  format: 'iife',
+  target: 'chrome120',
+  // CSS imported by a bundle (the codicon font's stylesheet) becomes dist/<bundle>.css, its font a file next to it.
+  loader: { '.css': 'css', '.ttf': 'file' },
+  // Benchmark-only render statistics of the chat panel (src/webview/chat/renderStats.ts): off in the extension.
+  define: { RENDER_STATS: 'false' },
 };
 
 const builds = [
@@ -25,7 +37,7 @@ const builds = [
   },
   {
     ...common,
-    entryPoints: { cli: 'src/core/cli/main.ts' },
+    entryPoints: { cli: 'src/cli/main.ts' },
     outdir: 'dist',
     platform: 'node',
     format: 'cjs',
@@ -34,12 +46,9 @@ const builds = [
   },
   {
     ...common,
-    entryPoints: { webview: 'src/webview/main.ts' },
+    ...webview,
+    entryPoints: { webview: 'src/webview/chat/main.ts', status: 'src/webview/status/main.ts' },
     outdir: 'dist',
-    platform: 'browser',
-    format: 'iife',
-    target: 'chrome120',
-    loader: { '.css': 'css' },
   },
 ];
 

@@ -9,7 +9,7 @@
 //                               [--no-readme] [--silent] [--part-timeout-s=N]
 //   (full)    about 10 minutes; writes bench/results/latest.json, bench/results/concurrency.svg, README section
 //   --quick   a few minutes, fewer rounds and shorter answers; writes bench/results/quick.json (+ quick SVG)
-//   --smoke   seconds of work per part with tiny sizes, for test/unit/bench (needs --out)
+//   --smoke   seconds of work per part with tiny sizes, for test/bench (the bench stage of npm test; needs --out)
 // Benchmarks report figures and targets; they do not fail on a missed target. Exit status 1 = a part failed.
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';

@@ -1,8 +1,8 @@
 // Chat panel render cost while an answer streams, in headless Chromium, through the webview tests' measurement
-// (test/webview/support/render-cost.ts): the real webview bundle, deltas a few tokens per animation frame, per-frame
-// render time recorded by the streaming renderer itself. Per round one short and one long answer (order
-// alternating), each in a fresh panel with 10 earlier turns; linearity = cost(long) ÷ cost(short), so 2.0 means the
-// cost per token does not grow with the answer's length.
+// (test/webview/support/render-cost.ts): the real webview bundle (with its benchmark-only RENDER_STATS on), deltas
+// a few tokens per animation frame, per-frame render time recorded by the streaming renderer itself. Per round one
+// short and one long answer (order alternating), each in a fresh panel with 10 earlier turns; linearity =
+// cost(long) ÷ cost(short), so 2.0 means the cost per token does not grow with the answer's length.
 //
 // Long-block linearity: one block with no blank line (a paragraph, a list, a table, a code fence) of `blockChars`
 // streams `blockPerFrame` characters a frame into a fresh panel (after a short warm-up block in the same page);

@@ -5,6 +5,9 @@ import { pairedRatios, round, summarize } from './stats.mjs';
 /** Headline figures: key → target (`op` value) and the unit shown in the README table. */
 export const TARGETS = {
   server_batching_speedup: { op: '>=', value: 4, stretch: 6, unit: '×', what: 'tokens/s of 8 concurrent streams, max batch 8 ÷ max batch 1' },
+  late_join_wait_ratio: { op: '>=', value: 10, unit: '×', what: 'wait to the first delta of a 16-token request sent 300 ms after a 400-token answer started, per_execute ÷ continuous (same native engine, 10 ms/step)' },
+  staggered_throughput_ratio: { op: '>=', value: 1.5, unit: '×', what: 'tokens/s of 16 requests 50 ms apart (answers 32–256 tokens), continuous ÷ per_execute' },
+  staggered_p95_latency_ratio: { op: '<=', value: 0.5, unit: '', what: 'p95 request latency of the same 16 staggered requests, continuous ÷ per_execute' },
   explain_fanout_speedup: { op: '>=', value: 3, unit: '×', what: 'wall time of 8 explains one after another ÷ concurrently (extension code path)' },
   ttft_fraction: { op: '<=', value: 0.05, unit: '', what: 'time to first streamed delta ÷ time to the whole 256-token answer (streamChat)' },
   client_overhead_ratio: { op: '<=', value: 1.15, unit: '×', what: 'TritonClient median request time ÷ bare undici.request, same endpoint' },
@@ -103,9 +106,24 @@ export function composeResults({ parts, machine, mode, startedAt, finishedAt, lo
     out.server_batching_speedup = missing('server_batching_speedup', `server bench: ${why('server')}; curve: ${why('curve')}`);
   }
 
-  const client = ok('client');
   const pick = (obj) => ({ value: obj.value, median_of: obj.median_of, min: obj.min, max: obj.max });
   const strip = (obj) => Object.fromEntries(Object.entries(obj).filter(([k]) => !['value', 'median_of', 'min', 'max'].includes(k)));
+  const sched = ok('scheduler');
+  for (const key of ['late_join_wait_ratio', 'staggered_throughput_ratio', 'staggered_p95_latency_ratio']) {
+    if (sched?.[key]) {
+      out[key] = entry(key, pick(sched[key]), {
+        source: 'bench/scheduler_bench.mjs',
+        raw: {
+          late_join_wait_ms: sched.late_join_wait_ms, staggered_tokens_per_second: sched.staggered_tokens_per_second,
+          staggered_p95_ms: sched.staggered_p95_ms, continuous_rows_per_step: sched.continuous_rows_per_step, settings: sched.settings,
+        },
+      });
+    } else {
+      out[key] = missing(key, `scheduler bench: ${why('scheduler')}`);
+    }
+  }
+
+  const client = ok('client');
   if (client?.explain_fanout) {
     out.explain_fanout_speedup = entry('explain_fanout_speedup', pick(client.explain_fanout), {
       raw: strip(client.explain_fanout),

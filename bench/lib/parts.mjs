@@ -6,18 +6,21 @@ export const MODES = {
   full: {
     rounds: 5, webviewRounds: 7, curveTokens: 256, levels: [1, 2, 4, 8, 16], clientTokens: 256, overheadRequests: 200, selections: 8,
     webviewShort: 4000, webviewLong: 8000, blockChars: 65536, blockRounds: 5, stepDelayMs: 10, serverBench: true, runPackage: true,
+    scheduler: { longTokens: 400, shortTokens: 16, joinAfterMs: 300, requests: 16, staggerMs: 50, minTokens: 32, maxTokens: 256 },
   },
   quick: {
     rounds: 3, webviewRounds: 3, curveTokens: 128, levels: [1, 4, 8, 16], clientTokens: 128, overheadRequests: 100, selections: 8,
     webviewShort: 1000, webviewLong: 2000, blockChars: 32768, blockRounds: 3, stepDelayMs: 10, serverBench: false, runPackage: true,
+    scheduler: { longTokens: 400, shortTokens: 16, joinAfterMs: 300, requests: 16, staggerMs: 50, minTokens: 32, maxTokens: 256 },
   },
   smoke: {
     rounds: 1, webviewRounds: 1, curveTokens: 8, levels: [1, 8], clientTokens: 8, overheadRequests: 5, selections: 2,
     webviewShort: 40, webviewLong: 80, blockChars: 4096, blockRounds: 1, stepDelayMs: 1, serverBench: false, runPackage: false,
+    scheduler: { longTokens: 40, shortTokens: 8, joinAfterMs: 20, requests: 4, staggerMs: 10, minTokens: 8, maxTokens: 24 },
   },
 };
 
-export const PART_NAMES = ['server', 'curve', 'client', 'webview', 'footprint', 'activation'];
+export const PART_NAMES = ['server', 'scheduler', 'curve', 'client', 'webview', 'footprint', 'activation'];
 
 /**
  * Command line of each part (relative to the project root) writing its JSON to `out`, and its time limit. The
@@ -29,6 +32,15 @@ export function partCommand(name, mode, out, nodePath) {
   switch (name) {
     case 'server':
       return { argv: [nodePath, 'bench/server_bench.mjs'], timeoutMs: 8 * 60_000, writes: 'bench/results/server.json' };
+    case 'scheduler': {
+      const c = m.scheduler;
+      return {
+        argv: [nodePath, 'bench/scheduler_bench.mjs', `--out=${out}`, `--rounds=${m.rounds}`, `--step-delay-ms=${m.stepDelayMs}`,
+          `--long-tokens=${c.longTokens}`, `--short-tokens=${c.shortTokens}`, `--join-after-ms=${c.joinAfterMs}`, `--requests=${c.requests}`,
+          `--stagger-ms=${c.staggerMs}`, `--min-tokens=${c.minTokens}`, `--max-tokens=${c.maxTokens}`],
+        timeoutMs: 8 * 60_000,
+      };
+    }
     case 'curve':
       return { argv: [nodePath, 'bench/curve.mjs', `--out=${out}`, `--rounds=${m.rounds}`, `--tokens=${m.curveTokens}`, `--levels=${m.levels.join(',')}`], timeoutMs: 9 * 60_000 };
     case 'client':

@@ -25,3 +25,35 @@ export async function concurrentRound(url, concurrency, maxNewTokens) {
   const tokens = results.reduce((n, r) => n + r.tokens, 0);
   return { seconds, tokens, tokens_per_second: tokens / seconds, latencies_ms: results.map((r) => r.ms) };
 }
+
+/**
+ * One streamed request, read as it arrives: ms from sending to the first delta (the first event that carries
+ * text before the final one; the final's time if the whole answer came with it) and to the final event.
+ */
+export async function streamWithTimings(url, body) {
+  const started = performance.now();
+  const res = await fetch(`${url}/v2/models/${modelName}/generate_stream`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
+  });
+  if (res.status !== 200) throw new Error(`HTTP ${res.status} ${(await res.text()).slice(0, 500)}`);
+  const decoder = new TextDecoder();
+  let buffer = '';
+  let firstDeltaMs;
+  let final;
+  for await (const chunk of res.body) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let cut;
+    while ((cut = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      if (!block.startsWith('data:')) continue;
+      const event = JSON.parse(block.slice(5));
+      if (event.error !== undefined) throw new Error(`stream error: ${event.error}`);
+      const isFinal = event.finish_reason !== undefined;
+      if (firstDeltaMs === undefined && (isFinal || event.response)) firstDeltaMs = performance.now() - started;
+      if (isFinal) final = event;
+    }
+  }
+  if (!final) throw new Error('the stream ended without its final event');
+  return { firstDeltaMs, totalMs: performance.now() - started, tokens: Number(final.completion_tokens) };
+}

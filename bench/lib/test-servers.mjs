@@ -9,14 +9,16 @@ import { PINNED_THREADS } from './machine.mjs';
 export { modelName };
 
 /**
- * `maxBatchSize` 8 is the product's default configuration (dynamic batching, 20 ms queue delay); 1 turns batching
- * off. `maxQueueSize` is raised so that the largest concurrency of a benchmark is never rejected.
+ * `maxBatchSize` 8 is the product's default configuration (dynamic batching, 20 ms queue delay, 8 rows of the
+ * continuous scheduler); 1 turns batching off. `maxQueueSize` is raised so that the largest concurrency of a
+ * benchmark is never rejected. `scheduler` overrides the committed one (`continuous`), e.g. `per_execute`.
  */
-export async function startBenchServer({ label, maxBatchSize, maxQueueSize = 64, queueDelayUs, stepDelayMs, dynamicBatching = true }) {
+export async function startBenchServer({ label, maxBatchSize, maxQueueSize = 64, queueDelayUs, stepDelayMs, dynamicBatching = true, scheduler }) {
   // run-all.mjs points BENCH_TMP_DIR at its own temporary directory, which it removes even after killing a part.
   const dir = mkdtempSync(join(process.env.BENCH_TMP_DIR || tmpdir(), `bench-${label}-`));
   const overrides = { maxBatchSize, maxQueueSize };
   if (queueDelayUs !== undefined) overrides.queueDelayUs = queueDelayUs;
+  if (scheduler !== undefined) overrides.scheduler = scheduler;
   let server;
   const stop = async () => {
     try {
@@ -44,7 +46,7 @@ export async function startBenchServer({ label, maxBatchSize, maxQueueSize = 64,
     if (load.status !== 200) throw new Error(`loading ${modelName} (${label}) failed: HTTP ${load.status} ${await load.text()}\n${server.log().slice(-4000)}`);
     const meta = await (await fetch(`${server.url}/v2`)).json();
     return {
-      label, maxBatchSize, url: server.url, serverVersion: meta.version, stop,
+      label, maxBatchSize, url: server.url, metricsUrl: server.metricsUrl, serverVersion: meta.version, stop,
       /** Triton's own counters: how many executions, and how many requests each batch size served. */
       async batchStats() {
         const body = await (await fetch(`${server.url}/v2/models/${modelName}/stats`)).json();

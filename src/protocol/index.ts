@@ -1,4 +1,7 @@
-// The webview protocol, imported by the extension host and the webview bundle (no vscode, no node built-ins).
+// The webview protocols (the chat panel's and the Server Status view's), imported by the extension host and the
+// webview bundles; VS Code-free and browser-safe (lint-enforced: it imports nothing of ours outside src/protocol).
 export * from './limits';
 export * from './messages';
+export * from './statusMessages';
 export * from './strings';
+export * from './validation';

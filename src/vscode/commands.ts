@@ -1,31 +1,50 @@
 // Registers every command of the extension; each one is a thin call into a service of the root.
 import * as vscode from 'vscode';
-import { CONTINUE_IN_CHAT_COMMAND, DISMISS_EXPLANATION_COMMAND } from './explain/explainController';
+import { exportConversation } from './chat/conversationExport';
+import { showChatHistory } from './chat/historyPicker';
+import { COMMANDS, VSCODE_COMMANDS, WALKTHROUGH_ID, type CommandName } from './commandIds';
 import { SettingsService } from './config/settingsService';
 import type { ExtensionServices } from './services';
-import { SHOW_ACTIONS_COMMAND, showActionsQuickPick } from './statusBar';
+import { showActionsQuickPick } from './statusBar';
+import { noticeCommandRan } from './util/notice';
 
-export function registerCommands(x: ExtensionServices): vscode.Disposable[] {
-  const reg = (id: string, fn: (...args: never[]) => unknown) => vscode.commands.registerCommand(id, fn as (...args: unknown[]) => unknown);
-  return [
-    reg('tritonChatglm.startServer', () => x.server.start()),
-    reg('tritonChatglm.stopServer', () => x.server.stop()),
-    reg('tritonChatglm.restartServer', () => x.server.restart()),
-    reg('tritonChatglm.loadModel', () => x.server.load()),
-    reg('tritonChatglm.unloadModel', () => x.server.unload()),
-    reg('tritonChatglm.openChat', () => x.chatView.reveal()),
-    reg('tritonChatglm.newChat', async () => {
-      await x.chatView.reveal();
-      x.chat.newChat();
-    }),
-    reg('tritonChatglm.explainSelection', () => x.explain.explainSelections(vscode.window.activeTextEditor)),
-    reg('tritonChatglm.showServerLogs', () => x.log.show()),
-    reg('tritonChatglm.showServerStatus', () => x.statusPanel.show()),
-    reg('tritonChatglm.buildServingImage', () => x.server.buildImage()),
-    reg('tritonChatglm.cancelBuild', () => x.server.cancelBuild()),
-    reg('tritonChatglm.openSettings', () => SettingsService.open()),
-    reg(SHOW_ACTIONS_COMMAND, () => showActionsQuickPick(x.lifecycle)),
-    reg(CONTINUE_IN_CHAT_COMMAND, (thread: vscode.CommentThread) => x.explain.continueInChat(thread)),
-    reg(DISMISS_EXPLANATION_COMMAND, (thread: vscode.CommentThread) => x.explain.dismiss(thread)),
-  ];
+export function registerCommands(services: ExtensionServices): vscode.Disposable[] {
+  const { server, chat, chatView, explain, log, statusPanel, lifecycle, editorContext } = services;
+  const handlers: Record<CommandName, (...args: never[]) => unknown> = {
+    startServer: () => server.start(),
+    stopServer: () => server.stop(),
+    restartServer: () => server.restart(),
+    loadModel: () => server.load(),
+    unloadModel: () => server.unload(),
+    openChat: async () => {
+      await chatView.reveal();
+      chat.focusInput();
+    },
+    newChat: async () => {
+      await chatView.reveal();
+      chat.newChat();
+    },
+    explainSelection: () => explain.explainSelections(vscode.window.activeTextEditor),
+    showServerLogs: () => log.show(),
+    showServerStatus: () => statusPanel.show(),
+    buildServingImage: () => server.buildImage(),
+    cancelBuild: () => server.cancelBuild(),
+    openSettings: () => SettingsService.open(),
+    showActions: () => showActionsQuickPick(lifecycle),
+    continueInChat: (thread: vscode.CommentThread) => explain.continueInChat(thread),
+    dismissExplanation: (thread: vscode.CommentThread) => explain.dismiss(thread),
+    startChatglm: () => server.startChatglm(),
+    chooseWeightsFolder: () => server.chooseWeightsFolder(),
+    recheckSetup: () => server.recheckSetup(),
+    openWalkthrough: () => vscode.commands.executeCommand(VSCODE_COMMANDS.openWalkthrough, WALKTHROUGH_ID, false),
+    showChatHistory: () => showChatHistory(chat, () => chatView.reveal()),
+    exportChat: () => exportConversation(chat),
+    addSelectionToChat: (uri?: vscode.Uri, range?: vscode.Range) => editorContext.addSelection(uri, range),
+    addFileToChat: (uri?: vscode.Uri, uris?: vscode.Uri[]) => editorContext.addFile(uri, uris),
+  };
+  return (Object.keys(handlers) as CommandName[]).map((name) =>
+    vscode.commands.registerCommand(COMMANDS[name], (...args: unknown[]) => {
+      noticeCommandRan(COMMANDS[name]); // a notice offering this command has done its job
+      return (handlers[name] as (...a: unknown[]) => unknown)(...args);
+    }));
 }

@@ -7,8 +7,9 @@ import * as vscode from 'vscode';
 import { ConversationService, FileConversationStore, type LoadProblem } from '../core/chat';
 import { ChatController } from './chat/chatController';
 import { CHAT_VIEW_ID, ChatViewProvider } from './chat/chatViewProvider';
+import { EditorContext } from './chat/editorContext';
 import { registerCommands } from './commands';
-import { isLoopbackAddress, type SettingProblem } from '../core/settings/settingsParser';
+import type { SettingProblem } from '../core/settings/settingsParser';
 import { SettingsService } from './config/settingsService';
 import { ExplainController } from './explain/explainController';
 import { Log } from './log';
@@ -31,6 +32,7 @@ export class ExtensionServices implements vscode.Disposable {
     readonly chatView: ChatViewProvider,
     readonly explain: ExplainController,
     readonly statusPanel: StatusPanel,
+    readonly editorContext: EditorContext,
     store: DisposableStore,
   ) {
     this.store = store;
@@ -54,7 +56,8 @@ export class ExtensionServices implements vscode.Disposable {
         onSaveError: (e) => log.error('Saving conversations failed', e),
       });
       const problems = await conversations.init();
-      const chat = store.add(new ChatController(conversations, server, lifecycle, settings, context.globalState, log));
+      const editorContext = store.add(new EditorContext(log));
+      const chat = store.add(new ChatController(conversations, server, lifecycle, settings, context.globalState, log, editorContext));
       const chatView = store.add(new ChatViewProvider(context.extensionUri, chat, log));
       store.add(vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView, { webviewOptions: { retainContextWhenHidden: false } }));
       const explain = store.add(new ExplainController(chat, lifecycle, settings, log));
@@ -62,18 +65,16 @@ export class ExtensionServices implements vscode.Disposable {
       store.add(new StatusBar(lifecycle));
       store.add(reactToSettings(settings, server, lifecycle, log));
 
-      const services = new ExtensionServices(log, settings, lifecycle, server, chat, chatView, explain, statusPanel, store);
+      const services = new ExtensionServices(log, settings, lifecycle, server, chat, chatView, explain, statusPanel, editorContext, store);
       for (const d of registerCommands(services)) store.add(d);
       // Read by the end-to-end suite for the benchmark's activation_ms.
       log.info(`activation: commands registered in ${(performance.now() - activationStarted).toFixed(1)} ms`);
 
       reportLoadProblems(problems, log);
       reportSettingsProblems(settings.problems, log);
-      if (!isLoopbackAddress(settings.current.bindAddress) && settings.current.serverMode === 'managed') {
-        log.warn(`bindAddress is ${settings.current.bindAddress}: the inference API is reachable from other machines.`);
-      }
-      // Re-attach in the background: activation stays cheap, the status bar fills in when docker answers.
-      void server.attach();
+      // Re-attach (or check the setup, and auto-start when asked) in the background: activation stays cheap, the
+      // status bar and the setup checklist fill in when docker answers.
+      void server.activate();
       return services;
     } catch (e) {
       await store.dispose();
@@ -89,9 +90,9 @@ export class ExtensionServices implements vscode.Disposable {
 function reportLoadProblems(problems: LoadProblem[], log: Log): void {
   for (const p of problems) {
     log.warn(`conversations: ${p.code}: ${p.message}${p.keptAsidePath ? ` (kept at ${p.keptAsidePath})` : ''}`);
-    const text = p.code === 'RESTORED_FROM_BACKUP'
+    const text = p.code === 'restored-from-backup'
       ? vscode.l10n.t('The saved conversations were damaged and have been restored from the backup copy.')
-      : p.code === 'UNREADABLE'
+      : p.code === 'unreadable'
         ? vscode.l10n.t('The saved conversations could not be read; they are left untouched on disk.')
         : vscode.l10n.t('Some saved conversations were damaged; everything readable was recovered and the damaged file was kept aside.');
     void vscode.window.showWarningMessage(text);

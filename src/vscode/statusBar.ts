@@ -2,9 +2,9 @@
 import * as vscode from 'vscode';
 import { availableActions, type LifecycleAction } from '../core/state/actions';
 import type { LifecycleState, ModelState, ServerState } from '../core/state/lifecycle';
+import { COMMANDS, type CommandId } from './commandIds';
+import { failureText } from './server/setupView';
 import type { LifecycleStore } from './state/lifecycleStore';
-
-export const SHOW_ACTIONS_COMMAND = 'tritonChatglm.showActions';
 
 export class StatusBar implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
@@ -13,7 +13,7 @@ export class StatusBar implements vscode.Disposable {
   constructor(store: LifecycleStore) {
     this.item = vscode.window.createStatusBarItem('tritonChatglm.status', vscode.StatusBarAlignment.Left, 50);
     this.item.name = vscode.l10n.t('ChatGLM3 Server');
-    this.item.command = SHOW_ACTIONS_COMMAND;
+    this.item.command = COMMANDS.showActions;
     this.subscription = store.onDidChange((s) => this.render(s));
     this.render(store.current);
     this.item.show();
@@ -29,13 +29,14 @@ export class StatusBar implements vscode.Disposable {
     const err = s.serverError ?? s.modelError;
     if (err) {
       tip.appendMarkdown('\n\n');
-      tip.appendText(err.message);
+      tip.appendText(failureText(err));
     }
-    tip.appendMarkdown(`\n\n${vscode.l10n.t('Click for actions.')}`);
+    tip.appendMarkdown(`\n\n${s.server === 'setup' ? vscode.l10n.t('Click for the setup checklist and actions.') : vscode.l10n.t('Click for actions.')}`);
     this.item.tooltip = tip;
+    // "Setup needed" is a to-do, not a failure: the warning colour, never the error one.
     this.item.backgroundColor = s.server === 'error' || s.model === 'failed'
       ? new vscode.ThemeColor('statusBarItem.errorBackground')
-      : undefined;
+      : s.server === 'setup' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
     this.item.accessibilityInformation = { label: `${vscode.l10n.t('ChatGLM3')}: ${serverText(s.server)}, ${modelText(s.model)}` };
   }
 
@@ -47,6 +48,7 @@ export class StatusBar implements vscode.Disposable {
 
 function summary(s: LifecycleState): { icon: string; text: string } {
   if (s.server === 'error') return { icon: '$(error)', text: vscode.l10n.t('ChatGLM: server error') };
+  if (s.server === 'setup') return { icon: '$(tools)', text: vscode.l10n.t('ChatGLM: setup needed') };
   if (s.server === 'starting') return { icon: '$(loading~spin)', text: vscode.l10n.t('ChatGLM: starting') };
   if (s.server === 'stopping') return { icon: '$(loading~spin)', text: vscode.l10n.t('ChatGLM: stopping') };
   if (s.server === 'stopped') return { icon: '$(circle-slash)', text: vscode.l10n.t('ChatGLM: stopped') };
@@ -62,6 +64,7 @@ function summary(s: LifecycleState): { icon: string; text: string } {
 export function serverText(s: ServerState): string {
   switch (s) {
     case 'stopped': return vscode.l10n.t('stopped');
+    case 'setup': return vscode.l10n.t('setup needed');
     case 'starting': return vscode.l10n.t('starting');
     case 'running': return vscode.l10n.t('running');
     case 'stopping': return vscode.l10n.t('stopping');
@@ -80,23 +83,27 @@ export function modelText(m: ModelState): string {
 }
 
 interface ActionItem extends vscode.QuickPickItem {
-  command: string;
+  command: CommandId;
 }
 
-const ACTION_COMMANDS: Record<LifecycleAction, string> = {
-  start: 'tritonChatglm.startServer',
-  stop: 'tritonChatglm.stopServer',
-  restart: 'tritonChatglm.restartServer',
-  load: 'tritonChatglm.loadModel',
-  unload: 'tritonChatglm.unloadModel',
-  buildImage: 'tritonChatglm.buildServingImage',
-  showStatus: 'tritonChatglm.showServerStatus',
-  explain: 'tritonChatglm.explainSelection',
+const ACTION_COMMANDS: Record<LifecycleAction, CommandId> = {
+  startChatglm: COMMANDS.startChatglm,
+  recheckSetup: COMMANDS.recheckSetup,
+  start: COMMANDS.startServer,
+  stop: COMMANDS.stopServer,
+  restart: COMMANDS.restartServer,
+  load: COMMANDS.loadModel,
+  unload: COMMANDS.unloadModel,
+  buildImage: COMMANDS.buildServingImage,
+  showStatus: COMMANDS.showServerStatus,
+  explain: COMMANDS.explainSelection,
 };
 
 function actionItem(action: LifecycleAction, s: LifecycleState): ActionItem | undefined {
   const command = ACTION_COMMANDS[action];
   switch (action) {
+    case 'startChatglm': return { command, label: `$(rocket) ${vscode.l10n.t('Start ChatGLM')}`, description: vscode.l10n.t('start the server and load the model') };
+    case 'recheckSetup': return { command, label: `$(refresh) ${vscode.l10n.t('Re-check Setup')}` };
     case 'start': return { command, label: `$(play) ${vscode.l10n.t('Start Server')}` };
     case 'stop': return { command, label: `$(debug-stop) ${vscode.l10n.t('Stop Server')}` };
     case 'restart': return { command, label: `$(debug-restart) ${vscode.l10n.t('Restart Server')}` };
@@ -114,10 +121,17 @@ export async function showActionsQuickPick(store: LifecycleStore): Promise<void>
   const items: ActionItem[] = availableActions(s, store.actionContext)
     .map((a) => actionItem(a, s))
     .filter((i): i is ActionItem => i !== undefined);
+  if (s.mode === 'managed') {
+    if (s.server === 'setup') items.unshift({ command: COMMANDS.openChat, label: `$(checklist) ${vscode.l10n.t('Show Setup Checklist')}` });
+    items.push(
+      { command: COMMANDS.chooseWeightsFolder, label: `$(folder-opened) ${vscode.l10n.t('Choose Weights Folder…')}` },
+      { command: COMMANDS.openWalkthrough, label: `$(book) ${vscode.l10n.t('Get Started with ChatGLM3')}` },
+    );
+  }
   items.push(
-    { command: 'tritonChatglm.openChat', label: `$(comment-discussion) ${vscode.l10n.t('Open Chat')}` },
-    { command: 'tritonChatglm.showServerLogs', label: `$(output) ${vscode.l10n.t('Show Server Logs')}` },
-    { command: 'tritonChatglm.openSettings', label: `$(gear) ${vscode.l10n.t('Open Settings')}` },
+    { command: COMMANDS.openChat, label: `$(comment-discussion) ${vscode.l10n.t('Open Chat')}` },
+    { command: COMMANDS.showServerLogs, label: `$(output) ${vscode.l10n.t('Show Server Logs')}` },
+    { command: COMMANDS.openSettings, label: `$(gear) ${vscode.l10n.t('Open Settings')}` },
   );
   const picked = await vscode.window.showQuickPick(items, {
     title: vscode.l10n.t('ChatGLM3: server {0}, model {1}', serverText(s.server), modelText(s.model)),

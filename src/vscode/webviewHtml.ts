@@ -11,11 +11,8 @@ export interface WebviewHtmlOptions {
   lang: string;
   /** `asWebviewUri` strings. */
   styles: readonly string[];
+  /** Our bundles (`asWebviewUri` strings); pages have no inline script. */
   scripts: readonly string[];
-  /** A script of our own (not user data) to inline with the nonce; used by the small status panel. */
-  inlineScript?: string;
-  /** Static markup of our own (never model output). */
-  body?: string;
 }
 
 /** 16 random bytes, base64: unguessable per page load. */
@@ -38,10 +35,8 @@ const escapeAttr = (s: string): string =>
 
 export function buildWebviewHtml(o: WebviewHtmlOptions): string {
   if (!/^[A-Za-z0-9+/=]{16,}$/.test(o.nonce)) throw new Error('nonce must be base64 of at least 16 characters');
-  if (o.inlineScript !== undefined && /<\/script/i.test(o.inlineScript)) throw new Error('inline script must not close its tag');
   const styles = o.styles.map((href) => `  <link rel="stylesheet" href="${escapeAttr(href)}">`).join('\n');
   const scripts = o.scripts.map((src) => `  <script nonce="${o.nonce}" src="${escapeAttr(src)}"></script>`).join('\n');
-  const inline = o.inlineScript !== undefined ? `  <script nonce="${o.nonce}">${o.inlineScript}</script>\n` : '';
   return `<!DOCTYPE html>
 <html lang="${escapeAttr(o.lang)}">
 <head>
@@ -52,8 +47,8 @@ export function buildWebviewHtml(o: WebviewHtmlOptions): string {
 ${styles}
 </head>
 <body>
-${o.body ?? '  <div id="root"></div>'}
-${inline}${scripts}
+  <div id="root"></div>
+${scripts}
 </body>
 </html>
 `;

@@ -3,22 +3,44 @@
 # end-to-end stage drives, into $CODE_SERVER_PREFIX (default: <repo>/.cache/code-server). Works without
 # internet access beyond the npm registry: the two downloads its install scripts make from GitHub are replaced
 # (ripgrep from Debian's package, node-pty's npx allowed explicitly). Idempotent: does nothing when the pinned
-# version is already there. Needs the Debian packages ripgrep and libkrb5-dev (installed by .ci/run).
+# version is already there. Needs the Debian packages ripgrep and libkrb5-dev (scripts/setup-test-env.sh).
+# `--check`: only says whether the pinned version is installed (exit 0) or why not (exit 1, one line).
 set -euo pipefail
-CS_VERSION=4.99.4   # VS Code 1.99.3; newer code-server needs node >= 24
+CS_VERSION=4.99.4   # VS Code 1.99.3; newer code-server needs node >= 24. scripts/test-prerequisites.mjs reads this line.
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 PREFIX="${CODE_SERVER_PREFIX:-$ROOT/.cache/code-server}"
 BIN="$PREFIX/node_modules/.bin/code-server"
 
-installed_version() { [ -x "$BIN" ] && "$BIN" --version 2>/dev/null | sed -n '1s/ .*//p'; }  # no early-exit reader: pipefail
-if [ "$(installed_version || true)" = "$CS_VERSION" ]; then
+# Installed means both: the package on disk is the pinned version, and its binary runs and says so. The binary
+# runs with a throwaway HOME/XDG: a first run writes ~/.config/code-server/config.yaml and logs that before the
+# version line, so the check must neither depend on nor create state in the real $HOME.
+not_installed_reason() {
+  local pkg="$PREFIX/node_modules/code-server/package.json" version tmp out
+  [ -f "$pkg" ] && [ -x "$BIN" ] || { echo "code-server is not installed in $PREFIX"; return; }
+  version=$(node -p 'require(process.argv[1]).version' "$pkg" 2>/dev/null || true)
+  [ "$version" = "$CS_VERSION" ] || { echo "$PREFIX holds code-server ${version:-of unknown version}, not $CS_VERSION"; return; }
+  tmp=$(mktemp -d)
+  out=$(HOME="$tmp" XDG_CONFIG_HOME="$tmp/config" XDG_DATA_HOME="$tmp/data" XDG_CACHE_HOME="$tmp/cache" \
+    "$BIN" --version 2>&1 || true)
+  rm -rf "$tmp"
+  # The version line is "<version> <commit> with Code <vscode version>"; other lines are logs.
+  grep -qE "^${CS_VERSION//./\\.} [0-9a-f]{40} with Code " <<<"$out" \
+    || echo "$BIN does not run as code-server $CS_VERSION (its --version printed: $(tr '\n' ' ' <<<"$out" | cut -c1-300))"
+}
+
+reason=$(not_installed_reason)
+if [ -z "$reason" ]; then
   echo "code-server $CS_VERSION already installed in $PREFIX"
   exit 0
 fi
+if [ "${1:-}" = "--check" ]; then
+  echo "$reason"
+  exit 1
+fi
 for need in rg node npm; do
-  command -v "$need" >/dev/null || { echo "install-code-server: '$need' not found (apt-get install ripgrep; node 20)" >&2; exit 1; }
+  command -v "$need" >/dev/null || { echo "install-code-server: '$need' not found (apt-get install ripgrep; node 20; or run: npm run test:setup)" >&2; exit 1; }
 done
-dpkg -s libkrb5-dev >/dev/null 2>&1 || { echo "install-code-server: Debian package libkrb5-dev is missing" >&2; exit 1; }
+dpkg -s libkrb5-dev >/dev/null 2>&1 || { echo "install-code-server: Debian package libkrb5-dev is missing (apt-get install libkrb5-dev, or run: npm run test:setup)" >&2; exit 1; }
 
 mkdir -p "$PREFIX"
 cd "$PREFIX"
@@ -50,5 +72,6 @@ if ! npm_config_yes=true npm install --no-save --no-audit --no-fund --unsafe-per
   exit 1
 fi
 rm -f "$TGZ"
-[ "$(installed_version || true)" = "$CS_VERSION" ] || { echo "install-code-server: $BIN does not report $CS_VERSION" >&2; exit 1; }
+reason=$(not_installed_reason)
+[ -z "$reason" ] || { echo "install-code-server: installed, but $reason" >&2; exit 1; }
 echo "installed: code-server $CS_VERSION in $PREFIX"

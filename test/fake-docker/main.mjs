@@ -50,11 +50,12 @@ async function main(argv) {
     case 'container':
       if (rest[0] === 'inspect') return inspect(dir, rest.slice(1), 'container');
       if (rest[0] === 'ls') return ps(dir, rest.slice(1));
-      if (['stop', 'rm', 'logs'].includes(rest[0])) return main([rest[0], ...rest.slice(1)]);
+      if (['stop', 'rm', 'logs', 'wait'].includes(rest[0])) return main([rest[0], ...rest.slice(1)]);
       break;
     case 'logs': return logs(dir, rest);
     case 'stop': return stop(dir, rest);
     case 'rm': return rm(dir, rest);
+    case 'wait': return wait(dir, rest);
     default: break;
   }
   throw new Exit(1, `docker: unknown command: docker ${argv.slice(0, 2).join(' ')}\n\nRun 'docker --help' for more information`);
@@ -483,6 +484,29 @@ async function logs(dir, args) {
     if (!cur || !cur.State.Running) return 0;
     await sleep(100);
   }
+}
+
+/**
+ * `docker wait REF...`: blocks until each container is not running, then prints its exit code (one line per REF).
+ * A container removed while waited on (`rm -f`) counts as stopped with the code it was last seen with.
+ */
+async function wait(dir, args) {
+  const { positional } = parseFlags(args, {}, 'wait');
+  if (positional.length === 0) throw new Exit(1, '"docker wait" requires at least 1 argument.');
+  const errors = [];
+  for (const ref of positional) {
+    let c = findContainer(dir, ref);
+    if (!c) { errors.push(`Error response from daemon: No such container: ${ref}`); continue; }
+    while (c.State.Running || c.State.Status === 'created') {
+      await sleep(100);
+      const now = loadContainer(dir, c.Id);
+      if (!now) break;
+      c = now;
+    }
+    out(String(c.State.ExitCode ?? 0));
+  }
+  if (errors.length) throw new Exit(1, errors.join('\n'));
+  return 0;
 }
 
 function killGroup(pid, signal) {

@@ -15,7 +15,7 @@ const cliPath = join(projectRoot, 'dist/cli.js');
 before(async () => {
   // Same options as the CLI entry of esbuild.mjs; only this bundle, so the test does not depend on the others.
   await esbuild.build({
-    entryPoints: { cli: join(projectRoot, 'src/core/cli/main.ts') },
+    entryPoints: { cli: join(projectRoot, 'src/cli/main.ts') },
     outdir: join(projectRoot, 'dist'),
     bundle: true, platform: 'node', format: 'cjs', target: 'node20', sourcemap: 'linked', legalComments: 'none',
     banner: { js: '#!/usr/bin/env node' }, logLevel: 'warning',
@@ -152,6 +152,17 @@ test('CLI lifecycle: status, start, load, chat, stats, unload, stop', async (t) 
     assert.equal(s.model, 'chatglm3-6b');
     assert.ok(s.inferenceCount >= 2, r.stdout);
     assert.ok(s.executionCount >= 1);
+  });
+
+  await t.test('load, like Load Model, renders config.pbtxt again and unloads a changed model before loading it', async () => {
+    const r = await run('load', '--max-batch-size', '4', '-v');
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /Model repository updated: chatglm3-6b\/config\.pbtxt/);
+    assert.match(readFileSync(join(work, 'model_repository/chatglm3-6b/config.pbtxt'), 'utf8'), /max_batch_size: 4/);
+    // Triton's own log: the old copy went first (a reload in place would load the new one, then unload the old).
+    const events = (await run('logs', '--tail', '5000')).stdout.split('\n')
+      .map((l) => /successfully (loaded|unloaded) 'chatglm3-6b'/.exec(l)?.[1]).filter((e) => e !== undefined);
+    assert.deepEqual(events.slice(-2), ['unloaded', 'loaded']);
   });
 
   await t.test('unload, then chat says to load', async () => {

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { installRepository, MODEL_NAME } from '../../src/core/repository';
 import { ContainerManager, resolveSettings } from '../../src/core/server';
-import { TritonClient } from '../../src/core/triton';
+import { TestTritonClient } from '../support/testTritonClient';
 import { createFakeDocker, freePort, makeFakeWeights, projectRoot } from '../fake-docker/harness';
 
 /** Pids (not ours) whose command line or environment mentions `marker` (Linux /proc). */
@@ -51,7 +51,7 @@ test('a re-rendered host repository reaches the container like a bind mount', as
   const manager = new ContainerManager(settings, { env: fake.env, livenessTimeoutMs: 90_000 });
   managers.push(manager);
   const handle = await manager.start();
-  const client = new TritonClient({ baseUrl: handle.url, adminKey: handle.adminKey, adminHeader: handle.adminHeader });
+  const client = new TestTritonClient({ baseUrl: handle.url, adminKey: handle.adminKey, adminHeader: handle.adminHeader });
   try {
     await client.loadModel(MODEL_NAME, { timeoutMs: 180_000 });
     assert.equal((await client.modelConfig(MODEL_NAME)).max_batch_size, 8);

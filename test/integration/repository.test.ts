@@ -10,7 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { installRepository, type InstallResult } from '../../src/core/repository/install';
 import type { ModelSettings } from '../../src/core/repository/renderConfig';
 import { streamChat } from '../../src/core/triton/chatglm';
-import { TritonClient } from '../../src/core/triton/client';
+import { TestTritonClient } from '../support/testTritonClient';
 
 interface RunningTriton { url: string; stop(): Promise<void> }
 interface TritonProcessModule {
@@ -22,7 +22,7 @@ interface TritonProcessModule {
 const M = 'chatglm3-6b';
 let tp: TritonProcessModule;
 let server: RunningTriton | undefined;
-let client: TritonClient;
+let client: TestTritonClient;
 let work: string;
 let repository: string;
 let source: string;
@@ -58,7 +58,7 @@ describe('installed repository on tritonserver', { timeout: 300_000 }, () => {
     cpSync(join(tp.modelRepositorySource, '../warmup_requests.json'), join(work, 'source/warmup_requests.json'));
     await install({});
     server = await tp.startTritonServer({ repository });
-    client = new TritonClient({ baseUrl: server.url });
+    client = new TestTritonClient({ baseUrl: server.url });
   });
 
   after(async () => {

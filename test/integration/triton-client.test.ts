@@ -11,6 +11,7 @@ import type { ChatStreamEvent } from '../../src/core/chat/messages';
 import { installRepository } from '../../src/core/repository/install';
 import { chatOnce, streamChat } from '../../src/core/triton/chatglm';
 import { TritonClient } from '../../src/core/triton/client';
+import { TestTritonClient } from '../support/testTritonClient';
 import { TritonError, type TritonErrorCode } from '../../src/core/triton/errors';
 import { sumMetric } from '../../src/core/triton/prometheus';
 import { diffStatistics, summarizeStatistics } from '../../src/core/triton/statistics';
@@ -34,8 +35,8 @@ const KEY = `key-${process.pid}-${Date.now()}`;
 let tp: TritonProcessModule;
 const cpuSettings = () => ({ engine: tp.tinyEngine, instanceKind: 'cpu' as const });
 let server: RunningTriton | undefined;
-let admin: TritonClient;
-let anon: TritonClient;
+let admin: TestTritonClient;
+let anon: TestTritonClient;
 let work: string;
 let repository: string;
 let source: string;
@@ -83,8 +84,8 @@ describe('Triton client against tritonserver', { timeout: 600_000 }, () => {
       .replace(/max_queue_size: \d+/, 'max_queue_size: 1'));
     // Slow decoding a little so a request can be cancelled mid-stream.
     server = await tp.startTritonServer({ repository, restrictedKey: KEY, env: { TINY_ENGINE_STEP_DELAY_MS: '25' } });
-    admin = new TritonClient({ baseUrl: server.url, metricsUrl: server.metricsUrl, adminKey: KEY });
-    anon = new TritonClient({ baseUrl: server.url });
+    admin = new TestTritonClient({ baseUrl: server.url, metricsUrl: server.metricsUrl, adminKey: KEY });
+    anon = new TestTritonClient({ baseUrl: server.url });
   });
 
   after(async () => {

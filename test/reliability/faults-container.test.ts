@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { after, before, describe, test } from 'node:test';
-import { ConversationService } from '../../src/core/chat/conversation-service';
+import { ConversationService } from '../../src/core/chat/conversationService';
 import { MemoryConversationStore } from '../../src/core/chat/store';
 import { installRepository, MODEL_NAME } from '../../src/core/repository';
 import { ContainerManager, isServerError, resolveSettings, type ServerHandle, type ServerSettings } from '../../src/core/server';
@@ -150,12 +150,13 @@ describe('managed container: faults and security', { timeout: 900_000 }, () => {
     const again = new TritonClient({ baseUrl: handle.url });
     try {
       await svc.regenerate(r.conversationId);
-      const built = svc.beginAnswer(r.conversationId, { temperature: 0, maxNewTokens: 8 });
+      const answer = svc.startAnswer(r.conversationId);
+      const built = svc.buildRequest(r.conversationId, { temperature: 0, maxNewTokens: 8 });
       assert.ok(built.ok);
       const answered = await collectStream(again, built.request);
       assert.ok(answered.final, String(answered.error));
-      for (const d of [answered.text]) svc.appendDelta(r.conversationId, built.answer.id, d);
-      await svc.finish(r.conversationId, built.answer.id, answered.final);
+      for (const d of [answered.text]) svc.appendDelta(r.conversationId, answer.id, d);
+      await svc.finish(r.conversationId, answer.id, answered.final);
       assert.equal(svc.get(r.conversationId)!.messages.at(-1)!.status, 'complete');
     } finally {
       await again.close();

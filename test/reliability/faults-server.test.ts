@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { ConversationService } from '../../src/core/chat/conversation-service';
+import { ConversationService } from '../../src/core/chat/conversationService';
 import { MemoryConversationStore } from '../../src/core/chat/store';
 import { initialState, transition } from '../../src/core/state/lifecycle';
 import { TritonClient } from '../../src/core/triton/client';

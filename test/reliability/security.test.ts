@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { test } from 'node:test';
 import { buildRunArgs, newAdminKey, resolveSettings } from '../../src/core/server';
-import { TritonClient } from '../../src/core/triton/client';
+import { TestTritonClient } from '../support/testTritonClient';
 import { parseSettings, type InspectedValue } from '../../src/core/settings/settingsParser';
 import { SETTINGS, SECTION, type SettingKey } from '../../src/core/settings/settingsSchema';
 import { toServerSettings } from '../../src/core/settings/settingsMapping';
@@ -188,7 +188,7 @@ test('our client never sends `config` or `file:` overrides with a load (request 
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   t.after(() => new Promise<void>((r) => server.close(() => r())));
   const key = newAdminKey();
-  const client = new TritonClient({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, adminKey: key });
+  const client = new TestTritonClient({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, adminKey: key });
   t.after(() => client.close());
   await client.ensureModelLoaded('chatglm3-6b', { onProgress: () => undefined, progressIntervalMs: 10 });
   await client.loadModel('chatglm3-6b');

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import type { Conversation } from '../../src/core/chat/conversation';
-import { FileConversationStore } from '../../src/core/chat/file-store';
+import { FileConversationStore } from '../../src/core/chat/fileStore';
 import { contentFor } from './support/store-content';
 import { SOAK } from './support/server';
 
@@ -111,7 +111,7 @@ describe('conversation store under crashes and damage', { timeout: 600_000 }, ()
     const loaded = await new FileConversationStore(file, () => 1234).load();
     assert.deepEqual(loaded.conversations.map((c) => c.id).sort(), ['A', 'B', 'C', 'D', 'E']);
     for (const c of loaded.conversations) assert.equal(c.updatedAt, 20 + 'ABCDEF'.indexOf(c.id), `${c.id}: the newest copy (from the damaged file)`);
-    const corrupt = loaded.problems.find((p) => p.code === 'CORRUPT_FILE');
+    const corrupt = loaded.problems.find((p) => p.code === 'corrupt-file');
     assert.ok(corrupt, `reported: ${JSON.stringify(loaded.problems)}`);
     assert.equal(corrupt.dropped, 1, 'one conversation could not be recovered');
     assert.ok(corrupt.keptAsidePath && existsSync(corrupt.keptAsidePath), 'the damaged file is kept');
@@ -133,9 +133,9 @@ describe('conversation store under crashes and damage', { timeout: 600_000 }, ()
     const ids = loaded.conversations.map((c) => c.id).sort();
     assert.deepEqual(ids, ['A', 'B', 'C', 'D', 'F'], 'all valid ones, C from the backup; E is lost');
     assert.equal(loaded.conversations.find((c) => c.id === 'C')!.updatedAt, 12, 'C is the backup copy');
-    const corrupt = loaded.problems.find((p) => p.code === 'CORRUPT_FILE');
+    const corrupt = loaded.problems.find((p) => p.code === 'corrupt-file');
     assert.equal(corrupt?.dropped, 2, `C and E reported: ${JSON.stringify(loaded.problems)}`);
-    assert.ok(loaded.problems.some((p) => p.code === 'RESTORED_FROM_BACKUP' && /1 conversation/.test(p.message)));
+    assert.ok(loaded.problems.some((p) => p.code === 'restored-from-backup' && /1 conversation/.test(p.message)));
     assert.ok(corrupt?.keptAsidePath && readFileSync(corrupt.keptAsidePath, 'utf8') === text, 'the damaged file is kept as it was');
     for (const c of loaded.conversations) for (const m of c.messages) assert.equal(m.content, contentFor(m.id));
     // Saving what was recovered gives a clean file again.

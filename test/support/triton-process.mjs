@@ -12,7 +12,10 @@ export const modelRepositorySource = join(projectRoot, 'triton/model_repository'
 export const modelName = 'chatglm3-6b';
 /** Where the tiny test engine and the pb_utils stand-in live; put on the stub's PYTHONPATH. */
 export const testingPythonPath = join(projectRoot, 'triton/testing');
-/** Engine plug-in used in tests instead of the Hugging Face one (selected by config.pbtxt's `engine` parameter). */
+/**
+ * Engine plug-in used in tests instead of the real checkpoint (config.pbtxt's `engine` parameter): the native
+ * engine's forward pass, KV cache and schedulers on a tiny random model with a byte tokenizer.
+ */
 export const tinyEngine = 'tiny_engine:TinyEngine';
 
 export function tritonHome() {
@@ -25,19 +28,27 @@ export function tritonHome() {
 
 /**
  * What a GPU container would run, adapted to this CPU machine: KIND_GPU instances become KIND_CPU and the
- * engine becomes the tiny torch model. Optional overrides change batching for a test.
+ * engine becomes the tiny model (the native engine's code on a tiny random ChatGLM3; its scheduler stays what the
+ * config says). Optional overrides change batching for a test: `maxBatchSize` and `maxQueueSize` set Triton's
+ * batch and queue and the scheduler's `max_active_rows` and `max_waiting`, as the extension's renderer does;
+ * `scheduler` picks `continuous` or `per_execute`.
  */
 export function patchConfigForTests(text, overrides = {}) {
   let out = text.replace(/kind:\s*KIND_GPU(\s+gpus:\s*\[[^\]]*\])?/g, 'kind: KIND_CPU');
   out = setParameter(out, 'engine', overrides.engine ?? tinyEngine);
+  if (overrides.scheduler !== undefined) out = setParameter(out, 'scheduler', overrides.scheduler);
   if (overrides.maxBatchSize !== undefined) {
     out = out.replace(/^max_batch_size:\s*\d+/m, `max_batch_size: ${overrides.maxBatchSize}`);
+    out = setParameter(out, 'max_active_rows', String(overrides.maxBatchSize));
     // Triton refuses a warmup sample whose batch_size exceeds max_batch_size (the load fails).
     out = out.replace(/^(\s*batch_size:\s*)(\d+)/gm, (_m, head, n) => `${head}${Math.min(Number(n), Math.max(1, overrides.maxBatchSize))}`);
   }
   if (overrides.decoupled !== undefined) out = out.replace(/decoupled:\s*(true|false)/, `decoupled: ${overrides.decoupled}`);
   if (overrides.queueDelayUs !== undefined) out = out.replace(/max_queue_delay_microseconds:\s*\d+/, `max_queue_delay_microseconds: ${overrides.queueDelayUs}`);
-  if (overrides.maxQueueSize !== undefined) out = out.replace(/max_queue_size:\s*\d+/, `max_queue_size: ${overrides.maxQueueSize}`);
+  if (overrides.maxQueueSize !== undefined) {
+    out = out.replace(/max_queue_size:\s*\d+/, `max_queue_size: ${overrides.maxQueueSize}`);
+    out = setParameter(out, 'max_waiting', String(overrides.maxQueueSize));
+  }
   if (overrides.instanceCount !== undefined) out = out.replace(/count:\s*\d+(\s+kind:)/, `count: ${overrides.instanceCount}$1`);
   for (const [k, v] of Object.entries(overrides.parameters ?? {})) out = setParameter(out, k, v);
   return out;

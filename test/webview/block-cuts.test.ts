@@ -2,8 +2,8 @@
 // (a code span, a link, an emphasis, a list item, a table row), or the streamed view would show stray markup.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { chooseCut, forcedCut, inlineCut, lineStarts } from '../../src/webview/block-cuts';
-import { createMarkdownIt, outlineBlocks } from '../../src/webview/markdown-it-setup';
+import { chooseCut, forcedCut, inlineCut, lineStarts } from '../../src/webview/chat/blockCuts';
+import { createMarkdownIt, outlineBlocks } from '../../src/webview/chat/markdownItSetup';
 
 const md = createMarkdownIt((what) => `[image: ${what}]`);
 const textOf = (html: string) => html.replace(/<[^>]*>/g, '').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"')

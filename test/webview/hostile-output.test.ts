@@ -5,7 +5,7 @@
 // even for a moment, no payload may run, no request may leave the page and no prototype may change.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { evaluateLink } from '../../src/core/links/link-policy';
+import { evaluateLink } from '../../src/core/links/linkPolicy';
 import { assistant, startHarness, stateMsg, user, type Harness, type Panel } from './support/harness';
 import { ALL, CORPUS, LINK_TRICKS, randomCuts, SAFE_LINK_TARGETS, trickyCuts } from './support/hostile-corpus';
 import { DOM_GUARD, FAST_FRAMES, PWN_SENTINEL } from './support/page-scripts';
@@ -17,7 +17,9 @@ after(async () => { await harness?.close(); });
 
 /** Links that stay live but make the host show their real host first (user info before @). */
 const CONFIRMED_LINK_TARGETS = new Set(['https://example.com@attacker.example/', 'https://example.com@attacker.example/auto']);
-const ALLOWED_PATHS = new Set(['/panel.html', '/dist/webview.js', '/media/chat/chat.css', '/theme.css', '/favicon.ico']);
+const ALLOWED_PATHS = new Set(['/panel.html', '/dist/webview.js', '/dist/webview.css', '/media/chat/chat.css', '/media/icons/chatglm.svg', '/theme.css', '/favicon.ico']);
+/** ...and the codicon font the bundle's stylesheet names (dist/codicon-<hash>.ttf). */
+const allowedPath = (path: string) => ALLOWED_PATHS.has(path) || /^\/dist\/codicon-[A-Z0-9]+\.ttf$/.test(path);
 
 async function open(csp: boolean): Promise<Panel> {
   const panel = await harness.open({ csp, init: [PWN_SENTINEL, DOM_GUARD, FAST_FRAMES] });
@@ -72,7 +74,7 @@ function assertInert(r: Report, what: string): void {
   }
   assert.ok(r.protoSame && r.polluted.length === 0, `${what}: prototypes untouched`);
   assert.deepEqual(r.csp, [], `${what}: no CSP violation`);
-  const unexpected = harness.requests.filter((u) => !u.startsWith(harness.origin) || !ALLOWED_PATHS.has(new URL(u).pathname));
+  const unexpected = harness.requests.filter((u) => !u.startsWith(harness.origin) || !allowedPath(new URL(u).pathname));
   assert.deepEqual(unexpected, [], `${what}: no request left the page`);
 }
 
@@ -86,12 +88,10 @@ describe('hostile model output', () => {
     it(`stays inert rendered whole, and in titles, errors and server reasons (${csp ? 'with' : 'without'} CSP)`, async () => {
       const panel = await open(csp);
       await panel.send(stateMsg([
-        user('u1', '<img src=x onerror="__pwn(\'user\')"> question'),
+        // questions render their Markdown through the same sanitising renderer as answers
+        user('u1', `<img src=x onerror="__pwn('user')"> question\n\n${CORPUS}`),
         assistant('a1', CORPUS),
-      ], {
-        conversations: [{ id: 'c1', title: '<img src=x onerror="__pwn(\'title\')">', createdAt: 1, updatedAt: 1, messageCount: 2 }],
-      }));
-      await panel.page.click('button[data-action="toggleHistory"]');
+      ]));
       const whole = await report(panel);
       assertInert(whole, 'whole');
       assert.ok(whole.text.includes('<script>__pwn("template")</script>'), 'raw HTML is shown as text');

@@ -1,7 +1,7 @@
 // The cut points of incremental rendering: a wrong cut would render half a code block or a list as something else.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { BlockScanner, findStableBoundary, openFenceOf } from '../../src/webview/block-scanner';
+import { BlockScanner, findStableBoundary, openFenceOf } from '../../src/webview/chat/blockScanner';
 
 describe('findStableBoundary', () => {
   it('cuts after a blank line once the next line starts unindented', () => {

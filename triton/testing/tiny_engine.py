@@ -1,39 +1,47 @@
-"""A tiny, real torch language model behind the engine seam, for tests and benchmarks on CPU.
+"""The test engine: the production native engine (ChatGLM forward pass, KV cache, both schedulers) on a tiny
+random ChatGLM3-architecture model, for the test server, the benchmarks and the fake docker on CPU.
 
+- Model: chatglm_native.NativeEngine with a 2-layer, 64-wide config (4 heads, 2 KV groups, kv_channels 16,
+  SwiGLU 128, RMSNorm, qkv bias) and seeded random weights under ChatGLM3's parameter names, in float64 (so
+  batched and unbatched greedy answers agree exactly).
 - Tokenizer: byte level (ids 3..258 = bytes 0..255) plus ChatGLM3-like specials ([gMASK], sop, <|system|>,
   <|user|>, <|assistant|>, <|observation|>, ...) and ChatGLM3's prompt layout:
   [gMASK] sop + per message <|role|> + encode(metadata + "\\n") + encode(content), ending with <|assistant|>.
-- Model: 2 transformer layers, 64 wide, seeded random weights, KV cache, left padding with attention mask
-  and position ids. Finished rows are dropped from the batch (their cache rows are freed).
-- Like ChatGLM3 it starts every answer with the empty metadata line ("\\n"); after that it writes valid UTF-8
-  (ASCII and 3-byte CJK characters, so characters span several tokens) until its max_new_tokens; it never
-  stops by itself unless TINY_ENGINE_STOP_AFTER is set.
-- Sampling, stopping and cancellation use the same code as the production engine (chatglm_generation).
+- Test-only output shaping (what a trained chat model does and random weights do not): every answer starts with
+  the empty metadata line ("\\n"), then only valid UTF-8 (ASCII and 3-byte CJK characters, so characters span
+  several tokens) until max_new_tokens; it never stops by itself unless TINY_ENGINE_STOP_AFTER is set. The shaping
+  masks logits per slot; sampling, stopping and cancellation are the production code's.
 
-Environment knobs (all optional, test-only): TINY_ENGINE_PROMPT_LOG=<file> appends one JSON line per row with
-the decoded prompt and the messages it contained; TINY_ENGINE_STEP_DELAY_MS=<ms> sleeps per decode step;
-TINY_ENGINE_SEED=<int> changes the weights; TINY_ENGINE_STOP_AFTER=<n> makes every row emit <|user|> after
-n answer tokens (to test finish_reason "stop").
+Environment knobs (all optional, test-only): TINY_ENGINE_PROMPT_LOG=<file> appends one JSON line per row with the
+decoded prompt and the messages it contained; TINY_ENGINE_STEP_DELAY_MS=<ms> makes every forward pass (prefill
+or decode step) last at least that long: a paced stand-in for a GPU step; TINY_ENGINE_SEED=<int> changes the weights; TINY_ENGINE_STOP_AFTER=<n>
+makes every row emit <|user|> after n answer tokens (finish_reason "stop"); TINY_ENGINE_FAIL_MARKER=<text> makes a
+decode step fail once a row whose prompt contains <text> has 3 tokens (the engine-failure path);
+TINY_ENGINE_THREADS=<n> torch threads (default 1).
 """
 from __future__ import annotations
 
 import json
-import math
 import os
 import threading
 import time
-from typing import List, Sequence
+from typing import Dict, List, Sequence
 
 import torch
-from torch import nn
 
-from chatglm_generation import BatchTracker, RowWarper, guard_invalid_scores, left_pad
+from chatglm_checkpoint import ChatGLMConfig, parameter_shapes
+from chatglm_engine import EngineOptions, PrefillChunk
+from chatglm_native import NativeEngine
 
 BYTE_OFFSET = 3
 SPECIALS = ["[MASK]", "[gMASK]", "[sMASK]", "sop", "eop", "<|system|>", "<|user|>", "<|assistant|>", "<|observation|>"]
 PAD_ID, BOS_ID, EOS_ID = 0, 1, 2
 VOCAB_SIZE = BYTE_OFFSET + 256 + len(SPECIALS)
 NEWLINE_ID = BYTE_OFFSET + ord("\n")
+MASKED = -1e9  # finite: the production NaN/inf guard must not see a shaped row as broken
+TINY_CONFIG = ChatGLMConfig(num_layers=2, hidden_size=64, num_attention_heads=4, kv_channels=16, multi_query_group_num=2,
+                            ffn_hidden_size=128, padded_vocab_size=VOCAB_SIZE, layernorm_epsilon=1e-5,
+                            add_qkv_bias=True, post_layer_norm=True, seq_length=8192)
 
 
 class TinyTokenizer:
@@ -68,176 +76,136 @@ class TinyTokenizer:
         return out.decode("utf-8", errors="replace")
 
 
-class _Block(nn.Module):
-    def __init__(self, width: int, heads: int):
-        super().__init__()
-        self.heads = heads
-        self.norm1 = nn.LayerNorm(width)
-        self.qkv = nn.Linear(width, 3 * width)
-        self.proj = nn.Linear(width, width)
-        self.norm2 = nn.LayerNorm(width)
-        self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(), nn.Linear(4 * width, width))
-
-    def forward(self, x, bias, cache, start: int):
-        """Writes this step's keys/values into the preallocated cache at [start, start+t) and attends to all."""
-        b, t, w = x.shape
-        h = self.heads
-        q, k, v = self.qkv(self.norm1(x)).view(b, t, 3, h, w // h).permute(2, 0, 3, 1, 4)
-        k_cache, v_cache = cache
-        k_cache[:, :, start:start + t] = k
-        v_cache[:, :, start:start + t] = v
-        k, v = k_cache[:, :, :start + t], v_cache[:, :, :start + t]
-        att = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(w // h) + bias, dim=-1)
-        x = x + self.proj((att @ v).transpose(1, 2).reshape(b, t, w))
-        return x + self.mlp(self.norm2(x))
+def random_weights(config: ChatGLMConfig, seed: int) -> Dict[str, torch.Tensor]:
+    """Seeded random tensors under ChatGLM3's parameter names (norm weights near 1, small biases)."""
+    generator = torch.Generator().manual_seed(seed)
+    tensors = {}
+    for name, shape in parameter_shapes(config).items():
+        noise = torch.randn(shape, generator=generator, dtype=torch.float64)
+        if name.endswith("layernorm.weight"):
+            tensors[name] = 1.0 + 0.1 * noise
+        elif name.endswith(".bias"):
+            tensors[name] = 0.05 * noise
+        elif name == "transformer.output_layer.weight":
+            tensors[name] = 0.3 * noise  # peaked enough that greedy answers are not dominated by near-ties
+        else:
+            tensors[name] = 0.08 * noise
+    return tensors
 
 
-class TinyLM(nn.Module):
-    """Decoder-only transformer; sinusoidal positions from explicit position ids (like ChatGLM's left padding)."""
-
-    def __init__(self, seed: int = 0, width: int = 64, layers: int = 2, heads: int = 4):
-        super().__init__()
-        torch.manual_seed(seed)
-        self.width = width
-        self.embed = nn.Embedding(VOCAB_SIZE, width)
-        self.blocks = nn.ModuleList(_Block(width, heads) for _ in range(layers))
-        self.norm = nn.LayerNorm(width)
-        self.head = nn.Linear(width, VOCAB_SIZE, bias=False)
-        with torch.no_grad():  # peaked enough that greedy answers are not dominated by near-ties
-            self.head.weight.mul_(4.0)
-        # Like a trained chat model it only writes valid UTF-8 text: printable ASCII, newlines and 3-byte CJK
-        # characters (lead bytes E4..E9, then two continuation bytes), so multi-byte characters span tokens.
-        start = torch.zeros(VOCAB_SIZE, dtype=torch.bool)
-        start[BYTE_OFFSET + 0x20:BYTE_OFFSET + 0x7F] = True
-        start[NEWLINE_ID] = True
-        start[BYTE_OFFSET + 0xE4:BYTE_OFFSET + 0xEA] = True
-        continuation = torch.zeros(VOCAB_SIZE, dtype=torch.bool)
-        continuation[BYTE_OFFSET + 0x80:BYTE_OFFSET + 0xC0] = True
-        self.register_buffer("start_allowed", start)
-        self.register_buffer("continuation_allowed", continuation)
-
-    def positions(self, pos: torch.Tensor) -> torch.Tensor:
-        half = self.width // 2
-        freq = torch.exp(-math.log(10000.0) * torch.arange(half, dtype=torch.float64) / half)
-        angle = pos.to(torch.float64).unsqueeze(-1) * freq
-        return torch.cat([angle.sin(), angle.cos()], dim=-1).to(self.embed.weight.dtype)
-
-    def new_cache(self, batch: int, capacity: int) -> list:
-        """Key/value buffers for `capacity` positions (no per-step concatenation)."""
-        block = self.blocks[0]
-        shape = (batch, block.heads, capacity, self.width // block.heads)
-        dtype = self.embed.weight.dtype
-        return [(torch.zeros(shape, dtype=dtype), torch.zeros(shape, dtype=dtype)) for _ in self.blocks]
-
-    def forward(self, ids, pos, mask, cache: list, start: int):
-        """ids/pos [B,T] new tokens at cache positions [start, start+T); mask [B, start+T]; returns last logits."""
-        b, t = ids.shape
-        s = start + t
-        x = self.embed(ids) + self.positions(pos)
-        causal = torch.ones(t, s, dtype=torch.bool).tril(diagonal=start)
-        allowed = causal.unsqueeze(0) & mask.bool().unsqueeze(1)
-        # A large finite negative (not -inf) so fully padded query rows stay finite.
-        bias = torch.where(allowed, 0.0, -1e9).to(x.dtype).unsqueeze(1)
-        for block, layer_cache in zip(self.blocks, cache):
-            x = block(x, bias, layer_cache, start)
-        return self.head(self.norm(x[:, -1, :]))
-
-    def restrict(self, logits: torch.Tensor, pending: torch.Tensor) -> torch.Tensor:
-        """Masks logits to valid UTF-8 continuations; `pending[b]` = continuation bytes row b still owes."""
-        allowed = torch.where(pending.unsqueeze(1) > 0, self.continuation_allowed, self.start_allowed)
-        return logits.masked_fill(~allowed, -1e9)
+def _allowed(first: int, last: int) -> torch.Tensor:
+    mask = torch.zeros(VOCAB_SIZE, dtype=torch.bool)
+    mask[BYTE_OFFSET + first:BYTE_OFFSET + last] = True
+    return mask
 
 
-class TinyEngine:
-    """Engine seam implementation (see chatglm_engine.Engine)."""
+# Printable ASCII, newlines and 3-byte CJK lead bytes (E4..E9) may start a character; 80..BF continue one.
+START_ALLOWED = _allowed(0x20, 0x7F) | _allowed(0xE4, 0xEA)
+START_ALLOWED[NEWLINE_ID] = True
+CONTINUATION_ALLOWED = _allowed(0x80, 0xC0)
 
-    def __init__(self, options=None):
+
+def _forced(token: int) -> torch.Tensor:
+    mask = torch.zeros(VOCAB_SIZE, dtype=torch.bool)
+    mask[token] = True
+    return mask
+
+
+# Additive masks by row state: 0 where a token is allowed, MASKED elsewhere. A small bonus on the CJK lead bytes
+# makes multi-byte characters common (about half of a greedy answer), as in a Chinese assistant's answers, so
+# that every answer, greedy ones too, exercises characters split over tokens.
+START_CHARACTER, CONTINUE_CHARACTER, METADATA_LINE, STOP = range(4)
+CJK_BONUS = 3.0
+SHAPES = torch.stack([torch.zeros(VOCAB_SIZE, dtype=torch.float64).masked_fill_(~allowed, MASKED) for allowed in (
+    START_ALLOWED, CONTINUATION_ALLOWED, _forced(NEWLINE_ID), _forced(BYTE_OFFSET + 256 + SPECIALS.index("<|user|>")))])
+SHAPES[START_CHARACTER, BYTE_OFFSET + 0xE4:BYTE_OFFSET + 0xEA] += CJK_BONUS
+
+
+class _SlotShape:
+    """Per-slot state of the output shaping: tokens produced so far and UTF-8 continuation bytes still owed."""
+
+    def __init__(self, fails: bool):
+        self.produced = 0
+        self.pending = 0
+        self.fails = fails
+
+    def took(self, token: int) -> None:
+        self.produced += 1
+        lead = BYTE_OFFSET + 0xE0 <= token < BYTE_OFFSET + 0xF0
+        self.pending = 2 if lead else max(0, self.pending - 1)
+
+
+class TinyEngine(NativeEngine):
+    def __init__(self, options: EngineOptions = None):
         torch.set_num_threads(max(1, int(os.environ.get("TINY_ENGINE_THREADS", "1"))))
-        self.tokenizer = TinyTokenizer()
-        self.model = TinyLM(seed=int(os.environ.get("TINY_ENGINE_SEED", "0"))).double().eval()
-        t = self.tokenizer
-        self.stop_ids = (EOS_ID, t.get_command("<|user|>"), t.get_command("<|observation|>"))
+        options = options or EngineOptions(weights_path="", dtype="float32", device="cpu")
+        options.device = "cpu"
+        seed = int(os.environ.get("TINY_ENGINE_SEED", "0"))
+        super().__init__(options, tokenizer=TinyTokenizer(), config=TINY_CONFIG,
+                         tensors=random_weights(TINY_CONFIG, seed), dtype=torch.float64, sampling_seed=1234)
+        self._shapes: Dict[int, _SlotShape] = {}
         self._log_lock = threading.Lock()
-        self.generator = torch.Generator().manual_seed(1234)
 
-    # -- prompt
-    def prefix_ids(self) -> List[int]:
-        return self.tokenizer.get_prefix_tokens()
+    # -- the production steps, plus shaping and pacing
+    def prefill(self, chunks: Sequence[PrefillChunk]) -> torch.Tensor:
+        started = time.monotonic()
+        marker = os.environ.get("TINY_ENGINE_FAIL_MARKER", "")
+        for c in chunks:
+            if c.start == 0:
+                text = self._log_prompt(c.prompt)
+                self._shapes[c.slot] = _SlotShape(bool(marker) and marker in text)
+        logits = super().prefill(chunks)
+        self._pace(started)
+        return self._shape([c.slot for c in chunks], logits)
 
-    def message_ids(self, role: str, metadata: str, content: str) -> List[int]:
-        return self.tokenizer.build_single_message(role, metadata, content)
+    def decode_step(self, slots: Sequence[int], tokens: Sequence[int]) -> torch.Tensor:
+        started = time.monotonic()
+        for slot, token in zip(slots, tokens):
+            self._shapes[slot].took(int(token))
+        if any(self._shapes[s].fails and self._shapes[s].produced >= 3 for s in slots):
+            raise RuntimeError("injected engine failure (TINY_ENGINE_FAIL_MARKER)")
+        logits = super().decode_step(slots, tokens)
+        self._pace(started)
+        return self._shape(slots, logits)
 
-    def assistant_ids(self) -> List[int]:
-        return [self.tokenizer.get_command("<|assistant|>")]
+    def close_row(self, slot: int) -> None:
+        self._shapes.pop(slot, None)
+        super().close_row(slot)
 
-    def decode(self, ids: Sequence[int]) -> str:
-        return self.tokenizer.decode(ids)
+    def reset(self) -> None:
+        self._shapes.clear()
+        super().reset()
 
-    # -- generation
-    def generate(self, prompts, settings, observer):
-        self._log_prompts(prompts)
-        tracker = BatchTracker(settings, self.stop_ids, observer)
-        warper = RowWarper(settings)
-        delay = float(os.environ.get("TINY_ENGINE_STEP_DELAY_MS", "0") or 0) / 1000.0
+    def _shape(self, slots: Sequence[int], logits: torch.Tensor) -> torch.Tensor:
+        """Adds each row's mask (one of SHAPES, by the row's state) to its logits."""
         stop_after = int(os.environ.get("TINY_ENGINE_STOP_AFTER", "0") or 0)
-        user_id = self.tokenizer.get_command("<|user|>")
+        states = []
+        for slot in slots:
+            shape = self._shapes[slot]
+            if shape.produced == 0:
+                states.append(METADATA_LINE)  # the (empty) metadata line ChatGLM3 starts every answer with
+            elif stop_after and shape.produced - 1 >= stop_after:
+                states.append(STOP)
+            else:
+                states.append(CONTINUE_CHARACTER if shape.pending else START_CHARACTER)
+        return logits + SHAPES.index_select(0, torch.tensor(states, dtype=torch.long)).to(logits.dtype)
 
-        tracker.poll_cancelled()
-        rows = torch.tensor(tracker.active_rows(), dtype=torch.long)
-        if len(rows) == 0:
-            return tracker.results()
-        ids, prompt_mask, pos = left_pad([prompts[i] for i in rows.tolist()])
-        width = ids.shape[1]
-        capacity = width + max(s.max_new_tokens for s in settings) + 1
-        cache = self.model.new_cache(len(rows), capacity)
-        mask = torch.zeros((len(rows), capacity), dtype=torch.long)
-        mask[:, :width] = prompt_mask
-        start, step = 0, 0
-        pending = torch.zeros(len(rows), dtype=torch.long)  # UTF-8 continuation bytes still owed per row
-        with torch.no_grad():
-            while True:
-                logits = self.model(ids, pos, mask[:, :start + ids.shape[1]], cache, start)
-                start += ids.shape[1]
-                logits = self.model.restrict(guard_invalid_scores(logits, fallback_id=NEWLINE_ID), pending)
-                if step == 0:
-                    tokens = torch.full((len(rows),), NEWLINE_ID, dtype=torch.long)  # empty metadata line
-                else:
-                    tokens = warper.choose(logits, rows, self.generator)
-                if stop_after:
-                    for j, r in enumerate(rows.tolist()):
-                        if len(tracker.tokens[r]) - 1 >= stop_after:
-                            tokens[j] = user_id
-                lead = (tokens >= BYTE_OFFSET + 0xE0) & (tokens < BYTE_OFFSET + 0xF0)
-                pending = torch.where(lead, torch.full_like(pending, 2), (pending - 1).clamp(min=0))
-                if delay:
-                    time.sleep(delay)
-                row_list = rows.tolist()
-                tracker.step(tokens.tolist(), row_list)
-                step += 1
-                keep = [tracker.finish[r] is None for r in row_list]
-                if not any(keep):
-                    break
-                if not all(keep):  # free finished rows
-                    index = torch.tensor([j for j, k in enumerate(keep) if k], dtype=torch.long)
-                    rows, tokens, mask, pos = rows[index], tokens[index], mask[index], pos[index]
-                    pending = pending[index]
-                    cache = [(k.index_select(0, index), v.index_select(0, index)) for k, v in cache]
-                ids = tokens.unsqueeze(1)
-                pos = pos[:, -1:] + 1
-                mask[:, start] = 1
-        return tracker.results()
+    @staticmethod
+    def _pace(started: float) -> None:
+        """Pads a forward pass to TINY_ENGINE_STEP_DELAY_MS: like a GPU step, which costs about the same for 1 or 8
+        rows, the tiny model's own (CPU, batch-dependent) time is hidden inside it."""
+        delay = float(os.environ.get("TINY_ENGINE_STEP_DELAY_MS", "0") or 0) / 1000.0
+        remaining = delay - (time.monotonic() - started)
+        if remaining > 0:
+            time.sleep(remaining)
 
-    def _log_prompts(self, prompts) -> None:
+    def _log_prompt(self, ids: Sequence[int]) -> str:
+        text = self.decode(ids)
         path = os.environ.get("TINY_ENGINE_PROMPT_LOG")
-        if not path:
-            return
-        with self._log_lock, open(path, "a", encoding="utf-8") as f:
-            for ids in prompts:
-                f.write(json.dumps({"prompt": self.decode(ids), "messages": _split_messages(self.tokenizer, ids)},
-                                   ensure_ascii=False) + "\n")
-
-    def close(self) -> None:
-        self.model = None
+        if path:
+            with self._log_lock, open(path, "a", encoding="utf-8") as f:
+                f.write(json.dumps({"prompt": text, "messages": _split_messages(self.tokenizer, ids)}, ensure_ascii=False) + "\n")
+        return text
 
 
 def _split_messages(tokenizer: TinyTokenizer, ids: Sequence[int]) -> List[dict]:

@@ -7,7 +7,7 @@ InferenceResponse, response sender, TritonError, Logger, MetricFamily). This fil
 call signatures as far as model.py uses them, with the same checks that matter (numpy unicode arrays are
 rejected, a closed response sender refuses to send, FINAL is a flag), plus test hooks that the real module
 does not have: `InferenceRequest.cancel()`, `InferenceResponseSender.responses`, `Logger.records`,
-`MetricFamily.registry`.
+`MetricFamily.registry`, `set_model_ready()`.
 
 The Triton stub does not read PYTHONPATH (see triton/README.md), so this file never shadows the real module.
 """
@@ -281,6 +281,20 @@ class MetricFamily:
         metric = Metric(self, labels or {})
         self.metrics.append(metric)
         return metric
+
+
+# ------------------------------------------------------------------ BLS model control (injected by the real stub)
+
+_not_ready: set = set()  # test hook: names set_model_ready(name, False) made unready
+
+
+def is_model_ready(model_name: str, model_version: str = "") -> bool:
+    return model_name not in _not_ready
+
+
+def set_model_ready(model_name: str, ready: bool) -> None:
+    """Test hook: what Triton answers while a model is being unloaded."""
+    (_not_ready.discard if ready else _not_ready.add)(model_name)
 
 
 # ------------------------------------------------------------------ helpers with the real module's signatures

@@ -1,30 +1,32 @@
 #!/usr/bin/env python3
-"""GPU check: the real model.py (under the pb_utils stand-in) with the production HF engine on a randomly
-initialised model of ChatGLM3-6B's shape, for a machine with CUDA, torch and transformers but neither Triton
-nor the weights.
+"""GPU check of the native engine: ChatGLM3-6B's real shapes with random float16 weights (no download, no Triton),
+for a machine with CUDA and torch 2.x. One script, a few minutes; writes bench/results/gpu.json.
 
 Checks (exit 1 if one fails):
-  - batched streaming: 4 requests with different settings in one execute(): deltas, exactly one FINAL each, each
-    row's own max_new_tokens, streamed text == final content;
-  - cancellation: a row cancelled mid-stream ends with finish_reason "cancelled" and one FINAL, the others finish.
-Measures: tokens/s at batch 1, 4, 8 (greedy, fixed length) and, at batch 1, the achieved memory bandwidth
-(weight bytes read per decode step / step time) against the GPU's nominal bandwidth.
-
-Model: Llama-style stand-in for ChatGLM3-6B (28 layers, hidden 4096, 32 heads with 2 KV groups, FFN 13696,
-vocab 65024; ~6.2 B parameters, ~12.5 GB in fp16) — the same work per token as ChatGLM3, which cannot be built
-without its remote code. Tokenizer: a byte-level stand-in with ChatGLM3's special tokens and prompt layout.
-`--small` builds a 2-layer, 64-wide variant (for CPU runs; pytest runs it that way so the script cannot rot).
+  - the fixture (../shared/fixtures/chatglm3-tiny, when present) through the production loader on this device:
+    float32 logits within 1e-4 of THUDM's code (SDPA attention on torch 2.x), float16 within 0.05;
+  - model.py + the continuous scheduler (under the pb_utils stand-in) on the 6B shapes: 4 requests with different
+    settings stream, each ends with one FINAL after its own max_new_tokens, a cancelled one ends early.
+Measures:
+  - decode tokens/s at 1, 4, 8 and 16 active rows (engine steps, synchronised; and through the scheduler);
+  - prefill tokens/s of a 1,000-token prompt;
+  - the HBM roofline fraction at 1 row: weight bytes read per decode step / step time / nominal bandwidth
+    (goal >= 0.6; H200: 12.5 GB at 4.8 TB/s = 2.6 ms per step);
+  - late join in steps: a 16-token request sent while a 400-token one runs: steps from its arrival to its first
+    token (the continuous scheduler's promise: within 2 steps of admission);
+  - peak GPU memory.
 
 Usage:
-  python3 triton/tests/gpu_check.py --out gpu_check.json                  # CUDA, full size, float16
-  python3 triton/tests/gpu_check.py --device cpu --small --out check.json  # anywhere
-Options: --dtype float16|bfloat16|float32, --new-tokens N, --nominal-gbps X (if the GPU is not in the table).
+  python3 triton/tests/gpu_check.py                                   # cuda:0, float16 -> bench/results/gpu.json
+  python3 triton/tests/gpu_check.py --device cpu --small --out /tmp/g.json   # anywhere (what pytest runs)
+Options: --dtype float16|bfloat16|float32, --rows 1,4,8,16, --steps N, --nominal-gbps X (GPU not in the table).
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -37,15 +39,23 @@ for p in (HERE, ROOT / "triton" / "testing", ROOT / "triton" / "model_repository
 
 import torch  # noqa: E402
 
+from chatglm_checkpoint import DTYPES, parameter_shapes, parse_config  # noqa: E402
+from chatglm_engine import PrefillChunk  # noqa: E402
+from chatglm_native import NativeEngine  # noqa: E402
+
 # Nominal memory bandwidth in GB/s by (lower-case) name fragment; first match wins.
 NOMINAL_GBPS = [("h200", 4800), ("h100 nvl", 3900), ("h100 sxm", 3350), ("h100 pcie", 2000), ("h100", 3350),
                 ("a100-sxm4-80gb", 2039), ("a100 80gb pcie", 1935), ("a100", 1555), ("l40s", 864), ("l40", 864),
                 ("rtx 4090", 1008), ("rtx 3090", 936), ("a10g", 600), ("a10", 600), ("l4", 300), ("t4", 320),
                 ("v100", 900)]
-FULL = dict(vocab_size=65024, hidden_size=4096, intermediate_size=13696, num_hidden_layers=28,
-            num_attention_heads=32, num_key_value_heads=2, max_position_embeddings=8192)
-SMALL = dict(vocab_size=65024, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-             num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=8192)
+CHATGLM3_6B = {"num_layers": 28, "hidden_size": 4096, "num_attention_heads": 32, "kv_channels": 128,
+               "multi_query_attention": True, "multi_query_group_num": 2, "ffn_hidden_size": 13696,
+               "padded_vocab_size": 65024, "layernorm_epsilon": 1e-5, "add_qkv_bias": True, "post_layer_norm": True,
+               "rmsnorm": True, "seq_length": 8192, "original_rope": True}
+SMALL = dict(CHATGLM3_6B, num_layers=2, hidden_size=64, num_attention_heads=4, kv_channels=16, ffn_hidden_size=128)
+
+
+NEWLINE_ID = 3 + ord("\n")
 
 
 class ChatGLMLikeTokenizer:
@@ -79,65 +89,74 @@ class ChatGLMLikeTokenizer:
         return "".join(out)
 
 
-NEWLINE_ID = 3 + ord("\n")
+def random_tensors(config, dtype, device, seed: int = 0):
+    """Random weights under ChatGLM3's names, made on the device in the target dtype (no 25 GB float32 copy)."""
+    generator = torch.Generator(device=device).manual_seed(seed)
+    tensors = {}
+    for name, shape in parameter_shapes(config).items():
+        t = torch.randn(shape, generator=generator, device=device, dtype=torch.float32 if device == "cpu" else dtype)
+        scale = 0.1 if name.endswith("layernorm.weight") else (0.05 if name.endswith(".bias") else 0.02)
+        t = t.mul_(scale)
+        if name.endswith("layernorm.weight"):
+            t += 1.0
+        tensors[name] = t.to(dtype)
+    return tensors
 
 
-def starts_with_metadata_line(model_class):
-    """ChatGLM3 opens every answer with its (normally empty) metadata line; the random stand-in is made to do the
-    same by favouring "\\n" at the first generated position, so streaming behaves as with the real model."""
+class RandomChatGLMEngine(NativeEngine):
+    """The production native engine on random weights of ChatGLM3-6B's shapes (`gpu_check:RandomChatGLMEngine`)."""
 
-    class Model(model_class):
-        def forward(self, input_ids=None, **kwargs):
-            out = super().forward(input_ids=input_ids, **kwargs)
-            if input_ids is not None and input_ids.shape[1] > 1:  # prefill
-                out.logits[:, -1, NEWLINE_ID] = out.logits[:, -1].max(dim=-1).values + 100.0
-            return out
-
-    return Model
-
-
-class RandomChatGLMEngine:
-    """Engine seam plug-in (`gpu_check:RandomChatGLMEngine`): the production HFEngine around a random model."""
-
-    def __new__(cls, options):
-        from transformers import LlamaConfig, LlamaForCausalLM
-
-        from chatglm_hf import DTYPES, HFEngine
-
-        shape = SMALL if options.parameters.get("gpu_check_size") == "small" else FULL
+    def __init__(self, options):
+        small = options.parameters.get("gpu_check_size") == "small"
+        config = parse_config(SMALL if small else CHATGLM3_6B)
         dtype = DTYPES[options.dtype]
-        config = LlamaConfig(**shape, pad_token_id=0, bos_token_id=1, eos_token_id=2, torch_dtype=dtype)
-        torch.manual_seed(0)
-        if options.device == "cpu":
-            model = starts_with_metadata_line(LlamaForCausalLM)(config).to(dtype)
-        else:  # torch 2.x: build on the GPU in the target dtype (no fp32 copy of 6 B parameters in host memory)
-            previous = torch.get_default_dtype()
-            torch.set_default_dtype(dtype)
-            try:
-                with torch.device(options.device):
-                    model = starts_with_metadata_line(LlamaForCausalLM)(config)
-            finally:
-                torch.set_default_dtype(previous)
-        # Llama derives positions from the attention mask; ChatGLM's remote code takes them explicitly.
-        engine = HFEngine(options, model=model.eval(), tokenizer=ChatGLMLikeTokenizer(), pass_position_ids=False)
+        super().__init__(options, tokenizer=ChatGLMLikeTokenizer(), config=config,
+                         tensors=random_tensors(config, dtype, options.device), sampling_seed=0)
         # Stop ids outside the vocabulary: the random model runs every row to its own length, which keeps the
-        # throughput figures comparable (stopping on ChatGLM3's real stop ids is covered by the CPU tests).
-        engine.stop_ids = (config.vocab_size, config.vocab_size + 1, config.vocab_size + 2)
-        return engine
+        # figures comparable (stopping on ChatGLM3's stop ids is covered by the CPU tests).
+        vocab = config.padded_vocab_size
+        self.stop_ids = (vocab, vocab + 1, vocab + 2)
+
+    def prefill(self, chunks):
+        """ChatGLM3 opens every answer with its (normally empty) metadata line; the random model is made to do the
+        same at the first generated position, so streaming behaves as with the real model."""
+        logits = super().prefill(chunks)
+        logits[:, NEWLINE_ID] = logits.max(dim=-1).values + 100.0
+        return logits
 
 
-def load(device: str, dtype: str, small: bool):
+def sync(device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def load_served(device: str, dtype: str, small: bool, rows: int):
     from harness import load_model
 
     kind = "GPU" if device.startswith("cuda") else "CPU"
-    model = load_model(engine="gpu_check:RandomChatGLMEngine", kind=kind, dtype=dtype,
-                       gpu_check_size="small" if small else "full", stream_interval_ms="20")
     if kind == "GPU" and device != "cuda:0":
         raise SystemExit("run on cuda:0 (model.py places GPU instances by model_instance_device_id)")
-    return model
+    return load_model(engine="gpu_check:RandomChatGLMEngine", kind=kind, dtype=dtype, max_active_rows=str(rows),
+                      gpu_check_size="small" if small else "full", stream_interval_ms="20",
+                      max_input_tokens="2048", max_new_tokens_limit="1024", default_max_new_tokens="128")
 
 
-def check_streaming_and_cancellation(model, new_tokens: int) -> dict:
+def check_fixture(device: str) -> dict:
+    """The fixture's logits on this device (SDPA on torch 2.x); skipped when ../shared is not there."""
+    from fixture_check import FIXTURE, Fixture, run_checks
+
+    if not (FIXTURE / "golden.json").is_file():
+        return {"ok": True, "skipped": f"fixture not found at {FIXTURE}"}
+    fixture = Fixture()
+    out = {"ok": True, "float32": run_checks(fixture, fixture.engine(device=device, dtype="float32"))}
+    out["ok"] = max(out["float32"].values()) < 1e-4
+    if device.startswith("cuda"):
+        out["float16"] = run_checks(fixture, fixture.engine(device=device, dtype="float16"))
+        out["ok"] = out["ok"] and max(out["float16"].values()) < 0.05
+    return out
+
+
+def check_serving(model, new_tokens: int) -> dict:
     from harness import cancel_after, make_request, run
 
     failures = []
@@ -163,43 +182,98 @@ def check_streaming_and_cancellation(model, new_tokens: int) -> dict:
             "rows": [{"finish_reason": o.finish_reason, "completion_tokens": o.completion_tokens, "deltas": len(o.deltas)} for o in outs]}
 
 
-def sync(device: str) -> None:
-    if device.startswith("cuda"):
-        torch.cuda.synchronize()
-
-
-def throughput(model, device: str, new_tokens: int, batches) -> dict:
-    from harness import make_request, run
-
+def decode_throughput(engine: NativeEngine, device: str, rows_list, steps: int, prompt_len: int = 32) -> dict:
+    """Engine steps only: `rows` rows after a short prompt each, `steps` timed decode steps (after 3 untimed)."""
     result = {}
-    run(model, [make_request("warm-up", temperature=0.0, max_new_tokens=4)])
-    for b in batches:
-        reqs = [make_request(f"throughput {i}", temperature=0.0, max_new_tokens=new_tokens) for i in range(b)]
-        short = [make_request(f"throughput {i}", temperature=0.0, max_new_tokens=1) for i in range(b)]
-        sync(device)
-        t0 = time.perf_counter()
-        run(model, short)  # prefill + one step: subtracted to get decode-only step time
-        sync(device)
-        t1 = time.perf_counter()
-        outs = run(model, reqs)
-        sync(device)
-        t2 = time.perf_counter()
-        failed = [o.error for o in outs if o.error is not None]
-        if failed:
-            raise RuntimeError(f"batch {b} failed: {failed[0]!r}")
-        tokens = sum(o.completion_tokens for o in outs)
-        step = ((t2 - t1) - (t1 - t0)) / max(1, new_tokens - 1)
-        result[str(b)] = {"tokens": tokens, "seconds": round(t2 - t1, 4), "tokens_per_second": round(tokens / (t2 - t1), 2),
-                          "decode_step_ms": round(step * 1000, 3)}
+    prompt = list(range(100, 100 + prompt_len))
+    for rows in rows_list:
+        slots = [engine.open_row() for _ in range(rows)]
+        try:
+            engine.prefill([PrefillChunk(s, prompt, 0, len(prompt)) for s in slots])
+            tokens = [7] * rows
+            for _ in range(3):
+                engine.decode_step(slots, tokens)
+            sync(device)
+            t0 = time.perf_counter()
+            for _ in range(steps):
+                logits = engine.decode_step(slots, tokens)
+                tokens = logits.argmax(dim=-1).tolist()  # as the scheduler does: the next step needs these tokens
+            sync(device)
+            step = (time.perf_counter() - t0) / steps
+        finally:
+            for s in slots:
+                engine.close_row(s)
+        result[str(rows)] = {"decode_step_ms": round(step * 1000, 3), "tokens_per_second": round(rows / step, 1)}
     return result
 
 
-def weight_bytes_per_step(engine) -> int:
+def prefill_throughput(engine: NativeEngine, device: str, tokens: int) -> dict:
+    prompt = [100 + (i % 50000) for i in range(tokens)]
+    times = []
+    for _ in range(3):
+        slot = engine.open_row()
+        try:
+            sync(device)
+            t0 = time.perf_counter()
+            engine.prefill([PrefillChunk(slot, prompt, 0, tokens)])
+            sync(device)
+            times.append(time.perf_counter() - t0)
+        finally:
+            engine.close_row(slot)
+    best = min(times[1:])  # the first run pays for kernel selection
+    return {"prompt_tokens": tokens, "seconds": round(best, 4), "tokens_per_second": round(tokens / best, 1)}
+
+
+def served_throughput(model, rows_list, new_tokens: int) -> dict:
+    """Through model.py and the continuous scheduler: `rows` greedy requests together (includes prefill)."""
+    from harness import make_request, run
+
+    result = {}
+    for rows in rows_list:
+        reqs = [make_request(f"throughput {i}", temperature=0.0, max_new_tokens=new_tokens) for i in range(rows)]
+        t0 = time.perf_counter()
+        outs = run(model, reqs)
+        seconds = time.perf_counter() - t0
+        failed = [o.error for o in outs if o.error is not None]
+        if failed:
+            raise RuntimeError(f"{rows} rows failed: {failed[0]!r}")
+        tokens = sum(o.completion_tokens for o in outs)
+        result[str(rows)] = {"tokens": tokens, "seconds": round(seconds, 4), "tokens_per_second": round(tokens / seconds, 1)}
+    return result
+
+
+def late_join_steps(model, long_tokens: int = 400, short_tokens: int = 16) -> dict:
+    """A short request arrives while a long one runs: steps from its arrival to its first token (log lines)."""
+    import triton_python_backend_utils as pb
+
+    from harness import make_request, wait_for_finals
+
+    scheduler = model.scheduler
+    start = scheduler.steps
+    long = make_request("a long answer", request_id="gpu-long", temperature=0.0, max_new_tokens=long_tokens)
+    model.execute([long])
+    deadline = time.monotonic() + 120
+    while scheduler.steps < start + 20:  # the long answer is well under way (and has hundreds of steps to go)
+        if time.monotonic() > deadline or long.sender.final_count():
+            raise RuntimeError("the long request did not get going")
+        time.sleep(0.0005)
+    arrived = scheduler.steps
+    short = make_request("a short question", request_id="gpu-short", temperature=0.0, max_new_tokens=short_tokens)
+    model.execute([short])
+    wait_for_finals([long, short])
+    pattern = re.compile(r"request gpu-short \w+ after \d+ tokens \(prompt \d+ tokens; admitted at step (\d+), "
+                         r"first token at step (\d+), finished at step \d+; first token after (\d+) ms")
+    match = next(m for m in (pattern.search(msg) for _, msg in reversed(pb.Logger.records)) if m)
+    admitted, first, ms = (int(g) for g in match.groups())
+    return {"arrived_at_step": arrived, "admitted_at_step": admitted, "first_token_at_step": first,
+            "steps_from_arrival_to_first_token": first - arrived, "steps_from_admission_to_first_token": first - admitted,
+            "first_token_ms": ms, "long_row_steps": long_tokens}
+
+
+def weight_bytes_per_step(engine: NativeEngine) -> int:
     """Every weight is read once per decode step except the input embedding (one row per token)."""
-    model = engine.model
-    total = sum(p.numel() * p.element_size() for p in model.parameters())
-    embed = model.get_input_embeddings().weight
-    return total - embed.numel() * embed.element_size()
+    embedding = engine.model.embedding
+    return engine.model.parameter_bytes() - embedding.numel() * embedding.element_size()
 
 
 def nominal_gbps(device: str, override):
@@ -215,49 +289,60 @@ def nominal_gbps(device: str, override):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description="GPU check for model.py + HF engine (no Triton, no weights)")
+    parser = argparse.ArgumentParser(description="GPU check of the native engine (ChatGLM3-6B shapes, no weights, no Triton)")
     parser.add_argument("--device", default="cuda:0")
     parser.add_argument("--small", action="store_true", help="2-layer 64-wide variant (CPU friendly)")
     parser.add_argument("--dtype", default=None, help="default: float16 on CUDA, float32 on CPU")
-    parser.add_argument("--new-tokens", type=int, default=None, help="default: 128 (full) / 32 (small)")
-    parser.add_argument("--batches", default="1,4,8")
+    parser.add_argument("--rows", default="1,4,8,16")
+    parser.add_argument("--steps", type=int, default=None, help="timed decode steps per row count (default 64 / 8 small)")
+    parser.add_argument("--prefill-tokens", type=int, default=None, help="default 1000 (200 small)")
     parser.add_argument("--nominal-gbps", default=None)
-    parser.add_argument("--out", required=True)
+    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "gpu.json"))
     args = parser.parse_args(argv)
     device = "cuda:0" if args.device == "cuda" else args.device
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise SystemExit("CUDA is not available (use --device cpu --small)")
     dtype = args.dtype or ("float16" if device.startswith("cuda") else "float32")
-    new_tokens = args.new_tokens or (32 if args.small else 128)
+    rows_list = [int(r) for r in args.rows.split(",")]
+    steps = args.steps or (8 if args.small else 64)
+    new_tokens = 16 if args.small else 128
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
     started = time.perf_counter()
-    model = load(device, dtype, args.small)
-    load_seconds = time.perf_counter() - started
-    report = {"device": device, "dtype": dtype, "small": args.small, "new_tokens": new_tokens,
-              "torch": torch.__version__, "load_seconds": round(load_seconds, 2)}
+    report = {"device": device, "dtype": dtype, "small": args.small, "torch": torch.__version__,
+              "gpu": torch.cuda.get_device_name(0) if device.startswith("cuda") else None}
+    report["fixture"] = check_fixture(device)
+    model = load_served(device, dtype, args.small, max(rows_list))
+    report["load_seconds"] = round(time.perf_counter() - started, 2)
     try:
-        import transformers
-
-        report["transformers"] = transformers.__version__
-        report["parameters"] = sum(p.numel() for p in model.engine.model.parameters())
-        report["checks"] = check_streaming_and_cancellation(model, new_tokens)
-        report["throughput"] = throughput(model, device, new_tokens, [int(b) for b in args.batches.split(",")])
-        step = report["throughput"].get("1", {}).get("decode_step_ms")
-        weights = weight_bytes_per_step(model.engine)
+        engine = model.engine
+        report["attention"] = "sdpa" if engine.model.attend.__name__ == "attend_sdpa" else "plain"
+        report["parameters"] = sum(torch.Size(s).numel() for s in parameter_shapes(engine.config).values())
+        report["kv_cache_bytes"] = engine.cache.nbytes
+        report["checks"] = check_serving(model, new_tokens)
+        report["decode"] = decode_throughput(engine, device, rows_list, steps)
+        report["prefill"] = prefill_throughput(engine, device, args.prefill_tokens or (200 if args.small else 1000))
+        report["served"] = served_throughput(model, rows_list, new_tokens)
+        report["late_join"] = late_join_steps(model)
+        step_ms = report["decode"].get("1", {}).get("decode_step_ms")
+        weights = weight_bytes_per_step(engine)
         gbps, gpu = nominal_gbps(device, args.nominal_gbps)
-        achieved = weights / (step / 1000) / 1e9 if step and step > 0 else None
-        report["bandwidth"] = {"weight_bytes_per_step": weights, "decode_step_ms_batch1": step,
-                               "achieved_gbps": round(achieved, 1) if achieved else None, "gpu": gpu,
-                               "nominal_gbps": gbps,
-                               "fraction_of_nominal": round(achieved / gbps, 3) if achieved and gbps else None}
+        achieved = weights / (step_ms / 1000) / 1e9 if step_ms else None
+        report["roofline"] = {
+            "weight_bytes_per_step": weights, "decode_step_ms_1_row": step_ms, "achieved_gbps": round(achieved, 1) if achieved else None,
+            "nominal_gbps": gbps, "gpu": gpu, "fraction": round(achieved / gbps, 3) if achieved and gbps else None,
+            "goal": 0.6, "roofline_step_ms": round(weights / (gbps * 1e9) * 1000, 3) if gbps else None,
+        }
         if device.startswith("cuda"):
-            report["max_memory_allocated_gib"] = round(torch.cuda.max_memory_allocated() / 2**30, 2)
+            report["peak_memory_gib"] = round(torch.cuda.max_memory_allocated() / 2**30, 2)
     finally:
         model.finalize()
+    report["seconds"] = round(time.perf_counter() - started, 1)
+    report["ok"] = bool(report["fixture"]["ok"] and report["checks"]["ok"])
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(report, indent=2))
-    return 0 if report["checks"]["ok"] else 1
+    return 0 if report["ok"] else 1
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional
@@ -11,6 +12,7 @@ import numpy as np
 import triton_python_backend_utils as pb
 
 from pbtxt import parse_pbtxt
+from tiny_engine import TinyEngine
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL_DIR = ROOT / "triton" / "model_repository" / "chatglm3-6b"
@@ -27,8 +29,9 @@ def model_config(decoupled: bool = True, engine: str = "tiny_engine:TinyEngine",
 
 
 def load_model(decoupled: bool = True, engine: str = "tiny_engine:TinyEngine", kind: str = "CPU", **params: str):
-    """model.py initialised like Triton does it. Streams every delta at once (stream_interval_ms 0) unless a test
-    sets that parameter, so tests can count deltas."""
+    """model.py initialised like Triton does it (the committed config: scheduler continuous unless a test passes
+    scheduler="per_execute"). Streams every delta at once (stream_interval_ms 0) unless a test sets that parameter,
+    so tests can count deltas."""
     params.setdefault("stream_interval_ms", "0")
     spec = importlib.util.spec_from_file_location("chatglm3_model_under_test", MODEL_DIR / "1" / "model.py")
     module = importlib.util.module_from_spec(spec)
@@ -138,46 +141,44 @@ def cancel_after(request, deltas: int):
     return request
 
 
+def wait_for_finals(requests, timeout: float = 120.0) -> None:
+    """The continuous scheduler answers on its own thread: waits until every request has its FINAL."""
+    deadline = time.monotonic() + timeout
+    while not all(r.sender.final_count() for r in requests):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{sum(not r.sender.final_count() for r in requests)} requests got no FINAL")
+        time.sleep(0.002)
+
+
 def run(model, requests) -> List[Outcome]:
     result = model.execute(requests)
-    if model.decoupled:
+    if model.decoupled or model.continuous:
         assert result is None
+        wait_for_finals(requests)
         return [outcome_of(r) for r in requests]
     assert isinstance(result, list) and len(result) == len(requests)
     return [outcome_of_response(r) for r in result]
 
 
-class FailingEngine:
-    """Tiny engine that raises after a few decode steps (tests the 'engine failed' path)."""
+class FailingEngine(TinyEngine):
+    """The tiny engine whose every 4th decode step fails (the 'engine failed' path of both schedulers)."""
 
     def __init__(self, options=None):
-        from tiny_engine import TinyEngine
+        super().__init__(options)
+        self.decode_steps = 0
 
-        self._inner = TinyEngine(options)
-        self.stop_ids = self._inner.stop_ids
-        for name in ("prefix_ids", "message_ids", "assistant_ids", "decode"):
-            setattr(self, name, getattr(self._inner, name))
+    def decode_step(self, slots, tokens):
+        self.decode_steps += 1
+        if self.decode_steps % 4 == 0:
+            raise RuntimeError("device lost")
+        return super().decode_step(slots, tokens)
 
-    def generate(self, prompts, settings, observer):
-        inner = self._inner
 
-        class Exploding:
-            def __init__(self):
-                self.tokens = 0
+class GenerateOnlyEngine:
+    """An engine with one batched generate() and no steps (like the HF engine): per_execute is its scheduler."""
 
-            def on_token(self, row, token):
-                observer.on_token(row, token)
-                self.tokens += 1
-                if self.tokens > 6:
-                    raise RuntimeError("device lost")
-
-            def cancelled(self, rows):
-                return observer.cancelled(rows)
-
-            def on_finished(self, row, result):
-                observer.on_finished(row, result)
-
-        return inner.generate(prompts, settings, Exploding())
-
-    def close(self):
-        self._inner.close()
+    def __init__(self, options=None):
+        inner = TinyEngine(options)
+        self.stop_ids = inner.stop_ids
+        self.prefix_ids, self.message_ids, self.assistant_ids = inner.prefix_ids, inner.message_ids, inner.assistant_ids
+        self.decode, self.generate, self.close = inner.decode, inner.generate, inner.close

@@ -14,7 +14,9 @@ import triton_python_backend_utils as standin
 import gen_warmup
 from chatglm_request import MAX_HISTORY_BYTES, MAX_HISTORY_MESSAGES, MAX_LITERAL_DEPTH, MAX_PROMPT_BYTES, \
     MAX_TEMPERATURE, Limits, parse_request, plan_prompt
-from harness import MODEL_DIR, load_model, make_request, outcome_of
+from chatglm_io import INPUT_NAMES, OUTPUT_NAMES
+from chatglm_options import ServingOptions
+from harness import MODEL_DIR, load_model, make_request, outcome_of, wait_for_finals
 from pbtxt import parse_pbtxt
 from tiny_engine import TinyEngine
 
@@ -22,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CONFIG = parse_pbtxt((MODEL_DIR / "config.pbtxt").read_text(encoding="utf-8"))
 PARAMS = {k: v["string_value"] for k, v in CONFIG["parameters"].items()}
 WARMUP_DIR = MODEL_DIR / "warmup"
+OPTIONAL_PARAMETERS = {"stream_interval_ms", "prefill_token_budget", "max_context"}  # documented, not rendered
 TYPE_TO_README = {"TYPE_STRING": "STRING", "TYPE_FP32": "FP32", "TYPE_INT32": "INT32"}
 TYPE_TO_NUMPY = {"TYPE_STRING": np.object_, "TYPE_FP32": np.float32, "TYPE_INT32": np.int32}
 
@@ -104,6 +107,7 @@ def test_warmup_runs_through_model_py_with_one_final_each():
                 tensors.append(standin.Tensor(name, arr))
             reqs.append(standin.InferenceRequest(inputs=tensors))
         assert model.execute(reqs) is None
+        wait_for_finals(reqs)  # the continuous scheduler answers on its engine thread
         outs = [outcome_of(r) for r in reqs]
     finally:
         model.finalize()
@@ -114,11 +118,12 @@ def test_warmup_runs_through_model_py_with_one_final_each():
 
 
 def test_model_reads_exactly_the_config_inputs():
-    model_py = (MODEL_DIR / "1" / "model.py").read_text(encoding="utf-8")
-    names = ast.literal_eval(re.search(r"^INPUT_NAMES = (\(.*\))$", model_py, re.M).group(1))
-    assert sorted(names) == sorted(i["name"] for i in CONFIG["input"])
+    assert sorted(INPUT_NAMES) == sorted(i["name"] for i in CONFIG["input"])
+    assert list(OUTPUT_NAMES) == [o["name"] for o in CONFIG["output"]]
     assert [i["name"] for i in CONFIG["input"] if not i.get("optional")] == ["prompt"]
     assert all(i["dims"] == [1] for i in CONFIG["input"] + CONFIG["output"])
+    model_py = (MODEL_DIR / "1" / "model.py").read_text(encoding="utf-8")
+    assert "read_inputs(" in model_py and '"prompt"' not in model_py  # the names live in chatglm_io only
 
 
 def test_model_outputs_match_config_names_and_types():
@@ -126,6 +131,7 @@ def test_model_outputs_match_config_names_and_types():
     try:
         req = make_request("hello", max_new_tokens=4, temperature=0.0)
         model.execute([req])
+        wait_for_finals([req])
     finally:
         model.finalize()
     *deltas, (final, flags) = req.sender.responses
@@ -144,7 +150,10 @@ def test_config_parameters_are_valid_for_the_model():
     from chatglm_hf import DTYPES
 
     limits = Limits.from_parameters(PARAMS)
-    assert PARAMS["engine"] == "hf" and PARAMS["dtype"] in DTYPES
+    assert PARAMS["engine"] == "native" and PARAMS["scheduler"] == "continuous" and PARAMS["dtype"] in DTYPES
+    options = ServingOptions.from_parameters(PARAMS, CONFIG["max_batch_size"])
+    assert options.max_active_rows == CONFIG["max_batch_size"]
+    assert options.max_waiting == CONFIG["dynamic_batching"]["default_queue_policy"]["max_queue_size"]
     assert limits.default_max_new_tokens <= limits.max_new_tokens_limit
     assert CONFIG["model_transaction_policy"]["decoupled"] is True
     assert all(g["kind"] == "KIND_GPU" for g in CONFIG["instance_group"])
@@ -200,7 +209,7 @@ def test_readme_parameter_table_covers_the_config():
     documented = set()
     for row in params["rows"]:
         documented |= set(re.findall(r"`([a-z_]+)`", row["Key"]))
-    assert set(PARAMS) | {"stream_interval_ms"} == documented
+    assert set(PARAMS) | OPTIONAL_PARAMETERS == documented
     defaults = {re.findall(r"`([a-z_]+)`", r["Key"])[0]: r["Default"] for r in params["rows"]}
     assert defaults["max_input_tokens"] == PARAMS["max_input_tokens"]
     assert defaults["max_new_tokens_limit"] == PARAMS["max_new_tokens_limit"]

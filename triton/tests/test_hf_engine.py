@@ -179,3 +179,30 @@ def test_chatglm3_prompt_layout_and_stop_ids():
                 + [64795] + e("\n") + e("Q2")
                 + [64796])
     assert plan.ids == expected and plan.trimmed == 0
+
+
+class TinyLlamaHFEngine(HFEngine):
+    """The HF engine on the tiny Llama, as a model.py plug-in (`test_hf_engine:TinyLlamaHFEngine`)."""
+
+    def __init__(self, options):
+        torch.manual_seed(0)
+        config = LlamaConfig(vocab_size=VOCAB_SIZE, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                             num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=2048,
+                             pad_token_id=0, bos_token_id=1, eos_token_id=2)
+        super().__init__(options, model=LlamaForCausalLM(config), tokenizer=TinyTokenizer(), pass_position_ids=False)
+        self.stop_ids = (1000, 1001, 1002)  # the random model runs every row to its own length
+
+
+def test_model_py_serves_the_hf_engine_with_the_per_execute_scheduler():
+    from harness import load_model, make_request, run
+
+    with pytest.raises(ValueError, match="scheduler 'continuous' needs an engine that decodes step by step"):
+        load_model(engine="test_hf_engine:TinyLlamaHFEngine", scheduler="continuous")
+    model = load_model(engine="test_hf_engine:TinyLlamaHFEngine", scheduler="per_execute")  # what the renderer writes
+    try:
+        assert not model.continuous
+        outs = run(model, [make_request("hello", temperature=0.0, max_new_tokens=6),
+                           make_request("again", temperature=0.0, max_new_tokens=4)])
+    finally:
+        model.finalize()
+    assert [o.completion_tokens for o in outs] == [6, 4] and all(o.finals == 1 and o.error is None for o in outs)

@@ -1,5 +1,5 @@
-"""model.py under the pb_utils stand-in with the tiny engine: batching, per-row settings, bad input, cancellation,
-streaming framing, non-decoupled mode."""
+"""model.py under the pb_utils stand-in with the tiny engine, under both schedulers (continuous and per_execute):
+batching, per-row settings, bad input, cancellation, streaming framing, non-decoupled mode, engine failure."""
 import json
 import threading
 
@@ -12,9 +12,17 @@ from harness import cancel_after, load_model, make_request, run
 PROMPTS = ["hello", "写一个快速排序", "a much longer prompt so that the batch needs left padding for the others", "x"]
 
 
+SCHEDULERS = ["continuous", "per_execute"]
+
+
+@pytest.fixture(scope="module", params=SCHEDULERS)
+def scheduler(request):
+    return request.param
+
+
 @pytest.fixture(scope="module")
-def model():
-    m = load_model()
+def model(scheduler):
+    m = load_model(scheduler=scheduler)
     yield m
     m.finalize()
 
@@ -92,10 +100,10 @@ def test_each_bad_input_fails_alone_with_invalid_arg(model):
     assert metric("chatglm3_invalid_requests_total") == invalid_before + len(cases)
 
 
-def test_history_literal_trimming_and_history_len(tmp_path, monkeypatch):
+def test_history_literal_trimming_and_history_len(tmp_path, monkeypatch, scheduler):
     log = tmp_path / "prompts.jsonl"
     monkeypatch.setenv("TINY_ENGINE_PROMPT_LOG", str(log))
-    m = load_model(max_input_tokens="200")
+    m = load_model(max_input_tokens="200", scheduler=scheduler)
     try:
         turns = []
         for i in range(8):
@@ -164,8 +172,8 @@ def test_stream_holds_back_incomplete_utf8_and_matches_final_text(model):
     assert saw_multibyte  # the tiny model writes 3-byte characters, so hold-back was exercised
 
 
-def test_fast_steps_are_coalesced_into_fewer_deltas():
-    m = load_model(stream_interval_ms="10000")
+def test_fast_steps_are_coalesced_into_fewer_deltas(scheduler):
+    m = load_model(stream_interval_ms="10000", scheduler=scheduler)
     try:
         outs = run(m, [make_request("a", temperature=0.0, max_new_tokens=40), make_request("b", max_new_tokens=30)])
         alone = run(m, [make_request("a", temperature=0.0, max_new_tokens=40)])[0]
@@ -184,8 +192,8 @@ def test_stop_token_ends_row_with_stop(monkeypatch, model):
     assert outs[0].completion_tokens == 6  # the metadata newline + 5 answer tokens; the stop id is not counted
 
 
-def test_non_decoupled_returns_one_full_response_per_request_in_order():
-    m = load_model(decoupled=False)
+def test_non_decoupled_returns_one_full_response_per_request_in_order(scheduler):
+    m = load_model(decoupled=False, scheduler=scheduler)
     try:
         reqs = [make_request(p, decoupled=False, temperature=0.0, max_new_tokens=10) for p in ("one", "two")]
         bad = make_request("bad", decoupled=False, top_p=2.0)
@@ -197,11 +205,13 @@ def test_non_decoupled_returns_one_full_response_per_request_in_order():
     assert outs[1].error.code() == pb.TritonError.INVALID_ARG
     assert outs[2].text == alone.text == outs[2].history[-1]["content"] and outs[2].response
     assert outs[0].history[-2]["content"] == "one" and outs[2].history[-2]["content"] == "two"
-    assert not any(r.sender_requested for r in reqs)
+    # per_execute returns the responses from execute(); continuous answers later, through the (non-decoupled)
+    # response sender, which takes exactly one response with the FINAL flag.
+    assert all(r.sender_requested == (scheduler == "continuous") for r in reqs)
 
 
-def test_engine_failure_gives_every_row_one_error_final():
-    m = load_model(engine="harness:FailingEngine")
+def test_engine_failure_gives_every_row_one_error_final(scheduler):
+    m = load_model(engine="harness:FailingEngine", scheduler=scheduler)
     try:
         reqs = [make_request("a", max_new_tokens=20), make_request("b", max_new_tokens=20), make_request("", max_new_tokens=2)]
         outs = run(m, reqs)
@@ -212,9 +222,9 @@ def test_engine_failure_gives_every_row_one_error_final():
     assert "generation failed" in outs[0].error.message() and outs[0].deltas  # some deltas came before the failure
 
 
-def test_finalize_leaves_no_threads_and_releases_engine():
+def test_finalize_leaves_no_threads_and_releases_engine(scheduler):
     threads = threading.active_count()
-    m = load_model()
+    m = load_model(scheduler=scheduler)
     run(m, [make_request("x", max_new_tokens=2)])
     m.finalize()
     assert m.engine is None

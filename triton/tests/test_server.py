@@ -1,5 +1,6 @@
-"""model.py on the REAL tritonserver (2.51, CPU, tiny engine): warmup, batching, streaming, bad input,
-cancellation over HTTP, unload, non-decoupled /infer and /generate."""
+"""model.py on the REAL tritonserver (2.51, CPU, tiny engine) under both schedulers: warmup, batching, streaming,
+bad input, cancellation over HTTP, unload, non-decoupled /infer and /generate. (The continuous scheduler's own
+behaviour — joining mid-answer, queue bound, unload and engine failure mid-stream — is test_scheduler_server.py.)"""
 import http.client
 import json
 import re
@@ -17,11 +18,20 @@ WARMUP = json.loads((ROOT / "triton" / "warmup_requests.json").read_text(encodin
 STREAM = f"/v2/models/{MODEL}/generate_stream"
 
 
+SCHEDULERS = ["continuous", "per_execute"]
+
+
+@pytest.fixture(scope="module", params=SCHEDULERS)
+def scheduler(request):
+    return request.param
+
+
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
+def server(tmp_path_factory, scheduler):
     log = tmp_path_factory.mktemp("prompts") / "prompts.jsonl"
     # A small per-step delay keeps a batch busy long enough for the next requests to queue behind it.
-    srv = TritonServer(max_batch_size=4, env={"TINY_ENGINE_STEP_DELAY_MS": "4", "TINY_ENGINE_PROMPT_LOG": str(log)})
+    srv = TritonServer(max_batch_size=4, parameters={"scheduler": scheduler},
+                       env={"TINY_ENGINE_STEP_DELAY_MS": "4", "TINY_ENGINE_PROMPT_LOG": str(log)})
     srv.prompt_log = log
     with srv:
         srv.load()
@@ -103,7 +113,7 @@ def test_concurrent_streams_are_executed_in_batches(server):
     assert max(sizes) <= 4
 
 
-def test_bad_request_in_a_batch_fails_alone(server):
+def test_bad_request_in_a_batch_fails_alone(server, scheduler):
     before = quiet_stats(server)
     # Triton batches only requests that carry the same set of inputs, so every body names the same four.
     def body(prompt, history="[]", top_p=0.8, max_new_tokens=8):
@@ -124,7 +134,8 @@ def test_bad_request_in_a_batch_fails_alone(server):
     assert results[1][1][-1]["completion_tokens"] == 8 and results[3][1][-1]["completion_tokens"] == 9
     counts_before = {b["batch_size"]: b["compute_infer"]["count"] for b in before["batch_stats"]}
     after = settled_stats(server, before["inference_count"] + 5)["batch_stats"]
-    assert any(b["batch_size"] == 4 and b["compute_infer"]["count"] > counts_before.get(4, 0) for b in after), after
+    if scheduler == "per_execute":  # continuous: execute() returns at once, nothing queues behind the blocker
+        assert any(b["batch_size"] == 4 and b["compute_infer"]["count"] > counts_before.get(4, 0) for b in after), after
     assert metric_value(server.metrics(), "chatglm3_invalid_requests_total") >= 2
 
 
@@ -162,8 +173,8 @@ def test_unload_reaches_unavailable_and_finalizes(server):
     assert "chatglm3: finalized" in server.log()
 
 
-def test_not_decoupled_infer_and_generate_answer_once_per_request():
-    with TritonServer(max_batch_size=4, decoupled=False) as srv:
+def test_not_decoupled_infer_and_generate_answer_once_per_request(scheduler):
+    with TritonServer(max_batch_size=4, decoupled=False, parameters={"scheduler": scheduler}) as srv:
         srv.load()
         body = {"inputs": [
             {"name": "prompt", "datatype": "BYTES", "shape": [1, 1], "data": ["hello"]},

@@ -1,6 +1,6 @@
-"""Starts the real tritonserver on CPU for tests and the server benchmark (the Python twin of
-test/support/triton-process.mjs): copies triton/model_repository, patches the config (KIND_CPU, tiny engine,
-optional batching overrides), runs <home>/bin/tritonserver with --backend-directory=<home>/backends on free
+"""Starts the real tritonserver on CPU for tests (the Python twin of test/support/triton-process.mjs): copies
+triton/model_repository, patches the config (KIND_CPU, tiny engine, optional batching overrides and parameters
+such as `scheduler`), runs <home>/bin/tritonserver with --backend-directory=<home>/backends on free
 loopback ports, with triton/testing on the stub's PYTHONPATH."""
 from __future__ import annotations
 
@@ -47,8 +47,9 @@ def patch_config(text: str, max_batch_size: Optional[int] = None, decoupled: Opt
                  engine: str = TINY_ENGINE) -> str:
     out = re.sub(r"kind:\s*KIND_GPU(\s+gpus:\s*\[[^\]]*\])?", "kind: KIND_CPU", text)
     out = _set_parameter(out, "engine", engine)
-    if max_batch_size is not None:
+    if max_batch_size is not None:  # as the extension renders it: also the scheduler's rows
         out = re.sub(r"^max_batch_size:\s*\d+", f"max_batch_size: {max_batch_size}", out, flags=re.M)
+        out = _set_parameter(out, "max_active_rows", str(max_batch_size))
         # Triton refuses a warmup sample whose batch_size exceeds max_batch_size (the load fails).
         out = re.sub(r"^(\s*batch_size:\s*)(\d+)", lambda m: f"{m.group(1)}{min(int(m.group(2)), max(1, max_batch_size))}",
                      out, flags=re.M)

@@ -4,13 +4,13 @@ import type { Conversation } from './conversation';
 
 export type LoadProblemCode =
   /** The file could not be parsed as a whole; complete conversations were salvaged from it and/or the backup. */
-  | 'CORRUPT_FILE'
+  | 'corrupt-file'
   /** Some conversations failed validation and were left out (the file is kept aside). */
-  | 'INVALID_CONVERSATIONS'
+  | 'invalid-conversations'
   /** The main file was missing or unusable and conversations came from the `.bak` copy. */
-  | 'RESTORED_FROM_BACKUP'
+  | 'restored-from-backup'
   /** The file exists but could not be read (permissions, I/O). Nothing was loaded from it. */
-  | 'UNREADABLE';
+  | 'unreadable';
 
 export interface LoadProblem {
   code: LoadProblemCode;

@@ -1,4 +1,4 @@
-// Builds the question for one selection (VS Code-free, unit-tested): the localized instruction, the file's name
+// Builds the question for one selection: the localized instruction, the file's name
 // and language, and the code in a fence that the code itself cannot close. Oversized selections are cut at a
 // line boundary so the model's input budget is not spent on one selection; the caller tells the user.
 

@@ -1,4 +1,4 @@
-// Runs one request per item with at most `concurrency` in flight (VS Code-free, unit-tested). Sending the
+// Runs one request per item with at most `concurrency` in flight. Sending the
 // selections concurrently is what lets Triton's dynamic batcher merge them; the bound keeps a 200-cursor
 // selection from filling the server's queue. One item's failure never affects the others.
 

@@ -8,11 +8,11 @@
 export type ModelDtype = 'float16' | 'bfloat16' | 'float32';
 
 export interface ModelSettings {
-  /** Largest dynamic batch (requests generated together in one execute()). 1..64. */
+  /** Most requests generated together: Triton's max_batch_size and the continuous scheduler's max_active_rows. 1..64. */
   maxBatchSize: number;
   /** How long the batcher waits to fill a batch, ms (0..10 000; rendered in microseconds). */
   queueDelayMs: number;
-  /** Requests allowed to wait; a full queue rejects new ones at once. 0 = unbounded, else ..100 000. */
+  /** Requests allowed to wait (Triton's queue and the scheduler's max_waiting); more are rejected at once. 0 = unbounded, else ..100 000. */
   maxQueueSize: number;
   /** Where instances run. 'cpu' is for tests and the tiny engine (gpuIds are then ignored). */
   instanceKind: 'gpu' | 'cpu';
@@ -35,7 +35,10 @@ export interface ModelSettings {
   defaultTemperature: number;
   /** Nucleus sampling when a request gives none (0 < p <= 1). */
   defaultTopP: number;
-  /** Engine plug-in of model.py (`hf`, or `module:Class`, e.g. the tiny test engine). */
+  /**
+   * Engine of model.py: `native` (continuous batching), `hf` (Hugging Face remote code, one generation per
+   * execute()), or a `module:Class` plug-in such as the tiny test engine (continuous batching too).
+   */
   engine: string;
 }
 
@@ -54,7 +57,7 @@ export const DEFAULT_MODEL_SETTINGS: Readonly<ModelSettings> = Object.freeze({
   defaultMaxNewTokens: 512,
   defaultTemperature: 0.8,
   defaultTopP: 0.8,
-  engine: 'hf',
+  engine: 'native',
 });
 
 export const MODEL_NAME = 'chatglm3-6b';
@@ -67,7 +70,7 @@ export interface SettingsIssue {
 /** Settings that cannot be rendered; `issues` names every bad field (English; the UI localizes by field). */
 export class ModelSettingsError extends Error {
   override readonly name = 'ModelSettingsError';
-  readonly code = 'invalid-settings';
+  readonly code = 'settings-invalid';
   constructor(readonly issues: SettingsIssue[]) {
     super(`Invalid model settings: ${issues.map((i) => `${i.field}: ${i.message}`).join('; ')}`);
   }
@@ -130,9 +133,17 @@ export function validateModelSettings(s: ModelSettings): SettingsIssue[] {
     issues.push({ field: 'defaultTopP', message: `must be greater than 0 and at most 1 (got ${JSON.stringify(s.defaultTopP)})` });
   }
   if (typeof s.engine !== 'string' || !/^[A-Za-z0-9_.]+(:[A-Za-z0-9_]+)?$/.test(s.engine)) {
-    issues.push({ field: 'engine', message: `must be 'hf' or 'module:Class' (got ${JSON.stringify(s.engine)})` });
+    issues.push({ field: 'engine', message: `must be 'native', 'hf' or 'module:Class' (got ${JSON.stringify(s.engine)})` });
   }
   return issues;
+}
+
+/**
+ * The HF engine runs one `generate` per execute() (`per_execute`); every other engine decodes step by step, so the
+ * model's continuous scheduler lets a request join the running answers at the next step.
+ */
+export function schedulerFor(engine: string): 'continuous' | 'per_execute' {
+  return engine === 'hf' ? 'per_execute' : 'continuous';
 }
 
 /** Warmup sends this many requests in one execute(): 2 exercises the batched path, but never above max_batch_size. */
@@ -171,7 +182,8 @@ export function renderConfig(partial: Partial<ModelSettings> = {}): string {
     `name: "${MODEL_NAME}"`,
     'backend: "python"',
     '',
-    '# Largest dynamic batch (requests generated together in one execute()). Setting: tritonChatglm.maxBatchSize.',
+    '# Largest dynamic batch: requests handed to one execute(). Setting: tritonChatglm.maxBatchSize (which also sets',
+    '# max_active_rows below, the rows the continuous scheduler generates together).',
     `max_batch_size: ${s.maxBatchSize}`,
     '',
     'input [',
@@ -202,7 +214,12 @@ export function renderConfig(partial: Partial<ModelSettings> = {}): string {
       ? `instance_group [ { count: ${s.instanceCount} kind: KIND_CPU } ]`
       : `instance_group [ { count: ${s.instanceCount} kind: KIND_GPU gpus: [ ${s.gpuIds.join(', ')} ] } ]`,
     '',
+    '# Engine and scheduler (triton/README.md): native + continuous batching, or hf + one generation per execute().',
+    '# Settings: tritonChatglm.engine; tritonChatglm.maxBatchSize -> max_active_rows, tritonChatglm.maxQueueSize -> max_waiting.',
     param('engine', s.engine),
+    param('scheduler', schedulerFor(s.engine)),
+    param('max_active_rows', String(s.maxBatchSize)),
+    param('max_waiting', String(s.maxQueueSize)),
     param('weights_path', s.weightsPath),
     param('dtype', s.dtype),
     param('max_input_tokens', String(s.maxInputTokens)),

@@ -1,12 +1,13 @@
-// Public surface of the container layer (VS Code-free): settings, docker argument builders, errors, preflight,
+// Public surface of the container layer: settings, docker argument builders, errors, preflight (GPU memory included),
 // and the ContainerManager.
 export * from './errors';
 export * from './settings';
-export * from './docker-args';
-export { DockerCli, type DockerCliOptions, type DockerResult, type ExecOptions, type LineStream } from './docker-cli';
+export * from './dockerArgs';
+export { DockerCli, type DockerCliOptions, type DockerResult, type ExecOptions, type LineStream } from './dockerCli';
 export * from './inspect';
 export * from './preflight';
-export { validateWeights } from './weights';
+export * from './gpuMemory';
+export { locateWeights, validateWeights, WeightsError, type WeightsProblem } from './weights';
 export { checkPortFree } from './ports';
 export { isLive, waitForLive, type LivenessOptions } from './liveness';
-export * from './container-manager';
+export * from './containerManager';

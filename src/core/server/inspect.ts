@@ -1,5 +1,5 @@
 // Reads `docker container inspect` output into what the extension needs to re-attach after a window reload.
-import { ADMIN_HEADER, CONTAINER_PORTS, LABELS } from './docker-args';
+import { ADMIN_HEADER, CONTAINER_PORTS, LABELS } from './dockerArgs';
 
 export type ContainerState = 'running' | 'exited' | 'created' | 'restarting' | 'paused' | 'dead' | 'removing';
 

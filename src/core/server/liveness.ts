@@ -1,5 +1,6 @@
 // Waits for tritonserver's HTTP endpoint: GET /v2/health/live with exponential backoff up to a deadline.
 // Kept local and minimal (global fetch = undici) so the container layer does not depend on the full client.
+import { sleep } from '../util/abort';
 import { ServerError } from './errors';
 
 export interface LivenessOptions {
@@ -36,23 +37,11 @@ export async function waitForLive(baseUrl: string, opts: LivenessOptions): Promi
         fix: 'Read the container log; a slow disk or a first start can take longer: raise the start timeout and retry.',
       });
     }
-    await sleep(delay, opts.signal);
+    await sleep(delay, opts.signal).catch(() => throwIfAborted(opts.signal));
     delay = Math.min(maxDelay, delay * 2);
   }
 }
 
 export function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw new ServerError({ code: 'cancelled', message: 'Cancelled.', fix: 'Start the server again when ready.' });
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
 }

@@ -1,10 +1,11 @@
-// Maps the extension's settings onto the core's inputs (VS Code-free, unit-tested): the container settings of
-// C's ContainerManager and the model settings of B's renderConfig / installRepository.
+// Maps the extension's settings onto the core's inputs: the container settings of the ContainerManager and the
+// model settings rendered into config.pbtxt.
 import type { ModelSettings } from '../repository';
-import type { ServerSettingsInput } from '../server';
+import type { ServerSettings } from '../server';
 import type { ExtensionSettings } from './settingsSchema';
 
-export function toServerSettings(s: ExtensionSettings, repositoryPath: string): ServerSettingsInput {
+/** Every field, as configured: `resolveSettings` validates them before a start. */
+export function toServerSettings(s: ExtensionSettings, repositoryPath: string): ServerSettings {
   return {
     dockerPath: s.dockerPath,
     image: s.image,
@@ -32,6 +33,7 @@ export function containerGpuIds(hostGpuIds: readonly string[]): number[] {
 
 export function toModelSettings(s: ExtensionSettings): Partial<ModelSettings> {
   return {
+    engine: s.engine,
     maxBatchSize: s.maxBatchSize,
     queueDelayMs: s.queueDelayMs,
     maxQueueSize: s.maxQueueSize,

@@ -1,4 +1,4 @@
-// Turns what VS Code's `inspect()` reports into validated settings (VS Code-free, unit-tested). Machine-scoped
+// Turns what VS Code's `inspect()` reports into validated settings. Machine-scoped
 // and restricted settings come from user settings only: a workspace (a cloned repository) must not choose the
 // docker binary, mounted paths, ports or the server URL; in an untrusted workspace that is also what VS Code's
 // restricted mode promises. Invalid values fall back to the default and are reported, never thrown.
@@ -81,9 +81,4 @@ export function changeEffect(changed: (key: string) => boolean): { effect: Setti
     if (order.indexOf(e) > order.indexOf(effect)) effect = e;
   }
   return { effect, keys };
-}
-
-/** True for addresses that keep the server on this machine (the default); anything else is an explicit opt-out. */
-export function isLoopbackAddress(address: string): boolean {
-  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(address) || address === '::1';
 }

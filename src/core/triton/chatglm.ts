@@ -1,7 +1,8 @@
 // Bridge between the chat layer (ChatRequest / ChatStreamEvent) and the chatglm3-6b model's I/O contract
 // (triton/README.md): snake_case inputs, history as a JSON string, deltas in `response`, finals with usage.
 import type { ChatMessage, ChatRequest, ChatRole, ChatStreamEvent, FinishReason } from '../chat/messages';
-import type { CallOptions, StreamOptions, TritonClient } from './client';
+import type { TritonClient } from './client';
+import type { CallOptions, StreamOptions } from './types';
 import { TritonError } from './errors';
 
 export type ChatFinalEvent = Extract<ChatStreamEvent, { type: 'final' }>;

@@ -3,7 +3,7 @@ export * from './binaryTensor';
 export * from './chatglm';
 export * from './client';
 export * from './errors';
-export * from './inferCodec';
 export * from './prometheus';
 export * from './sse';
 export * from './statistics';
+export * from './types';

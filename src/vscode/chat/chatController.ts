@@ -1,43 +1,46 @@
-// The chat's host side: D's ConversationService (persisted in global storage) + B's streamChat, driven by the
-// validated webview messages. Questions are saved before they are sent; Stop aborts the request (the closed
-// connection makes Triton cancel it); a crash or a reload keeps the partial answer, marked.
+// The chat's host side: the validated webview messages drive the ConversationService (persisted in global
+// storage) and the core's AnswerRunner; the history list and the Markdown export act on conversations through it.
+// Questions are saved before they are sent; Stop aborts the request (the closed connection makes Triton cancel it);
+// a crash or a reload keeps the partial answer, marked.
 import * as vscode from 'vscode';
-import type { Conversation, ConversationService, StoredMessage } from '../../core/chat';
-import { DEFAULT_MODEL_SETTINGS, MODEL_NAME } from '../../core/repository';
+import { AnswerRunner, toAnswerSettings, type AnswerOutcome, type Attachment, type Conversation, type ConversationService, type ConversationSummary } from '../../core/chat';
 import { canInfer } from '../../core/state/lifecycle';
-import { chatOnce, isTritonError, streamChat, TritonError } from '../../core/triton';
-import { LIMITS, type HostToWebview, type MessageView, type ServerView, type WebviewToHost } from '../../protocol';
+import { LIMITS, type HostToWebview, type WebviewToHost } from '../../protocol';
+import { COMMANDS, VSCODE_COMMANDS } from '../commandIds';
 import type { SettingsService } from '../config/settingsService';
 import { errorText, presentError } from '../errors/presentError';
 import type { Log } from '../log';
-import { confirmInvisibleCharacters } from './invisibleCodeWarning';
-import { openChatLink } from './linkOpener';
 import type { ServerController } from '../server/serverController';
 import type { LifecycleStore } from '../state/lifecycleStore';
+import { clip, deltaMessages, doneMessage, stateMessage } from './chatViewState';
+import { copyCode, insertAtCursor, openInEditor } from './codeActions';
+import { EditorContext } from './editorContext';
+import { openChatLink } from './linkOpener';
 
-export type Poster = (message: HostToWebview) => void;
-
-/** Callbacks of an answer that someone other than the panel watches (an explanation's comment thread). */
-export interface AnswerHooks {
-  onDelta?: (text: string) => void;
-}
-
-export interface AnswerOutcome {
-  status: 'complete' | 'stopped' | 'failed';
-  text: string;
-  /** Localized, for `failed`. */
-  error?: string;
-}
+export type { AnswerOutcome } from '../../core/chat';
 
 const ACTIVE_KEY = 'tritonChatglm.activeConversation';
+/**
+ * True while the chat panel has the keyboard focus: the `when` of its keybindings (package.json). A webview view
+ * is an iframe laid over its pane, so VS Code's own focusedView does not reliably follow it.
+ */
+const CHAT_FOCUS_CONTEXT = 'tritonChatglm.chatFocus';
+
+/** The chat view as the controller sees it (see ChatViewProvider). */
+export interface ChatView {
+  post(message: HostToWebview): void;
+  /** The active conversation's title, shown next to the view's name ('' for a new chat). */
+  showTitle(title: string): void;
+}
 
 export class ChatController implements vscode.Disposable {
   private activeId: string | null;
-  private readonly streams = new Map<string, AbortController>();
-  private readonly running = new Set<Promise<unknown>>();
-  private poster: Poster | undefined;
-  private shuttingDown = false;
-  private readonly subscriptions: vscode.Disposable[] = [];
+  private view: ChatView | undefined;
+  private readonly answers: AnswerRunner;
+  private readonly historyChanged = new vscode.EventEmitter<void>();
+  /** Conversations were added, changed or removed (the open history list refreshes). */
+  readonly onDidChangeHistory = this.historyChanged.event;
+  private readonly subscriptions: vscode.Disposable[] = [this.historyChanged];
 
   constructor(
     private readonly service: ConversationService,
@@ -46,37 +49,72 @@ export class ChatController implements vscode.Disposable {
     private readonly settings: SettingsService,
     private readonly memento: vscode.Memento,
     private readonly log: Log,
+    private readonly context: EditorContext,
   ) {
+    context.connect((m) => this.post(m));
     const saved = memento.get<string>(ACTIVE_KEY);
     this.activeId = saved && service.get(saved) ? saved : service.list()[0]?.id ?? null;
-    this.subscriptions.push(store.onDidChange(() => this.postState()));
+    this.answers = new AnswerRunner({
+      service,
+      client: () => server.tritonClient,
+      settings: () => toAnswerSettings(settings.current),
+      track: (request) => server.track(request),
+      checkServer: () => void server.probe(),
+      describeFailure: (e) => {
+        const presentation = presentError(e);
+        return { code: presentation.code, text: clip(errorText(presentation), LIMITS.errorText) };
+      },
+      describeRefusal: (refusal) => {
+        switch (refusal.code) {
+          case 'prompt-too-long':
+            return vscode.l10n.t('The question is too long for the model\'s input budget (about {0} tokens). Shorten it.', refusal.estimatedInputTokens ?? 0);
+          case 'too-long-to-continue':
+            return vscode.l10n.t('The answer is too long to be continued within the model\'s input budget.');
+          default:
+            return vscode.l10n.t('There is no question to answer.');
+        }
+      },
+      log,
+      onBusyChanged: () => this.changed(),
+      onDelta: (conversationId, messageId, text) => { for (const m of deltaMessages(conversationId, messageId, text)) this.post(m); },
+      onSettled: (conversationId, message) => {
+        const done = doneMessage(conversationId, message);
+        if (done) this.post(done);
+      },
+    });
+    this.subscriptions.push(store.onDidChange(() => this.postState()), server.onDidChangeSetup(() => this.post(server.setupMessage())));
   }
 
   /** The chat view connects (or goes away: undefined). */
-  setPoster(poster: Poster | undefined): void {
-    this.poster = poster;
+  connectView(view: ChatView | undefined): void {
+    this.view = view;
+  }
+
+  get activeConversationId(): string | null {
+    return this.activeId;
   }
 
   /** Called for every message that passed the protocol parser. */
   async handle(msg: WebviewToHost): Promise<void> {
     try {
+      if (EditorContext.handles(msg)) { await this.context.handle(msg, () => this.activeAttachments()); return; }
       switch (msg.type) {
-        case 'ready': this.postState(); return;
+        case 'ready': this.postState(); this.context.postChips(); this.post(this.server.setupMessage()); return;
         case 'send': await this.send(msg.text); return;
         case 'stop': this.stopActive(); return;
-        case 'regenerate': await this.regenerate(); return;
-        case 'editLast': await this.editLast(msg.text); return;
-        case 'newChat': this.newChat(); return;
-        case 'selectConversation': this.select(msg.id); return;
-        case 'deleteConversation': await this.delete(msg.id); return;
-        case 'renameConversation': await this.service.rename(msg.id, msg.title); this.postState(); return;
-        case 'copyCode': if (await confirmInvisibleCharacters(msg.code, 'copy')) await vscode.env.clipboard.writeText(msg.code); return;
-        case 'insertCode': if (await confirmInvisibleCharacters(msg.code, 'insert')) await insertAtCursor(msg.code); return;
+        case 'regenerate': await this.regenerate(msg.messageId); return;
+        case 'editQuestion': await this.editQuestion(msg.messageId, msg.text); return;
+        case 'continueAnswer': await this.continueAnswer(msg.messageId); return;
+        case 'copyMessage': await this.copyMessage(msg.messageId); return;
+        case 'focusChanged': await this.setFocused(msg.focused); return;
+        case 'copyCode': await copyCode(msg.code); return;
+        case 'insertCode': await insertAtCursor(msg.code); return;
         case 'openLink': await openChatLink(msg.url, msg.text); return;
         case 'openInEditor': await openInEditor(msg.code, msg.language); return;
-        case 'startServer': await vscode.commands.executeCommand('tritonChatglm.startServer'); return;
-        case 'loadModel': await vscode.commands.executeCommand('tritonChatglm.loadModel'); return;
-        case 'openSettings': await vscode.commands.executeCommand('tritonChatglm.openSettings'); return;
+        case 'startServer': await vscode.commands.executeCommand(COMMANDS.startServer); return;
+        case 'loadModel': await vscode.commands.executeCommand(COMMANDS.loadModel); return;
+        case 'openSettings': await vscode.commands.executeCommand(COMMANDS.openSettings); return;
+        case 'setupAction': await this.server.runSetupAction(msg); return;
       }
     } catch (e) {
       this.log.error(`chat: ${msg.type} failed`, e);
@@ -84,11 +122,20 @@ export class ChatController implements vscode.Disposable {
     }
   }
 
+  /** A new chat: nothing is created until its first question (an empty conversation is never kept). */
   newChat(): void {
-    const c = this.service.create(this.settings.current.systemPrompt ? { systemPrompt: this.settings.current.systemPrompt } : {});
-    this.setActive(c.id);
+    this.setActive(null);
     this.postState();
+    this.focusInput();
+  }
+
+  focusInput(): void {
     this.post({ type: 'focusInput' });
+  }
+
+  /** Whether the panel has the keyboard focus (the view also reports losing it when it is hidden or closed). */
+  async setFocused(focused: boolean): Promise<void> {
+    await vscode.commands.executeCommand(VSCODE_COMMANDS.setContext, CHAT_FOCUS_CONTEXT, focused);
   }
 
   select(id: string): void {
@@ -97,49 +144,94 @@ export class ChatController implements vscode.Disposable {
     this.postState();
   }
 
+  /** Saved conversations, newest first (the history list). */
+  list(): ConversationSummary[] {
+    return this.service.list();
+  }
+
+  /** A copy of a conversation (the export). */
+  conversation(id: string): Conversation | undefined {
+    return this.service.get(id);
+  }
+
   /** Sends a question in the active conversation (a new one when there is none). */
   async send(text: string): Promise<void> {
     if (!this.ensureReady()) return;
-    const id = this.activeId && this.service.get(this.activeId) ? this.activeId : this.createConversation();
-    await this.service.appendUserMessage(id, text);
-    this.postState();
-    await this.answer(id);
+    const id = this.activeId && this.service.get(this.activeId) ? this.activeId : this.setActive(this.createConversation());
+    // Checked against the input budget before anything is sent; cancelled, the question goes back into the input.
+    const attachments = await this.context.forSend(text, this.service.get(id)?.systemPrompt);
+    if (!attachments) { this.post({ type: 'draft', text }); return; }
+    await this.service.appendUserMessage(id, text, attachments);
+    this.context.sent(attachments);
+    this.changed();
+    await this.answers.answer(id);
   }
 
-  async regenerate(): Promise<void> {
-    if (!this.activeId || !this.ensureReady()) return;
-    await this.service.regenerate(this.activeId);
-    this.postState();
-    await this.answer(this.activeId);
+  /** Answers the question of `answerId` again; the turns after it are replaced. */
+  async regenerate(answerId: string): Promise<void> {
+    await this.changeAndAnswer((id) => this.service.regenerateAnswer(id, answerId));
   }
 
-  async editLast(text: string): Promise<void> {
-    if (!this.activeId || !this.ensureReady()) return;
-    await this.service.editLast(this.activeId, text);
-    this.postState();
-    await this.answer(this.activeId);
+  /** Replaces question `questionId` and answers it; the turns after it are replaced. */
+  async editQuestion(questionId: string, text: string): Promise<void> {
+    await this.changeAndAnswer((id) => this.service.editQuestion(id, questionId, text));
+  }
+
+  /** Changes the active conversation so that its last message is a question, then answers it. */
+  private async changeAndAnswer(change: (conversationId: string) => Promise<unknown>): Promise<void> {
+    const id = this.activeId;
+    if (!id || !this.ensureReady()) return;
+    await change(id);
+    this.changed();
+    await this.answers.answer(id);
+  }
+
+  /** Continues the last answer, cut at the length limit; the new text is appended to it. */
+  async continueAnswer(answerId: string): Promise<void> {
+    const id = this.activeId;
+    if (!id || !this.ensureReady()) return;
+    await this.answers.continue(id, answerId);
+  }
+
+  async copyMessage(messageId: string): Promise<void> {
+    const message = this.activeId ? this.service.get(this.activeId)?.messages.find((m) => m.id === messageId) : undefined;
+    if (message) await copyCode(message.content);
   }
 
   stopActive(): void {
-    if (this.activeId) this.streams.get(this.activeId)?.abort();
+    if (this.activeId) this.answers.stop(this.activeId);
   }
 
-  async delete(id: string): Promise<void> {
-    this.streams.get(id)?.abort();
-    await this.service.delete(id);
-    if (this.activeId === id) this.setActive(this.service.list()[0]?.id ?? null);
-    this.postState();
+  /** Deletes a conversation (stopping its answer); returns it for restore(). */
+  async delete(id: string): Promise<Conversation | undefined> {
+    if (!this.service.get(id)) return undefined;
+    this.answers.stop(id);
+    const removed = await this.service.delete(id);
+    if (this.activeId === id) this.setActive(null);
+    this.changed();
+    return removed;
+  }
+
+  /** The Undo of delete(). */
+  async restore(conversation: Conversation): Promise<void> {
+    await this.service.restore(conversation);
+    this.changed();
+  }
+
+  async rename(id: string, title: string): Promise<void> {
+    await this.service.rename(id, title);
+    this.changed();
   }
 
   /**
-   * A new conversation holding one question, answered like any other (used by Explain Selection). It is not
-   * made active, so explaining ten selections does not flip the panel ten times.
+   * A new conversation holding one question, answered like any other (used by Explain Selection, which names it
+   * after the file and lines). It is not made active, so explaining ten selections does not flip the panel ten times.
    */
-  async ask(question: string, signal: AbortSignal | undefined, hooks: AnswerHooks = {}): Promise<{ conversationId: string; outcome: AnswerOutcome }> {
-    const id = this.createConversation(false);
+  async ask(question: string, signal: AbortSignal | undefined, onDelta?: (text: string) => void, options: { title?: string } = {}): Promise<{ conversationId: string; outcome: AnswerOutcome }> {
+    const id = this.createConversation({ kind: 'explain', ...options });
     await this.service.appendUserMessage(id, question);
-    this.postState();
-    const outcome = await this.answer(id, signal, hooks);
+    this.changed();
+    const outcome = await this.answers.answer(id, signal, onDelta);
     return { conversationId: id, outcome };
   }
 
@@ -147,12 +239,15 @@ export class ChatController implements vscode.Disposable {
   async reveal(conversationId: string): Promise<void> {
     if (!this.service.get(conversationId)) return;
     this.setActive(conversationId);
-    await vscode.commands.executeCommand('tritonChatglm.chat.focus');
+    await vscode.commands.executeCommand(COMMANDS.openChat);
     this.postState();
-    this.post({ type: 'focusInput' });
+    this.focusInput();
   }
 
-  // ---- answering -------------------------------------------------------------------------------------------
+  /** Attachments of the questions of the conversation shown (their transcript chips open them). */
+  private activeAttachments(): Attachment[] {
+    return (this.activeId ? this.service.get(this.activeId)?.messages : undefined)?.flatMap((m) => m.attachments ?? []) ?? [];
+  }
 
   private ensureReady(): boolean {
     if (canInfer(this.store.current) && this.server.tritonClient) return true;
@@ -161,188 +256,47 @@ export class ChatController implements vscode.Disposable {
     return false;
   }
 
-  private answer(conversationId: string, outer?: AbortSignal, hooks: AnswerHooks = {}): Promise<AnswerOutcome> {
-    const p = this.runAnswer(conversationId, outer, hooks);
-    this.running.add(p);
-    // Settle handler on both paths: the caller handles the rejection, this bookkeeping must not re-raise it.
-    const forget = () => { this.running.delete(p); };
-    p.then(forget, forget);
-    return p;
+  private createConversation(options: { kind?: 'explain'; title?: string } = {}): string {
+    const systemPrompt = this.settings.current.systemPrompt;
+    return this.service.create({ ...options, ...(systemPrompt ? { systemPrompt } : {}) }).id;
   }
 
-  private async runAnswer(conversationId: string, outer: AbortSignal | undefined, hooks: AnswerHooks): Promise<AnswerOutcome> {
-    const client = this.server.tritonClient;
-    const s = this.settings.current;
-    const message = this.service.startAnswer(conversationId);
-    const ctrl = new AbortController();
-    const onOuter = () => ctrl.abort();
-    outer?.addEventListener('abort', onOuter, { once: true });
-    if (outer?.aborted) ctrl.abort();
-    this.streams.set(conversationId, ctrl);
-    this.postState();
-    let text = '';
-    const deliver = (delta: string) => {
-      text += delta;
-      this.service.appendDelta(conversationId, message.id, delta);
-      hooks.onDelta?.(delta);
-      for (let i = 0; i < delta.length; i += LIMITS.delta) {
-        this.post({ type: 'delta', conversationId, messageId: message.id, text: delta.slice(i, i + LIMITS.delta) });
-      }
-    };
-    try {
-      if (!client) throw new TritonError('server-not-running', 'Not connected to a Triton server.', { operation: 'generate-stream', model: MODEL_NAME });
-      const built = this.service.buildRequest(conversationId, {
-        historyLen: s.historyTurns,
-        maxInputTokens: DEFAULT_MODEL_SETTINGS.maxInputTokens,
-        temperature: s.temperature,
-        topP: s.topP,
-        maxNewTokens: s.maxNewTokens,
-      });
-      if (!built.ok) {
-        const error = built.code === 'PROMPT_TOO_LONG'
-          ? vscode.l10n.t('The question is too long for the model\'s input budget (about {0} tokens). Shorten it.', built.estimatedInputTokens ?? 0)
-          : vscode.l10n.t('There is no question to answer.');
-        const done = await this.service.fail(conversationId, message.id, error);
-        this.postDone(conversationId, done);
-        return { status: 'failed', text, error };
-      }
-      const request = this.server.track((async () => {
-        if (s.streaming) {
-          for await (const ev of streamChat(client, MODEL_NAME, built.request, { signal: ctrl.signal, idleTimeoutMs: s.streamIdleTimeoutSeconds * 1000 })) {
-            if (ev.type === 'delta') deliver(ev.text);
-            else return ev;
-          }
-          throw new Error('stream ended without a final event');
-        }
-        const once = await chatOnce(client, MODEL_NAME, built.request, { signal: ctrl.signal, timeoutMs: s.requestTimeoutSeconds * 1000 });
-        deliver(once.text);
-        return once.final;
-      })());
-      const final = await request;
-      const done = await this.service.finish(conversationId, message.id, final);
-      this.postDone(conversationId, done);
-      return { status: 'complete', text };
-    } catch (e) {
-      if (this.shuttingDown) return { status: 'stopped', text }; // saved as `streaming`: it comes back `interrupted`
-      if (ctrl.signal.aborted || isTritonError(e, 'cancelled')) {
-        const done = await this.service.stop(conversationId, message.id);
-        this.postDone(conversationId, done);
-        return { status: 'stopped', text };
-      }
-      const presentation = presentError(e);
-      const error = clip(errorText(presentation), LIMITS.errorText);
-      this.log.error(`chat: answer failed [${presentation.code}]`, e);
-      const done = await this.service.fail(conversationId, message.id, error);
-      this.postDone(conversationId, done);
-      // A refused connection may mean the server died: let the controller find out and say so.
-      if (isTritonError(e, 'server-not-running') || isTritonError(e, 'model-not-loaded')) void this.server.probe();
-      return { status: 'failed', text, error };
-    } finally {
-      outer?.removeEventListener('abort', onOuter);
-      if (this.streams.get(conversationId) === ctrl) this.streams.delete(conversationId);
-      this.postState();
-    }
-  }
-
-  // ---- view state ------------------------------------------------------------------------------------------
-
-  private createConversation(activate = true): string {
-    const c = this.service.create(this.settings.current.systemPrompt ? { systemPrompt: this.settings.current.systemPrompt } : {});
-    if (activate) this.setActive(c.id);
-    return c.id;
-  }
-
-  private setActive(id: string | null): void {
+  private setActive<T extends string | null>(id: T): T {
     this.activeId = id;
     void this.memento.update(ACTIVE_KEY, id ?? undefined);
+    return id;
   }
 
   private post(message: HostToWebview): void {
-    this.poster?.(message);
+    this.view?.post(message);
   }
 
-  private postDone(conversationId: string, m: StoredMessage): void {
-    if (m.status === 'streaming') return;
-    this.post({
-      type: 'messageDone',
-      conversationId,
-      messageId: m.id,
-      status: m.status,
-      ...(m.finishReason ? { finishReason: m.finishReason } : {}),
-      ...(m.promptTokens !== undefined ? { promptTokens: m.promptTokens } : {}),
-      ...(m.completionTokens !== undefined ? { completionTokens: m.completionTokens } : {}),
-      ...(m.historyTrimmed !== undefined ? { historyTrimmed: m.historyTrimmed } : {}),
-      ...(m.error !== undefined ? { error: clip(m.error, LIMITS.errorText) } : {}),
-    });
+  /** Conversations changed: the panel and the history list follow. */
+  private changed(): void {
+    this.historyChanged.fire();
+    this.postState();
   }
 
   postState(): void {
-    if (!this.poster) return;
-    const active: Conversation | undefined = this.activeId ? this.service.get(this.activeId) : undefined;
-    this.post({
-      type: 'state',
-      conversations: this.service.list().slice(0, LIMITS.conversations).map((c) => ({ ...c, title: clip(c.title, LIMITS.title) })),
-      activeId: active ? active.id : null,
-      messages: (active?.messages ?? []).slice(-LIMITS.messages).map(toView),
-      server: this.serverView(),
-      busy: active ? this.streams.has(active.id) : false,
-    });
+    if (!this.view) return;
+    const active = this.activeId ? this.service.get(this.activeId) : undefined;
+    const busy = active ? this.answers.isAnswering(active.id) : false;
+    this.post(stateMessage(active, busy, this.store.current, active?.messages.some((m) => m.role === 'user') ? undefined : this.lastQuestion()));
+    this.view.showTitle(active?.title ?? '');
   }
 
-  private serverView(): ServerView {
-    const s = this.store.current;
-    const server: ServerView['server'] = s.server === 'error' ? 'failed' : s.server === 'stopping' ? 'stopped' : s.server;
-    const model: ServerView['model'] = s.server !== 'running' ? 'unknown' : s.model === 'unloading' ? 'unloaded' : s.model;
-    const actions: ServerView['actions'] = [];
-    if (s.mode === 'managed' && (s.server === 'stopped' || s.server === 'error')) actions.push('startServer');
-    if (s.server === 'running' && (s.model === 'unloaded' || s.model === 'failed')) actions.push('loadModel');
-    const err = s.serverError ?? s.modelError;
-    const settingsRelated = err && ['weights-missing', 'weights-invalid', 'settings-invalid', 'port-allocated', 'image-missing', 'invalid-settings'].includes(err.code);
-    if (settingsRelated || (s.mode === 'external' && s.server !== 'running')) actions.push('openSettings');
-    const view: ServerView = { server, model, actions };
-    if (err) view.reason = clip(err.code === 'model-load-failed' ? vscode.l10n.t('ChatGLM3 failed to load: {0}', err.message) : err.message, LIMITS.errorText);
-    return view;
+  /** The last question of the most recent chat (what ArrowUp recalls in a new chat). */
+  private lastQuestion(): string | undefined {
+    const recent = this.service.list().find((c) => c.kind === 'chat');
+    const messages = recent ? this.service.get(recent.id)?.messages ?? [] : [];
+    return [...messages].reverse().find((m) => m.role === 'user')?.content;
   }
 
   /** Stops listening; answers still streaming are saved as such (they reload as `interrupted`), then flushed. */
   async dispose(): Promise<void> {
-    this.shuttingDown = true;
-    this.poster = undefined;
+    this.view = undefined;
     for (const d of this.subscriptions) d.dispose();
-    await this.service.flush().catch((e: unknown) => this.log.error('Saving conversations failed', e));
-    for (const ctrl of this.streams.values()) ctrl.abort();
-    await Promise.race([Promise.allSettled([...this.running]), new Promise((r) => setTimeout(r, 2_000))]);
+    await this.answers.dispose();
     await this.service.dispose().catch((e: unknown) => this.log.error('Saving conversations failed', e));
   }
-}
-
-function toView(m: StoredMessage): MessageView {
-  const v: MessageView = { id: m.id, role: m.role, content: clip(m.content, LIMITS.content), status: m.status };
-  if (m.error !== undefined) v.error = clip(m.error, LIMITS.errorText);
-  if (m.finishReason !== undefined) v.finishReason = m.finishReason;
-  if (m.promptTokens !== undefined) v.promptTokens = m.promptTokens;
-  if (m.completionTokens !== undefined) v.completionTokens = m.completionTokens;
-  if (m.historyTrimmed !== undefined) v.historyTrimmed = m.historyTrimmed;
-  return v;
-}
-
-function clip(s: string, max: number): string {
-  return s.length <= max ? s : `${s.slice(0, max - 1)}…`;
-}
-
-async function insertAtCursor(code: string): Promise<void> {
-  const editor = vscode.window.activeTextEditor;
-  if (!editor) {
-    void vscode.window.showInformationMessage(vscode.l10n.t('Open an editor to insert the code into.'));
-    return;
-  }
-  await editor.edit((b) => {
-    for (const sel of editor.selections) b.replace(sel, code);
-  });
-}
-
-async function openInEditor(code: string, language: string): Promise<void> {
-  const known = language ? (await vscode.languages.getLanguages()).includes(language) : false;
-  const doc = await vscode.workspace.openTextDocument({ content: code, language: known ? language : 'plaintext' });
-  await vscode.window.showTextDocument(doc, { preview: false });
 }

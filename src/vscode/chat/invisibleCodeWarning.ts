@@ -2,7 +2,7 @@
 // characters (which make code read differently from what it does), a modal names them first and the user chooses
 // to go on or cancel. Open in Editor needs no warning: the editor highlights such characters itself.
 import * as vscode from 'vscode';
-import { describeInvisibleCharacters, findInvisibleCharacters } from '../../core/text/invisible-characters';
+import { describeInvisibleCharacters, findInvisibleCharacters } from '../../core/text/invisibleCharacters';
 
 export type CodeTransfer = 'copy' | 'insert';
 

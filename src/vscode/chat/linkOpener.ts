@@ -2,7 +2,7 @@
 // explained, links whose text or user info hides where they go ask first (a modal naming the real host), and the
 // rest open with vscode.env.openExternal. The panel itself never navigates.
 import * as vscode from 'vscode';
-import { evaluateLink, type LinkConcern, type LinkRejection } from '../../core/links/link-policy';
+import { evaluateLink, type LinkConcern, type LinkRejection } from '../../core/links/linkPolicy';
 
 function rejectionText(reason: LinkRejection): string {
   switch (reason) {

@@ -5,14 +5,13 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { canInfer } from '../../core/state/lifecycle';
 import type { ChatController } from '../chat/chatController';
+import { COMMANDS } from '../commandIds';
 import type { SettingsService } from '../config/settingsService';
 import type { Log } from '../log';
 import type { LifecycleStore } from '../state/lifecycleStore';
 import { buildExplainPrompt, usableSelections } from '../../core/explain/explainPrompt';
 import { fanout } from '../../core/explain/fanout';
-
-export const CONTINUE_IN_CHAT_COMMAND = 'tritonChatglm.continueInChat';
-export const DISMISS_EXPLANATION_COMMAND = 'tritonChatglm.dismissExplanation';
+import { selectionLocation } from '../../core/explain/selectionLocation';
 
 /** Comment bodies are re-rendered at most this often while streaming (each update re-lays out the editor). */
 const RENDER_INTERVAL_MS = 100;
@@ -71,25 +70,27 @@ export class ExplainController implements vscode.Disposable {
       void vscode.window.showInformationMessage(vscode.l10n.t('Select code in an editor to explain it.'));
       return;
     }
-    const s = this.settings.current;
+    const settings = this.settings.current;
     const fileName = path.basename(doc.fileName || doc.uri.path) || doc.uri.path;
     const items = selections.map(({ sel, text }) => {
       const prompt = buildExplainPrompt(
         { text, languageId: doc.languageId, fileName },
-        s.explainMaxSelectionChars,
+        settings.explainMaxSelectionChars,
         (lang, file) => vscode.l10n.t('Explain what this {0} code from {1} does. Be concise; mention anything surprising or risky.', lang, file),
       );
       const range = new vscode.Range(sel.start, sel.end);
-      return { prompt, range, thread: this.createThread(doc.uri, range) };
+      // The conversation it is kept as, named after what was explained (the history groups these apart).
+      const title = vscode.l10n.t('Explain {0}', selectionLocation(fileName, { startLine: sel.start.line, endLine: sel.end.line, endCharacter: sel.end.character }));
+      return { prompt, title, range, thread: this.createThread(doc.uri, range) };
     });
     const trimmed = items.filter((i) => i.prompt.trimmed);
     if (trimmed.length > 0) {
       void vscode.window.showWarningMessage(vscode.l10n.t(
         '{0} of {1} selections were longer than {2} characters; only their beginning is explained.',
-        trimmed.length, items.length, s.explainMaxSelectionChars,
+        trimmed.length, items.length, settings.explainMaxSelectionChars,
       ));
     }
-    this.log.info(`explain: ${items.length} selection(s) of ${fileName}, up to ${s.explainMaxConcurrency} at once`);
+    this.log.info(`explain: ${items.length} selection(s) of ${fileName}, up to ${settings.explainMaxConcurrency} at once`);
 
     const run = new AbortController();
     this.runs.add(run);
@@ -102,8 +103,8 @@ export class ExplainController implements vscode.Disposable {
         const cancel = token.onCancellationRequested(() => run.abort());
         let settled = 0;
         try {
-          const outcomes = await fanout(items, (item, _i, signal) => this.explainOne(item.thread, item.prompt.prompt, item.prompt.trimmed, signal), {
-            concurrency: s.explainMaxConcurrency,
+          const outcomes = await fanout(items, (item, _i, signal) => this.explainOne(item.thread, item.prompt.prompt, item.title, item.prompt.trimmed, signal), {
+            concurrency: settings.explainMaxConcurrency,
             signal: run.signal,
             onSettled: () => {
               settled++;
@@ -137,7 +138,7 @@ export class ExplainController implements vscode.Disposable {
     return thread;
   }
 
-  private async explainOne(thread: vscode.CommentThread, prompt: string, trimmed: boolean, signal: AbortSignal | undefined): Promise<void> {
+  private async explainOne(thread: vscode.CommentThread, prompt: string, title: string, trimmed: boolean, signal: AbortSignal | undefined): Promise<void> {
     let text = '';
     let timer: ReturnType<typeof setTimeout> | undefined;
     const render = (label: string | undefined) => {
@@ -148,12 +149,10 @@ export class ExplainController implements vscode.Disposable {
       comment.label = label;
       thread.comments = [comment];
     };
-    const { conversationId, outcome } = await this.chat.ask(prompt, signal, {
-      onDelta: (delta) => {
-        text += delta;
-        timer ??= setTimeout(() => render(vscode.l10n.t('answering…')), RENDER_INTERVAL_MS);
-      },
-    });
+    const { conversationId, outcome } = await this.chat.ask(prompt, signal, (delta) => {
+      text += delta;
+      timer ??= setTimeout(() => render(vscode.l10n.t('answering…')), RENDER_INTERVAL_MS);
+    }, { title });
     if (timer) clearTimeout(timer);
     this.conversationOf.set(thread, conversationId);
     text = outcome.text;
@@ -176,16 +175,19 @@ export class ExplainController implements vscode.Disposable {
   }
 
   private async offerToGetReady(): Promise<void> {
-    const s = this.store.current;
+    const state = this.store.current;
     const start = vscode.l10n.t('Start Server');
     const load = vscode.l10n.t('Load Model');
-    const buttons = s.server === 'running' ? [load] : s.mode === 'managed' ? [start] : [];
+    const buttons = state.server === 'running' ? [load] : state.mode === 'managed' ? [start] : [];
     const picked = await vscode.window.showWarningMessage(vscode.l10n.t('ChatGLM3 is not ready: start the server and load the model first.'), ...buttons);
-    if (picked === start) await vscode.commands.executeCommand('tritonChatglm.startServer');
-    if (picked === load) await vscode.commands.executeCommand('tritonChatglm.loadModel');
+    if (picked === start) await vscode.commands.executeCommand(COMMANDS.startServer);
+    if (picked === load) await vscode.commands.executeCommand(COMMANDS.loadModel);
   }
 
-  /** "Continue in Chat" on a thread: opens its conversation in the panel. */
+  /**
+   * "Continue in Chat" on a thread: opens its conversation in the panel with the explained code attached to the next
+   * question, as "Add Selection to Chat" attaches it (the code as it is now, from the thread's range).
+   */
   async continueInChat(thread: vscode.CommentThread | undefined): Promise<void> {
     const id = thread ? this.conversationOf.get(thread) : undefined;
     if (!id) {
@@ -193,6 +195,7 @@ export class ExplainController implements vscode.Disposable {
       return;
     }
     await this.chat.reveal(id);
+    if (thread?.range) await vscode.commands.executeCommand(COMMANDS.addSelectionToChat, thread.uri, thread.range);
   }
 
   dismiss(thread: vscode.CommentThread | undefined): void {

@@ -2,22 +2,23 @@
 // result into context keys (menus, enablement) and an event for the status bar, chat panel and status panel.
 import * as vscode from 'vscode';
 import { contextKeyValues, type ActionContext } from '../../core/state/actions';
-import { initialState, transition, type LifecycleEvent, type LifecycleState, type ServerMode } from '../../core/state/lifecycle';
+import { LifecycleMachine, type LifecycleEvent, type LifecycleState, type LifecycleStatePort, type ServerMode } from '../../core/state/lifecycle';
+import { VSCODE_COMMANDS } from '../commandIds';
 import type { Log } from '../log';
 
-export class LifecycleStore implements vscode.Disposable {
-  private state: LifecycleState;
+export class LifecycleStore implements LifecycleStatePort, vscode.Disposable {
+  private readonly machine: LifecycleMachine;
   private ctx: ActionContext = { building: false };
   private readonly emitter = new vscode.EventEmitter<LifecycleState>();
   readonly onDidChange = this.emitter.event;
 
   constructor(mode: ServerMode, private readonly log: Log) {
-    this.state = initialState(mode);
+    this.machine = new LifecycleMachine(mode);
     this.publish();
   }
 
   get current(): LifecycleState {
-    return this.state;
+    return this.machine.current;
   }
 
   get actionContext(): ActionContext {
@@ -26,15 +27,15 @@ export class LifecycleStore implements vscode.Disposable {
 
   /** Applies an event; returns false (and changes nothing) when it is not valid now. */
   dispatch(event: LifecycleEvent): boolean {
-    const { state, accepted } = transition(this.state, event);
-    if (!accepted) {
-      this.log.debug(`lifecycle: ignored ${event.type} in ${this.state.server}/${this.state.model}`);
+    const before = this.machine.current;
+    if (!this.machine.dispatch(event)) {
+      this.log.debug(`lifecycle: ignored ${event.type} in ${before.server}/${before.model}`);
       return false;
     }
-    if (state.server !== this.state.server || state.model !== this.state.model) {
-      this.log.info(`lifecycle: ${event.type}: server ${this.state.server} → ${state.server}, model ${this.state.model} → ${state.model}`);
+    const after = this.machine.current;
+    if (after.server !== before.server || after.model !== before.model) {
+      this.log.info(`lifecycle: ${event.type}: server ${before.server} → ${after.server}, model ${before.model} → ${after.model}`);
     }
-    this.state = state;
     this.publish();
     return true;
   }
@@ -45,10 +46,10 @@ export class LifecycleStore implements vscode.Disposable {
   }
 
   private publish(): void {
-    for (const [key, value] of Object.entries(contextKeyValues(this.state, this.ctx))) {
-      void vscode.commands.executeCommand('setContext', key, value);
+    for (const [key, value] of Object.entries(contextKeyValues(this.machine.current, this.ctx))) {
+      void vscode.commands.executeCommand(VSCODE_COMMANDS.setContext, key, value);
     }
-    this.emitter.fire(this.state);
+    this.emitter.fire(this.machine.current);
   }
 
   dispose(): void {

@@ -1,41 +1,20 @@
-// Show Server Status: a small webview panel with Triton's statistics for the model and the GPU figures from the
-// metrics port. The host polls every 2 s while the panel is visible and posts plain data; the page has no
-// network access (CSP) and only writes text and SVG path attributes.
+// Show Server Status: a webview panel (the bundle dist/status.js, src/webview/status) with Triton's statistics for
+// the model and the GPU figures from the metrics port. The host polls every 2 s while the panel is visible and
+// posts the figures as protocol messages (src/protocol/statusMessages.ts); the page has no network access (CSP).
 import * as vscode from 'vscode';
 import { MODEL_NAME } from '../../core/repository';
+import { gpuFigures, point, StatusHistory, type StatusSample } from '../../core/status/statusModel';
 import type { TritonClient } from '../../core/triton';
+import { isProtocolError, parseHostToStatusView, parseStatusViewToHost, type HostToStatusView } from '../../protocol';
 import type { Log } from '../log';
 import type { ServerController } from '../server/serverController';
 import { buildWebviewHtml, makeNonce } from '../webviewHtml';
-import { gpuFigures, point, SERIES, sparklinePath, StatusHistory, totals, type SeriesName, type StatusSample } from '../../core/status/statusModel';
+import { FigureFormat, noServerUpdate, statusLayout, statusUpdate } from './statusFigures';
 
 const REFRESH_MS = 2_000;
-const CHART_W = 240;
-const CHART_H = 40;
-
-/** The page's whole script: fills text and SVG paths from the host's messages. Static; no data is inlined. */
-const PAGE_SCRIPT = `(function () {
-  var byId = function (id) { return document.getElementById(id); };
-  var PATH = /^[ML0-9 .\\-]*$/;
-  window.addEventListener('message', function (ev) {
-    var m = ev.data;
-    if (!m || m.type !== 'update') return;
-    Object.keys(m.totals || {}).forEach(function (k) { var el = byId('total-' + k); if (el) el.textContent = String(m.totals[k]); });
-    Object.keys(m.series || {}).forEach(function (k) {
-      var s = m.series[k] || {};
-      var p = byId('path-' + k); if (p) p.setAttribute('d', typeof s.d === 'string' && PATH.test(s.d) ? s.d : '');
-      var v = byId('last-' + k); if (v) v.textContent = String(s.last == null ? '' : s.last);
-    });
-    var g = byId('gpus');
-    if (g) {
-      while (g.firstChild) g.removeChild(g.firstChild);
-      (m.gpus || []).forEach(function (t) { var li = document.createElement('li'); li.textContent = String(t); g.appendChild(li); });
-    }
-    var n = byId('note'); if (n) n.textContent = m.note ? String(m.note) : '';
-  });
-})();`;
-
-const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const REQUEST_TIMEOUT_MS = 1_500;
+/** Dropped messages logged per panel, so a broken page is visible without flooding the log. */
+const MAX_DROPPED_LOGGED = 20;
 
 export class StatusPanel implements vscode.Disposable {
   private panel: vscode.WebviewPanel | undefined;
@@ -43,11 +22,11 @@ export class StatusPanel implements vscode.Disposable {
   private readonly history = new StatusHistory(90);
   private previous: StatusSample | undefined;
   private polling = false;
+  private dropped = 0;
   private readonly subscriptions: vscode.Disposable[] = [];
-  private readonly number: Intl.NumberFormat;
+  private readonly format = new FigureFormat(vscode.env.language);
 
   constructor(private readonly extensionUri: vscode.Uri, private readonly server: ServerController, private readonly log: Log) {
-    this.number = new Intl.NumberFormat(vscode.env.language, { maximumFractionDigits: 2 });
     // Another server (restart, reconnect): counters start again, so old points would draw a false cliff.
     this.subscriptions.push(server.onDidChangeClient(() => { this.previous = undefined; this.history.clear(); }));
   }
@@ -61,19 +40,34 @@ export class StatusPanel implements vscode.Disposable {
       enableScripts: true,
       enableCommandUris: false,
       retainContextWhenHidden: false,
-      localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, 'media')],
+      localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, 'dist'), vscode.Uri.joinPath(this.extensionUri, 'media')],
     });
     this.panel = panel;
+    this.dropped = 0;
     panel.iconPath = vscode.Uri.joinPath(this.extensionUri, 'media', 'icons', 'chatglm.svg');
     panel.webview.html = this.html(panel.webview);
+    const received = panel.webview.onDidReceiveMessage((raw: unknown) => this.receive(raw));
     const viewState = panel.onDidChangeViewState(() => this.schedule());
     const disposed = panel.onDidDispose(() => {
+      received.dispose();
       viewState.dispose();
       disposed.dispose();
       this.panel = undefined;
       this.schedule();
     });
     this.schedule();
+  }
+
+  /** The page (new each time the panel is shown again) says it listens: give it the layout and fresh figures. */
+  private receive(raw: unknown): void {
+    const message = parseStatusViewToHost(raw);
+    if (isProtocolError(message)) {
+      this.dropped++;
+      if (this.dropped <= MAX_DROPPED_LOGGED) this.log.warn(`status view: dropped a message: ${message.error}`);
+      return;
+    }
+    this.post(statusLayout());
+    void this.refresh();
   }
 
   /** Polls only while the panel is visible. */
@@ -89,19 +83,18 @@ export class StatusPanel implements vscode.Disposable {
   }
 
   private async refresh(): Promise<void> {
-    const panel = this.panel;
-    if (!panel || this.polling) return;
+    if (!this.panel || this.polling) return;
     this.polling = true;
     try {
       const client = this.server.tritonClient;
       if (!client) {
-        void panel.webview.postMessage({ type: 'update', note: vscode.l10n.t('The server is not running.') });
+        this.post(noServerUpdate());
         return;
       }
       const { sample, notes } = await this.sample(client);
       this.history.push(point(this.previous, sample));
       this.previous = sample;
-      void panel.webview.postMessage(this.update(sample, notes));
+      this.post(statusUpdate(sample, this.history, notes, this.format));
     } finally {
       this.polling = false;
     }
@@ -111,8 +104,8 @@ export class StatusPanel implements vscode.Disposable {
     const notes: string[] = [];
     const sample: StatusSample = { at: Date.now(), gpus: [] };
     const [stats, metrics] = await Promise.allSettled([
-      client.modelStatistics(MODEL_NAME, { timeoutMs: 1_500 }),
-      client.metricsUrl ? client.metrics({ timeoutMs: 1_500 }) : Promise.reject(new Error('no metrics URL')),
+      client.modelStatistics(MODEL_NAME, { timeoutMs: REQUEST_TIMEOUT_MS }),
+      client.metricsUrl ? client.metrics({ timeoutMs: REQUEST_TIMEOUT_MS }) : Promise.reject(new Error('no metrics URL')),
     ]);
     if (stats.status === 'fulfilled') {
       const own = stats.value.find((s) => s.name === MODEL_NAME);
@@ -130,69 +123,25 @@ export class StatusPanel implements vscode.Disposable {
     return { sample, notes };
   }
 
-  private update(sample: StatusSample, notes: string[]): unknown {
-    const f = (n: number | null | undefined) => (n === null || n === undefined ? '–' : this.number.format(n));
-    const t = totals(sample.stats);
-    const series: Record<string, { d: string; last: string }> = {};
-    for (const name of SERIES) {
-      const values = this.history.series(name);
-      const minMax = name === 'gpuUtilizationPct' ? 100 : name === 'batchSize' ? 1 : 0.001;
-      series[name] = { d: sparklinePath(values, CHART_W, CHART_H, this.history.capacity, minMax), last: f(values.at(-1)) };
+  private post(message: HostToStatusView): void {
+    // Our own messages must satisfy the schema the page enforces, or it would drop them silently.
+    const checked = parseHostToStatusView(message);
+    if (isProtocolError(checked)) {
+      this.log.error(`status view: not sent: ${checked.error}`);
+      return;
     }
-    const gib = (b: number) => this.number.format(b / 1024 ** 3);
-    return {
-      type: 'update',
-      totals: t ? {
-        requests: f(t.requests), failures: f(t.failures), executions: f(t.executions),
-        batch: f(t.averageBatchSize), queue: f(t.queueMsPerRequest), compute: f(t.computeMsPerRequest),
-      } : {},
-      series,
-      gpus: sample.gpus.map((g) => vscode.l10n.t('{0}: {1}% busy, {2} of {3} GiB used', g.id, f(g.utilizationPct), gib(g.memoryUsedBytes), gib(g.memoryTotalBytes))),
-      note: notes.join(' '),
-    };
+    void this.panel?.webview.postMessage(message);
   }
 
   private html(webview: vscode.Webview): string {
-    const totalsRows: [string, string][] = [
-      ['requests', vscode.l10n.t('Requests (successful)')],
-      ['failures', vscode.l10n.t('Failed requests')],
-      ['executions', vscode.l10n.t('Executions (batches)')],
-      ['batch', vscode.l10n.t('Average batch size')],
-      ['queue', vscode.l10n.t('Queue time per request (ms)')],
-      ['compute', vscode.l10n.t('Compute time per request (ms)')],
-    ];
-    const charts: [SeriesName, string][] = [
-      ['requestsPerSecond', vscode.l10n.t('Requests per second')],
-      ['batchSize', vscode.l10n.t('Batch size')],
-      ['queueMs', vscode.l10n.t('Queue ms per request')],
-      ['computeMs', vscode.l10n.t('Compute ms per request')],
-      ['gpuUtilizationPct', vscode.l10n.t('GPU utilisation %')],
-      ['gpuMemoryUsedGiB', vscode.l10n.t('GPU memory used (GiB)')],
-    ];
-    const body = `  <h1>${esc(vscode.l10n.t('Triton statistics for {0}', MODEL_NAME))}</h1>
-  <p id="note" class="note" role="status"></p>
-  <h2>${esc(vscode.l10n.t('Since the server started'))}</h2>
-  <table class="totals">
-${totalsRows.map(([id, label]) => `    <tr><th scope="row">${esc(label)}</th><td id="total-${id}">–</td></tr>`).join('\n')}
-  </table>
-  <h2>${esc(vscode.l10n.t('Last 3 minutes (every 2 s)'))}</h2>
-  <div class="charts">
-${charts.map(([id, label]) => `    <figure class="chart">
-      <figcaption>${esc(label)} <span class="last" id="last-${id}">–</span></figcaption>
-      <svg viewBox="0 0 ${CHART_W} ${CHART_H}" width="${CHART_W}" height="${CHART_H}" role="img" aria-label="${esc(label)}"><path id="path-${id}" fill="none" stroke="currentColor" stroke-width="1.5" d=""/></svg>
-    </figure>`).join('\n')}
-  </div>
-  <h2>${esc(vscode.l10n.t('GPUs'))}</h2>
-  <ul id="gpus"></ul>`;
+    const asUri = (...path: string[]) => webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, ...path)).toString();
     return buildWebviewHtml({
       cspSource: webview.cspSource,
       nonce: makeNonce(),
       title: vscode.l10n.t('ChatGLM3 Server Status'),
       lang: vscode.env.language,
-      styles: [webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', 'status-panel.css')).toString()],
-      scripts: [],
-      inlineScript: PAGE_SCRIPT,
-      body,
+      styles: [asUri('media', 'status-panel.css')],
+      scripts: [asUri('dist', 'status.js')],
     });
   }
 

@@ -11,12 +11,19 @@ export interface ProgressReporter {
 
 const MAX_DETAIL = 90;
 
+export interface ElapsedProgressOptions {
+  title: string;
+  /** Shows a Cancel button, which aborts the task's signal. */
+  cancellable: boolean;
+  /** Aborting it aborts the task's signal too (a Stop cancelling a start). */
+  signal?: AbortSignal;
+}
+
 export function withElapsedProgress<T>(
-  title: string,
-  cancellable: boolean,
+  options: ElapsedProgressOptions,
   task: (reporter: ProgressReporter, signal: AbortSignal) => Promise<T>,
-  outerSignal?: AbortSignal,
 ): Thenable<T> {
+  const { title, cancellable, signal: outerSignal } = options;
   return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable }, async (progress, token) => {
     const ctrl = new AbortController();
     const cancelSub = token.onCancellationRequested(() => ctrl.abort());

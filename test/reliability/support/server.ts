@@ -175,29 +175,30 @@ export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
  * streams into the ConversationService, and an error keeps the partial answer marked failed.
  */
 export async function answerThroughService(
-  svc: import('../../../src/core/chat/conversation-service').ConversationService,
+  svc: import('../../../src/core/chat/conversationService').ConversationService,
   client: TritonClient,
   question: string,
   options: { maxNewTokens?: number; idleTimeoutMs?: number; onDelta?: (received: string) => void } = {},
 ): Promise<{ conversationId: string; messageId: string; received: string; error?: unknown }> {
   const conv = svc.create();
   await svc.appendUserMessage(conv.id, question);
-  const built = svc.beginAnswer(conv.id, { temperature: 0, maxNewTokens: options.maxNewTokens ?? 16 });
+  const answer = svc.startAnswer(conv.id);
+  const built = svc.buildRequest(conv.id, { temperature: 0, maxNewTokens: options.maxNewTokens ?? 16 });
   if (!built.ok) throw new Error(`request not built: ${JSON.stringify(built)}`);
   let received = '';
   try {
     for await (const ev of streamChat(client, MODEL, built.request, options.idleTimeoutMs ? { idleTimeoutMs: options.idleTimeoutMs } : {})) {
       if (ev.type === 'delta') {
         received += ev.text;
-        svc.appendDelta(conv.id, built.answer.id, ev.text);
+        svc.appendDelta(conv.id, answer.id, ev.text);
         options.onDelta?.(received);
       } else {
-        await svc.finish(conv.id, built.answer.id, ev);
+        await svc.finish(conv.id, answer.id, ev);
       }
     }
-    return { conversationId: conv.id, messageId: built.answer.id, received };
+    return { conversationId: conv.id, messageId: answer.id, received };
   } catch (error) {
-    await svc.fail(conv.id, built.answer.id, error instanceof Error ? error.message : String(error));
-    return { conversationId: conv.id, messageId: built.answer.id, received, error };
+    await svc.fail(conv.id, answer.id, error instanceof Error ? error.message : String(error));
+    return { conversationId: conv.id, messageId: answer.id, received, error };
   }
 }

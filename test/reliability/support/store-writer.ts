@@ -1,8 +1,8 @@
 // Child process of store-crash.test.ts: what the extension host does while chatting, as fast as it can, until it
 // is killed. Each question is flushed before "committed <conversation> <message>" is printed (the service's
 // promise), each finished answer likewise; the parent then kills this process at a random moment.
-import { ConversationService } from '../../../src/core/chat/conversation-service';
-import { FileConversationStore } from '../../../src/core/chat/file-store';
+import { ConversationService } from '../../../src/core/chat/conversationService';
+import { FileConversationStore } from '../../../src/core/chat/fileStore';
 import { contentFor } from './store-content';
 
 async function main(): Promise<void> {
@@ -18,12 +18,12 @@ async function main(): Promise<void> {
     // Content derived from the id, so the parent can tell a torn or mixed-up message from a good one.
     await svc.editLast(conversationId, contentFor(question.id));
     process.stdout.write(`committed ${conversationId} ${question.id}\n`);
-    const built = svc.beginAnswer(conversationId, {});
-    if (!built.ok) throw new Error('request not built');
-    svc.appendDelta(conversationId, built.answer.id, contentFor(built.answer.id));
+    const answer = svc.startAnswer(conversationId);
+    if (!svc.buildRequest(conversationId, {}).ok) throw new Error('request not built');
+    svc.appendDelta(conversationId, answer.id, contentFor(answer.id));
     await new Promise((r) => setTimeout(r, 7)); // let a throttled save of the streaming answer start
-    await svc.finish(conversationId, built.answer.id, { finishReason: 'stop', promptTokens: 1, completionTokens: 1, historyTrimmed: 0 });
-    process.stdout.write(`committed ${conversationId} ${built.answer.id}\n`);
+    await svc.finish(conversationId, answer.id, { finishReason: 'stop', promptTokens: 1, completionTokens: 1, historyTrimmed: 0 });
+    process.stdout.write(`committed ${conversationId} ${answer.id}\n`);
   }
 }
 

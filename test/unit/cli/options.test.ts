@@ -3,12 +3,15 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { modelSettingsFor } from '../../../src/core/cli/commands';
-import { HistoryFileError, readHistory, writeHistory } from '../../../src/core/cli/history-file';
-import { defaultRepositoryPath, ENV_VARS, parseCli, UsageError } from '../../../src/core/cli/options';
-import { EXIT, reportError } from '../../../src/core/cli/report-error';
+import { settingsFromCli } from '../../../src/cli/cliSession';
+import { HistoryFileError, readHistory, writeHistory } from '../../../src/cli/historyFile';
+import { defaultRepositoryPath, ENV_VARS, parseCli, UsageError } from '../../../src/cli/options';
+import { EXIT, reportError } from '../../../src/cli/reportError';
 import { ServerError } from '../../../src/core/server';
 import { TritonError } from '../../../src/core/triton';
+import { toModelSettings } from '../../../src/core/settings/settingsMapping';
+
+const modelSettingsFor = (cfg: ReturnType<typeof parseCli>) => toModelSettings(settingsFromCli(cfg));
 
 const env = { HOME: '/home/u' };
 

@@ -26,6 +26,8 @@ test('variants change exactly the lines they own', () => {
     '  max_queue_delay_microseconds: 5500',
     '  default_queue_policy { max_queue_size: 0 }',
     'instance_group [ { count: 2 kind: KIND_GPU gpus: [ 0, 1 ] } ]',
+    'parameters { key: "max_active_rows" value { string_value: "4" } }',
+    'parameters { key: "max_waiting" value { string_value: "0" } }',
     'parameters { key: "weights_path" value { string_value: "/weights/chatglm3-6b-32k" } }',
     'parameters { key: "dtype" value { string_value: "bfloat16" } }',
     'parameters { key: "max_input_tokens" value { string_value: "4096" } }',
@@ -60,6 +62,27 @@ test('engine parameter can select the test engine', () => {
   assert.match(renderConfig({ engine: 'tiny_engine:TinyEngine' }), /key: "engine" value \{ string_value: "tiny_engine:TinyEngine" \}/);
 });
 
+test('the engine picks the scheduler: hf generates per execute(), every other engine batches continuously', () => {
+  const scheduler = (engine: string) => /key: "scheduler" value \{ string_value: "([a-z_]+)" \}/.exec(renderConfig({ engine }))?.[1];
+  assert.equal(scheduler('native'), 'continuous');
+  assert.equal(scheduler('tiny_engine:TinyEngine'), 'continuous');
+  assert.equal(scheduler('hf'), 'per_execute');
+  assert.equal(DEFAULT_MODEL_SETTINGS.engine, 'native');
+  const hf = renderConfig({ engine: 'hf' }).split('\n').filter((l, i) => l !== committed.split('\n')[i]);
+  assert.deepEqual(hf, [
+    'parameters { key: "engine" value { string_value: "hf" } }',
+    'parameters { key: "scheduler" value { string_value: "per_execute" } }',
+  ]);
+});
+
+test('maxBatchSize and maxQueueSize also bound the continuous scheduler (max_active_rows, max_waiting)', () => {
+  const out = renderConfig({ maxBatchSize: 16, maxQueueSize: 100 });
+  assert.match(out, /^max_batch_size: 16$/m);
+  assert.match(out, /^parameters \{ key: "max_active_rows" value \{ string_value: "16" \} \}$/m);
+  assert.match(out, /max_queue_size: 100 \}/);
+  assert.match(out, /^parameters \{ key: "max_waiting" value \{ string_value: "100" \} \}$/m);
+});
+
 test('invalid settings are rejected with every bad field named', () => {
   const bad = () => renderConfig({
     maxBatchSize: 0, queueDelayMs: -1, maxQueueSize: 1.5, gpuIds: [], instanceCount: 99,
@@ -68,7 +91,7 @@ test('invalid settings are rejected with every bad field named', () => {
   });
   assert.throws(bad, (e: unknown) => {
     assert.ok(e instanceof ModelSettingsError);
-    assert.equal(e.code, 'invalid-settings');
+    assert.equal(e.code, 'settings-invalid');
     assert.deepEqual(e.issues.map((i) => i.field).sort(), [
       'defaultMaxNewTokens', 'defaultTemperature', 'defaultTopP', 'dtype', 'engine', 'gpuIds', 'instanceCount',
       'maxBatchSize', 'maxQueueSize', 'queueDelayMs', 'weightsPath',

@@ -73,3 +73,16 @@ test('missing objects and failure modes print docker\'s words and exit codes', (
   const left = JSON.parse(f.docker(['inspect', 'g3']).stdout);
   assert.equal(left[0].State.Status, 'created', 'like docker, the failed container stays in "created"');
 });
+
+test('wait returns once the container stopped and prints its exit code; a missing container is docker\'s error', (t) => {
+  const f = fake(t);
+  assert.equal(f.docker(['run', '-d', '--name', 'w1', 'alpine:3', 'true']).status, 0);
+  const waited = f.docker(['container', 'wait', 'w1']);
+  assert.equal(waited.status, 0, waited.stderr);
+  const [c] = JSON.parse(f.docker(['inspect', 'w1']).stdout);
+  assert.equal(c.State.Running, false);
+  assert.equal(waited.stdout.trim(), String(c.State.ExitCode));
+  const nope = f.docker(['wait', 'nope']);
+  assert.equal(nope.status, 1);
+  assert.match(nope.stderr, /No such container: nope/);
+});

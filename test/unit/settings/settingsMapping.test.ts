@@ -19,6 +19,14 @@ test('default model settings render the committed default config', () => {
   assert.equal(renderConfig(toModelSettings(defaults)), renderConfig({}));
 });
 
+test('the engine setting reaches the model config, and hf gets the per-execute scheduler', () => {
+  assert.equal(defaults.engine, 'native');
+  assert.match(renderConfig(toModelSettings(defaults)), /key: "scheduler" value \{ string_value: "continuous" \}/);
+  const hf = renderConfig(toModelSettings({ ...defaults, engine: 'hf' }));
+  assert.match(hf, /key: "engine" value \{ string_value: "hf" \}/);
+  assert.match(hf, /key: "scheduler" value \{ string_value: "per_execute" \}/);
+});
+
 test('GPU ids: host ids go to docker, container ids (renumbered from 0) to the model config', () => {
   const s = { ...defaults, gpuIds: ['2', '3'], instanceCount: 2, maxBatchSize: 4 };
   assert.deepEqual(toServerSettings(s, '/r').gpuIds, ['2', '3']);

@@ -8,6 +8,7 @@ import { streamChat } from '../../../src/core/triton/chatglm';
 import { TritonClient } from '../../../src/core/triton/client';
 import { TritonError } from '../../../src/core/triton/errors';
 import { encodeBytesTensor } from '../../../src/core/triton/binaryTensor';
+import { TestTritonClient } from '../../support/testTritonClient';
 
 interface Seen { method: string; url: string; headers: IncomingMessage['headers']; body: Buffer }
 type Handler = (req: IncomingMessage, res: ServerResponse, body: Buffer) => void | Promise<void>;
@@ -42,7 +43,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const KEY = 'sekret-admin-key-123';
 const M = 'chatglm3-6b';
 const client = (extra: Partial<ConstructorParameters<typeof TritonClient>[0]> = {}) =>
-  new TritonClient({ baseUrl: base, adminKey: KEY, headers: { 'x-extra': 'e1', 'X-Triton-Admin': 'leak' }, ...extra });
+  new TestTritonClient({ baseUrl: base, adminKey: KEY, headers: { 'x-extra': 'e1', 'X-Triton-Admin': 'leak' }, ...extra });
 
 function setupModelRoutes() {
   routes.set('GET /v2/health/live', (_q, res) => { res.writeHead(200).end(); });
@@ -290,7 +291,7 @@ test('nothing listening: isLive is false and calls fail with server-not-running'
   await new Promise<void>((r) => dead.listen(0, '127.0.0.1', () => r()));
   const port = (dead.address() as AddressInfo).port;
   await new Promise((r) => dead.close(r));
-  const c = new TritonClient({ baseUrl: `http://127.0.0.1:${port}` });
+  const c = new TestTritonClient({ baseUrl: `http://127.0.0.1:${port}` });
   assert.equal(await c.isLive(), false);
   await assert.rejects(c.serverMetadata(), (e: unknown) => e instanceof TritonError && e.code === 'server-not-running' && /Is the server running/.test(e.message));
   await assert.rejects(async () => { for await (const _ of c.generateStream(M, {})) { /* none */ } }, (e: unknown) => e instanceof TritonError && e.code === 'server-not-running');

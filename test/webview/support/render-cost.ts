@@ -1,7 +1,9 @@
 // Render-cost measurement of the chat panel while an answer streams: feeds N synthetic tokens (a realistic mix of
 // Chinese and English prose, lists and code blocks) as deltas, a few per animation frame, and reads the per-frame
-// render statistics the streaming renderer records on the message (data-render-* attributes). Used by the webview
-// tests (structure only, no timing assertions) and by benchmarks.
+// render statistics the streaming renderer records on the message (data-render-* attributes, compiled in because
+// the harness builds the bundle with RENDER_STATS on). Used by the webview tests (structure only, no timing
+// assertions) and by benchmarks.
+import type { RenderStats } from '../../../src/webview/chat/renderStats';
 import type { Panel } from './harness';
 import { READY_SERVER } from './harness';
 
@@ -30,17 +32,13 @@ export function syntheticTokens(n: number): string[] {
   return out;
 }
 
-export interface RenderCost {
+/**
+ * What the streaming renderer recorded for one answer (totalMs: the sum of per-frame render times while streaming;
+ * finalizeMs: the one full render when the answer ends), and what was streamed.
+ */
+export interface RenderCost extends RenderStats {
   tokens: number;
   chars: number;
-  frames: number;
-  /** Sum of per-frame render time while streaming (ms). */
-  totalMs: number;
-  maxMs: number;
-  firstTenthAvgMs: number;
-  lastTenthAvgMs: number;
-  /** The one full render when the answer ends. */
-  finalizeMs: number;
   /** Wall time of the whole stream, pacing included. */
   wallMs: number;
 }
@@ -58,7 +56,7 @@ export async function measureStreamingRenderCost(panel: Panel, options: { tokens
     messages.push({ id: `pu${i}`, role: 'user', content: `question ${i}`, status: 'complete' }, { id: `pa${i}`, role: 'assistant', content: prior, status: 'complete' });
   }
   messages.push({ id: 'mq', role: 'user', content: 'Explain it with code', status: 'complete' }, { id: 'mstream', role: 'assistant', content: '', status: 'streaming' });
-  await panel.send({ type: 'state', conversations: [], activeId: 'cbench', messages, server: READY_SERVER, busy: true });
+  await panel.send({ type: 'state', activeId: 'cbench', messages, server: READY_SERVER, busy: true, modelName: 'ChatGLM3-6B' });
   return panel.page.evaluate(async ({ tokens, perFrame }) => {
     const frame = () => new Promise((r) => requestAnimationFrame(() => r(undefined)));
     const started = performance.now();

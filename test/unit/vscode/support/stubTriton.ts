@@ -22,7 +22,10 @@ export interface StubTriton {
 
 const MODEL = 'chatglm3-6b';
 
-/** Answers: a prompt containing "slow" streams a delta every 20 ms until the client goes away. */
+/**
+ * Answers: a prompt containing "slow" streams a delta every 20 ms until the client goes away; one containing
+ * "long answer" ends at the length limit (finish_reason `length`), as max_new_tokens would end it.
+ */
 export async function startStubTriton(): Promise<StubTriton> {
   const requests: StubRequest[] = [];
   const state = { closedEarly: 0, active: 0, maxConcurrent: 0 };
@@ -68,15 +71,20 @@ export async function startStubTriton(): Promise<StubTriton> {
       }
       return;
     }
-    // Keep concurrent explanations in flight together for a moment (like a batcher's queue delay).
-    await sleep(50);
+    // Explanations wait (like a batcher's queue) until a second one is in flight, so concurrency is observed by
+    // events, not by how fast this machine is; a client that sends them one at a time still ends, after 3 s.
+    if (prompt.includes('```')) {
+      for (const giveUp = Date.now() + 3_000; state.active < 2 && Date.now() < giveUp && !res.destroyed;) await sleep(5);
+    } else {
+      await sleep(50);
+    }
     const answer = prompt.includes('```') ? `Explains ${prompt.length} chars.` : `Echo: ${prompt}`;
     for (const part of [answer.slice(0, 5), answer.slice(5)]) {
       send({ response: part });
       await sleep(5);
     }
     finished = true;
-    send({ response: '', finish_reason: 'stop', prompt_tokens: 3, completion_tokens: 2, history_trimmed: 0, history: '[]' });
+    send({ response: '', finish_reason: prompt.includes('long answer') ? 'length' : 'stop', prompt_tokens: 3, completion_tokens: 2, history_trimmed: 0, history: '[]' });
     res.end();
   }
 

@@ -1,8 +1,11 @@
-"""The engine seam: what model.py needs from a language model, and how the configured engine is loaded.
+"""The engine seam: what model.py and the schedulers need from a language model, and how the configured engine
+is loaded.
 
-model.py only talks to an `Engine`: it builds prompt ids with the ChatGLM3 chat layout, runs one batched
-generation per execute() and decodes text. The production engine is `hf` (chatglm_hf.HFEngine); the config
-parameter `engine` may instead name `module:Class` (tests use `tiny_engine:TinyEngine`).
+Every engine builds prompt ids with ChatGLM3's chat layout, decodes text and can run one batched generation
+(`Engine`, used by the per-execute scheduler). An engine that also decodes step by step over slots of its own KV
+cache (`StepEngine`) can be driven by the continuous scheduler. `native` (chatglm_native.NativeEngine) is both;
+`hf` (chatglm_hf.HFEngine) is an `Engine` only; the config parameter `engine` may instead name `module:Class`
+(tests use `tiny_engine:TinyEngine`, the native engine on a tiny random model).
 """
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ import importlib
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Protocol, Sequence, runtime_checkable
 
 from chatglm_generation import GenerationObserver, RowResult, RowSettings
 
@@ -21,51 +24,123 @@ class EngineOptions:
     dtype: str  # "float16" | "bfloat16" | "float32"
     device: str  # "cpu" or "cuda:N"
     parameters: Dict[str, str] = field(default_factory=dict)  # every config.pbtxt parameter, as strings
+    max_rows: int = 8  # rows decoded together (KV cache slots of a step engine)
+    max_context: Optional[int] = None  # tokens per row; None = the model's own limit
+    context_needed: int = 8192  # what the request limits allow per row (prompt budget + answer limit)
 
 
-class Engine:
-    """Interface every engine implements (duck-typed; subclassing is optional)."""
+@dataclass(frozen=True)
+class PrefillChunk:
+    """Prompt tokens prompt[start:stop] for the row in `slot`; the slot already holds prompt[:start]."""
+
+    slot: int
+    prompt: Sequence[int]
+    start: int
+    stop: int
+
+    @property
+    def complete(self) -> bool:
+        return self.stop == len(self.prompt)
+
+
+class Engine(Protocol):
+    """What every engine offers (model.py and the per-execute scheduler)."""
 
     #: token ids that end an answer (ChatGLM3: eos 2, <|user|> 64795, <|observation|> 64797)
-    stop_ids: Sequence[int] = ()
+    stop_ids: Sequence[int]
 
     def prefix_ids(self) -> List[int]:
         """Ids that start every prompt ([gMASK] sop)."""
-        raise NotImplementedError
 
     def message_ids(self, role: str, metadata: str, content: str) -> List[int]:
         """Ids of one message: <|role|> + encode(metadata + "\\n") + encode(content)."""
-        raise NotImplementedError
 
     def assistant_ids(self) -> List[int]:
         """Ids that end the prompt and open the answer (a bare <|assistant|>)."""
-        raise NotImplementedError
 
     def decode(self, ids: Sequence[int]) -> str:
-        raise NotImplementedError
+        """Text of token ids."""
 
     def generate(
         self, prompts: Sequence[Sequence[int]], settings: Sequence[RowSettings], observer: GenerationObserver
     ) -> List[RowResult]:
         """Generates all rows together; reports tokens and per-row completion to `observer` as they happen."""
-        raise NotImplementedError
 
     def close(self) -> None:
         """Releases the model (called from finalize)."""
 
 
+@runtime_checkable
+class StepEngine(Engine, Protocol):
+    """An engine the continuous scheduler drives one step at a time. Rows live in slots of a preallocated KV
+    cache; a slot is free again as soon as its row is closed. Logits are float32 [rows, vocabulary]."""
+
+    device: object  # torch.device of the logits
+    generator: object  # torch.Generator for sampling on that device
+    max_rows: int
+    max_context: int
+
+    def open_row(self) -> int:
+        """A free slot (raises if all max_rows are taken)."""
+
+    def close_row(self, slot: int) -> None:
+        """Frees the slot for the next row."""
+
+    def prefill(self, chunks: Sequence[PrefillChunk]):
+        """Runs each chunk into its slot; returns the logits after each chunk's last token."""
+
+    def decode_step(self, slots: Sequence[int], tokens: Sequence[int]):
+        """Appends one token to each slot's row; returns the logits for the token after it."""
+
+    def reset(self) -> None:
+        """Frees every slot (after a failed step: the cache's content is not trusted any more)."""
+
+
+class TokenizerPrompts:
+    """Prompt ids and text through a ChatGLM3 tokenizer's own builders (`self.tokenizer`): shared by the engines."""
+
+    tokenizer = None
+
+    def chat_stop_ids(self) -> tuple:
+        tokenizer = self.tokenizer
+        eos = getattr(tokenizer, "eos_token_id", None)
+        return (int(eos if eos is not None else 2), int(tokenizer.get_command("<|user|>")),
+                int(tokenizer.get_command("<|observation|>")))
+
+    def prefix_ids(self) -> List[int]:
+        return list(self.tokenizer.get_prefix_tokens())
+
+    def message_ids(self, role: str, metadata: str, content: str) -> List[int]:
+        return list(self.tokenizer.build_single_message(role, metadata, content))
+
+    def assistant_ids(self) -> List[int]:
+        return [int(self.tokenizer.get_command("<|assistant|>"))]
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return self.tokenizer.decode(list(ids))
+
+
 def load_engine(spec: str, options: EngineOptions):
-    """`hf` → the Hugging Face engine; `module:Class` → that class (module importable from sys.path)."""
+    """`native` → the native engine; `hf` → the Hugging Face engine; `module:Class` → that class (module
+    importable from sys.path or PYTHONPATH)."""
+    if spec == "native":
+        from chatglm_native import NativeEngine
+
+        return NativeEngine(options)
     if spec == "hf":
         from chatglm_hf import HFEngine
 
         return HFEngine(options)
     module_name, sep, class_name = spec.partition(":")
     if not sep or not module_name or not class_name:
-        raise ValueError(f"engine parameter must be 'hf' or 'module:Class', got {spec!r}")
+        raise ValueError(f"engine parameter must be 'native', 'hf' or 'module:Class', got {spec!r}")
     _add_pythonpath()
     cls = getattr(importlib.import_module(module_name), class_name)
     return cls(options)
+
+
+def is_step_engine(engine) -> bool:
+    return isinstance(engine, StepEngine)
 
 
 def _add_pythonpath() -> None:

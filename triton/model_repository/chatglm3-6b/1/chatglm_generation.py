@@ -1,13 +1,15 @@
-"""Engine-independent pieces of one batched generation.
+"""Engine-independent pieces of generation.
 
-Every engine (Hugging Face `generate`, the tiny test model) uses these, so per-row sampling, per-row stopping,
-cancellation and streaming behave the same whatever runs the forward pass:
+Every engine and both schedulers use these, so per-row sampling, per-row stopping, cancellation and streaming
+behave the same whatever runs the forward pass:
 
 - `left_pad`: ChatGLM-style left padding (ids 0, mask 0, position 0; real tokens at positions 0..n-1).
 - `RowWarper`: per-row temperature / top-p (temperature 0 = greedy) on a [B, V] score matrix.
 - `guard_invalid_scores`: ChatGLM's InvalidScoreLogitsProcessor, applied per row.
-- `BatchTracker`: consumes one sampled token per row and step; decides per row when it is finished (stop id,
-  its own max_new_tokens, cancellation) and forwards kept tokens to an observer.
+- `choose_tokens`: guard + warper + one token per row (engines with their own decode loop, the scheduler).
+- `RowProgress`: one row's tokens and how it ended (stop id, its own max_new_tokens).
+- `BatchTracker`: a batch of RowProgress for one per-execute generation; polls cancellation and forwards kept
+  tokens to an observer.
 Only torch is needed (works on torch 1.13 and 2.x).
 """
 from __future__ import annotations
@@ -20,6 +22,7 @@ import torch
 FINISH_STOP = "stop"
 FINISH_LENGTH = "length"
 FINISH_CANCELLED = "cancelled"
+CHATGLM_NAN_FALLBACK_ID = 5  # the token ChatGLM's InvalidScoreLogitsProcessor forces
 
 
 @dataclass(frozen=True)
@@ -71,11 +74,13 @@ def left_pad(prompts: Sequence[Sequence[int]], pad_id: int = 0, device=None):
 
 def guard_invalid_scores(scores: torch.Tensor, fallback_id: int) -> torch.Tensor:
     """Rows with NaN/inf logits (fp16 overflow) are replaced by a one-hot on `fallback_id`, as ChatGLM does."""
-    bad = ~torch.isfinite(scores).all(dim=-1)
-    if bool(bad.any()):
-        scores = scores.clone()
-        scores[bad] = 0.0
-        scores[bad, fallback_id] = 5e4
+    finite = torch.isfinite(scores)
+    if bool(finite.all()):  # the usual case: one check for the whole batch
+        return scores
+    bad = ~finite.all(dim=-1)
+    scores = scores.clone()
+    scores[bad] = 0.0
+    scores[bad, fallback_id] = 5e4
     return scores
 
 
@@ -130,6 +135,39 @@ class RowWarper:
         return torch.multinomial(probs, num_samples=1, generator=generator).squeeze(1)
 
 
+def choose_tokens(scores: torch.Tensor, settings: Sequence[RowSettings], generator: Optional[torch.Generator] = None,
+                  fallback_id: int = CHATGLM_NAN_FALLBACK_ID) -> List[int]:
+    """One token per row of `scores` ([B, V] logits), row i sampled with settings[i]."""
+    scores = guard_invalid_scores(scores, fallback_id)
+    if all(s.temperature <= 0 for s in settings):  # all greedy: no warper to build
+        return scores.argmax(dim=-1).tolist()
+    return RowWarper(settings).choose(scores, generator=generator).tolist()
+
+
+class RowProgress:
+    """The tokens of one row and how it ended: a stop id ends it without being kept, and it ends on its own
+    max_new_tokens (`limit`)."""
+
+    def __init__(self, limit: int, stop_ids: frozenset):
+        self.limit = limit
+        self.stop_ids = stop_ids
+        self.tokens: List[int] = []
+        self.finish: Optional[str] = None
+
+    def accept(self, token: int) -> bool:
+        """Takes the row's next token; True if it is kept (streamed), False if it was a stop id."""
+        if token in self.stop_ids:
+            self.finish = FINISH_STOP
+            return False
+        self.tokens.append(token)
+        if len(self.tokens) >= self.limit:
+            self.finish = FINISH_LENGTH
+        return True
+
+    def result(self, reason: Optional[str] = None) -> RowResult:
+        return RowResult(list(self.tokens), reason or self.finish or FINISH_LENGTH)
+
+
 class BatchTracker:
     """Per-row state of one batched generation; engines call `step` once per decode step.
 
@@ -142,21 +180,29 @@ class BatchTracker:
         self.settings = list(settings)
         self.stop_ids = frozenset(int(i) for i in stop_ids)
         self.observer = observer
-        self.tokens: List[List[int]] = [[] for _ in settings]
-        self.finish: List[Optional[str]] = [None] * len(settings)
+        self.rows = [RowProgress(s.max_new_tokens, self.stop_ids) for s in settings]
+        self.reported = [False] * len(settings)
 
     @property
     def size(self) -> int:
         return len(self.settings)
 
+    @property
+    def tokens(self) -> List[List[int]]:
+        return [r.tokens for r in self.rows]
+
+    @property
+    def finish(self) -> List[Optional[str]]:
+        return [r.finish for r in self.rows]
+
     def active_rows(self) -> List[int]:
-        return [i for i, f in enumerate(self.finish) if f is None]
+        return [i for i, r in enumerate(self.rows) if r.finish is None]
 
     def all_done(self) -> bool:
-        return all(f is not None for f in self.finish)
+        return all(r.finish is not None for r in self.rows)
 
     def done_mask(self, device=None) -> torch.Tensor:
-        return torch.tensor([f is not None for f in self.finish], dtype=torch.bool, device=device)
+        return torch.tensor([r.finish is not None for r in self.rows], dtype=torch.bool, device=device)
 
     def poll_cancelled(self) -> None:
         """Ends rows whose client went away (also used before the first forward pass)."""
@@ -170,16 +216,14 @@ class BatchTracker:
     def step(self, tokens: Sequence[int], rows: Optional[Sequence[int]] = None) -> None:
         rows = range(len(tokens)) if rows is None else rows
         for row, token in zip(rows, tokens):
-            if self.finish[row] is not None:
+            progress = self.rows[row]
+            if progress.finish is not None:
                 continue
             token = int(token)
-            if token in self.stop_ids:
-                self._finish(row, FINISH_STOP)
-                continue
-            self.tokens[row].append(token)
-            self.observer.on_token(row, token)
-            if len(self.tokens[row]) >= self.settings[row].max_new_tokens:
-                self._finish(row, FINISH_LENGTH)
+            if progress.accept(token):
+                self.observer.on_token(row, token)
+            if progress.finish is not None:
+                self._finish(row, progress.finish)
         self.poll_cancelled()
 
     def finish_remaining(self, reason: str) -> None:
@@ -188,9 +232,10 @@ class BatchTracker:
             self._finish(row, reason)
 
     def results(self) -> List[RowResult]:
-        return [RowResult(list(t), f or FINISH_LENGTH) for t, f in zip(self.tokens, self.finish)]
+        return [r.result() for r in self.rows]
 
     def _finish(self, row: int, reason: str) -> None:
-        self.finish[row] = reason
-        self.observer.on_finished(row, RowResult(list(self.tokens[row]), reason))
-
+        self.rows[row].finish = reason
+        if not self.reported[row]:
+            self.reported[row] = True
+            self.observer.on_finished(row, self.rows[row].result(reason))

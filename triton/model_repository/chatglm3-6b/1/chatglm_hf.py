@@ -10,17 +10,14 @@ The shared logic lives in chatglm_generation; these classes only adapt it to gen
 """
 from __future__ import annotations
 
-from typing import List, Sequence
-
 import torch
 from transformers import LogitsProcessor, LogitsProcessorList, StoppingCriteria, StoppingCriteriaList
 from transformers.generation.streamers import BaseStreamer
 
-from chatglm_generation import FINISH_LENGTH, BatchTracker, RowWarper, guard_invalid_scores, left_pad
-
-CHATGLM_NAN_FALLBACK_ID = 5  # the token ChatGLM's InvalidScoreLogitsProcessor forces
-DTYPES = {"float16": torch.float16, "fp16": torch.float16, "bfloat16": torch.bfloat16, "bf16": torch.bfloat16,
-          "float32": torch.float32, "fp32": torch.float32}
+from chatglm_engine import TokenizerPrompts
+from chatglm_generation import CHATGLM_NAN_FALLBACK_ID, FINISH_LENGTH, BatchTracker, RowWarper, guard_invalid_scores, \
+    left_pad
+from chatglm_checkpoint import DTYPES
 
 
 class InvalidScoreGuard(LogitsProcessor):
@@ -66,8 +63,9 @@ class BatchStreamer(BaseStreamer):
         pass
 
 
-class HFEngine:
-    """ChatGLM3 via AutoTokenizer/AutoModel(trust_remote_code=True) from a local snapshot (offline)."""
+class HFEngine(TokenizerPrompts):
+    """ChatGLM3 via AutoTokenizer/AutoModel(trust_remote_code=True) from a local snapshot (offline); runs under the
+    per-execute scheduler only (one `generate` per batch)."""
 
     def __init__(self, options, model=None, tokenizer=None, pass_position_ids: bool = True):
         self.device = torch.device(options.device)
@@ -87,24 +85,7 @@ class HFEngine:
         # attention mask (e.g. Llama in tests) must not get a fixed copy.
         self.pass_position_ids = pass_position_ids
         self.pad_id = 0
-        self.stop_ids = (
-            int(tokenizer.eos_token_id if getattr(tokenizer, "eos_token_id", None) is not None else 2),
-            int(tokenizer.get_command("<|user|>")),
-            int(tokenizer.get_command("<|observation|>")),
-        )
-
-    # -- prompt (ChatGLM3 tokenizer's own builders)
-    def prefix_ids(self) -> List[int]:
-        return list(self.tokenizer.get_prefix_tokens())
-
-    def message_ids(self, role: str, metadata: str, content: str) -> List[int]:
-        return list(self.tokenizer.build_single_message(role, metadata, content))
-
-    def assistant_ids(self) -> List[int]:
-        return [int(self.tokenizer.get_command("<|assistant|>"))]
-
-    def decode(self, ids: Sequence[int]) -> str:
-        return self.tokenizer.decode(list(ids))
+        self.stop_ids = self.chat_stop_ids()
 
     # -- generation
     def generate(self, prompts, settings, observer):

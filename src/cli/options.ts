@@ -1,0 +1,224 @@
+// Command line and environment → the CLI's configuration. Pure (argv and env in, config or UsageError out) so
+// every flag and its environment equivalent is unit-tested.
+import { isAbsolute, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+
+export const COMMANDS = ['status', 'start', 'stop', 'restart', 'load', 'unload', 'chat', 'stats', 'logs', 'build-image', 'preflight'] as const;
+export type Command = (typeof COMMANDS)[number];
+
+/** A mistake in how the CLI was called (exit code 2). */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+/** Flag → environment variable used when the flag is absent. */
+export const ENV_VARS = {
+  docker: 'TRITON_CHATGLM_DOCKER',
+  image: 'TRITON_CHATGLM_IMAGE',
+  container: 'TRITON_CHATGLM_CONTAINER',
+  port: 'TRITON_CHATGLM_PORT',
+  'grpc-port': 'TRITON_CHATGLM_GRPC_PORT',
+  'metrics-port': 'TRITON_CHATGLM_METRICS_PORT',
+  'bind-address': 'TRITON_CHATGLM_BIND_ADDRESS',
+  gpus: 'TRITON_CHATGLM_GPUS',
+  'shm-size': 'TRITON_CHATGLM_SHM_SIZE',
+  weights: 'TRITON_CHATGLM_WEIGHTS',
+  'repository-source': 'TRITON_CHATGLM_REPOSITORY_SOURCE',
+  repository: 'TRITON_CHATGLM_REPOSITORY',
+  'max-batch-size': 'TRITON_CHATGLM_MAX_BATCH_SIZE',
+  url: 'TRITON_CHATGLM_URL',
+  'admin-key': 'TRITON_CHATGLM_ADMIN_KEY',
+  history: 'TRITON_CHATGLM_HISTORY',
+} as const;
+
+const STRING_OPTIONS = [
+  ...Object.keys(ENV_VARS), 'temperature', 'top-p', 'max-new-tokens', 'history-len', 'timeout', 'tail', 'system',
+] as const;
+
+export interface CliConfig {
+  command: Command;
+  /** The chat prompt (all positional words joined). */
+  prompt: string;
+  dockerPath?: string;
+  image?: string;
+  containerName?: string;
+  httpPort?: number;
+  grpcPort?: number;
+  metricsPort?: number;
+  bindAddress?: string;
+  gpuIds?: 'all' | string[];
+  shmSize?: string;
+  weightsPath?: string;
+  repositorySource?: string;
+  repositoryPath: string;
+  maxBatchSize?: number;
+  /** External Triton server: no docker at all. */
+  url?: string;
+  adminKey?: string;
+  historyFile?: string;
+  system?: string;
+  temperature?: number;
+  topP?: number;
+  maxNewTokens?: number;
+  historyLen?: number;
+  /** Seconds; start: liveness deadline, load: load deadline. */
+  timeoutS?: number;
+  tail?: number;
+  follow: boolean;
+  preflight: boolean;
+  buildImage: boolean;
+  json: boolean;
+  verbose: boolean;
+  help: boolean;
+  version: boolean;
+}
+
+export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv, cwd = process.cwd()): CliConfig {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        ...Object.fromEntries(STRING_OPTIONS.map((o) => [o, { type: 'string' as const }])),
+        'no-preflight': { type: 'boolean' },
+        'build-image': { type: 'boolean' },
+        follow: { type: 'boolean', short: 'f' },
+        json: { type: 'boolean' },
+        verbose: { type: 'boolean', short: 'v' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean' },
+      },
+    });
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  const v = parsed.values as Record<string, string | boolean | undefined>;
+  const str = (name: string): string | undefined => {
+    const flag = v[name];
+    if (typeof flag === 'string') return flag;
+    const envName = (ENV_VARS as Record<string, string>)[name];
+    const fromEnv = envName ? env[envName] : undefined;
+    return fromEnv !== undefined && fromEnv !== '' ? fromEnv : undefined;
+  };
+  const num = (name: string, kind: 'int' | 'float', min: number, max: number): number | undefined => {
+    const s = str(name);
+    if (s === undefined) return undefined;
+    const n = Number(s);
+    if (s.trim() === '' || !Number.isFinite(n) || (kind === 'int' && !Number.isInteger(n)) || n < min || n > max) {
+      throw new UsageError(`--${name} must be ${kind === 'int' ? 'a whole number' : 'a number'} from ${min} to ${max} (got "${s}").`);
+    }
+    return n;
+  };
+  const path = (name: string): string | undefined => {
+    const s = str(name);
+    return s === undefined ? undefined : isAbsolute(s) ? s : resolve(cwd, s);
+  };
+
+  const [first, ...rest] = parsed.positionals;
+  const help = v.help === true;
+  const version = v.version === true;
+  if (!first && !help && !version) throw new UsageError('Missing command.');
+  if (first && !(COMMANDS as readonly string[]).includes(first)) throw new UsageError(`Unknown command "${first}". Commands: ${COMMANDS.join(', ')}.`);
+  const command = (first ?? 'status') as Command;
+  if (command !== 'chat' && rest.length) throw new UsageError(`"${command}" takes no arguments (got "${rest.join(' ')}").`);
+  const prompt = rest.join(' ');
+  if (command === 'chat' && !help && prompt.trim() === '') throw new UsageError('chat needs a message: triton-chatglm chat "Hello"');
+
+  const httpPort = num('port', 'int', 1, 65535);
+  const gpus = str('gpus');
+  let gpuIds: CliConfig['gpuIds'];
+  if (gpus !== undefined) {
+    gpuIds = gpus.trim() === 'all' ? 'all' : gpus.split(',').map((g) => g.trim()).filter(Boolean);
+    if (gpuIds !== 'all' && gpuIds.length === 0) throw new UsageError('--gpus must be "all" or a comma-separated list of GPU ids, e.g. 0,1.');
+  }
+  const url = str('url');
+  if (url !== undefined && !/^https?:\/\/[^\s]+$/.test(url)) throw new UsageError(`--url must be an http:// or https:// URL (got "${url}").`);
+
+  return {
+    command,
+    prompt,
+    dockerPath: str('docker'),
+    image: str('image'),
+    containerName: str('container'),
+    httpPort,
+    // Without explicit gRPC/metrics ports, they follow the HTTP port (+1, +2) like Triton's defaults.
+    grpcPort: num('grpc-port', 'int', 1, 65535) ?? (httpPort !== undefined ? httpPort + 1 : undefined),
+    metricsPort: num('metrics-port', 'int', 1, 65535) ?? (httpPort !== undefined ? httpPort + 2 : undefined),
+    bindAddress: str('bind-address'),
+    gpuIds,
+    shmSize: str('shm-size'),
+    weightsPath: path('weights'),
+    repositorySource: path('repository-source'),
+    repositoryPath: path('repository') ?? defaultRepositoryPath(env),
+    maxBatchSize: num('max-batch-size', 'int', 1, 64),
+    url: url?.replace(/\/+$/, ''),
+    adminKey: str('admin-key'),
+    historyFile: path('history'),
+    system: typeof v.system === 'string' ? v.system : undefined,
+    temperature: num('temperature', 'float', 0, 2),
+    topP: num('top-p', 'float', 0, 1),
+    maxNewTokens: num('max-new-tokens', 'int', 1, 131072),
+    historyLen: num('history-len', 'int', 0, 1000),
+    timeoutS: num('timeout', 'float', 1, 86400),
+    tail: num('tail', 'int', 0, 100000),
+    follow: v.follow === true,
+    preflight: v['no-preflight'] !== true,
+    buildImage: v['build-image'] === true,
+    json: v.json === true,
+    verbose: v.verbose === true,
+    help,
+    version,
+  };
+}
+
+/** Where `start` writes the rendered model repository: $XDG_DATA_HOME or ~/.local/share. */
+export function defaultRepositoryPath(env: NodeJS.ProcessEnv): string {
+  const base = env.XDG_DATA_HOME || join(env.HOME || env.USERPROFILE || '.', '.local', 'share');
+  return join(base, 'triton-chatglm', 'model_repository');
+}
+
+export const USAGE = `Usage: triton-chatglm <command> [options]
+
+Runs ChatGLM3-6B on your GPU with NVIDIA Triton Inference Server in a Docker container.
+
+Commands:
+  status                 container, server and model state (exit code 3 when the server is not running)
+  preflight              check Docker and its daemon, the NVIDIA runtime, the image, the weights, the ports and GPU memory
+  build-image            build the Triton image from triton/Dockerfile
+  start                  start the container and wait until the server is live
+  stop                   stop and remove the container
+  restart                stop, then start
+  load                   load the model (takes minutes for the real model)
+  unload                 unload the model and free GPU memory
+  chat "message"         stream an answer to stdout (--history FILE keeps the conversation)
+  stats                  batching and latency statistics of the model
+  logs                   print the container's log (--follow, --tail N)
+
+Options (environment variable in brackets):
+  --docker PATH              docker binary [TRITON_CHATGLM_DOCKER]
+  --image REF                Triton image (default triton-chatglm:24.10) [TRITON_CHATGLM_IMAGE]
+  --container NAME           container name (default triton-chatglm3) [TRITON_CHATGLM_CONTAINER]
+  --port N                   HTTP port (default 8000; gRPC and metrics follow: N+1, N+2) [TRITON_CHATGLM_PORT]
+  --grpc-port N, --metrics-port N   [TRITON_CHATGLM_GRPC_PORT, TRITON_CHATGLM_METRICS_PORT]
+  --bind-address IP          default 127.0.0.1; anything else exposes the server [TRITON_CHATGLM_BIND_ADDRESS]
+  --gpus all|0,1             GPUs given to the container (default all) [TRITON_CHATGLM_GPUS]
+  --shm-size SIZE            /dev/shm of the container (default 2g) [TRITON_CHATGLM_SHM_SIZE]
+  --weights DIR              ChatGLM3-6B checkpoint directory [TRITON_CHATGLM_WEIGHTS]
+  --repository-source DIR    model repository to install (default: the packaged triton/model_repository)
+                             [TRITON_CHATGLM_REPOSITORY_SOURCE]
+  --repository DIR           where the rendered repository is written [TRITON_CHATGLM_REPOSITORY]
+  --max-batch-size N         dynamic batch size of the model [TRITON_CHATGLM_MAX_BATCH_SIZE]
+  --url URL                  use an external Triton server instead of the container [TRITON_CHATGLM_URL]
+  --admin-key KEY            admin key of an external server for load/unload [TRITON_CHATGLM_ADMIN_KEY]
+  --history FILE             chat: JSON file with the conversation, read and updated [TRITON_CHATGLM_HISTORY]
+  --system TEXT              chat: system prompt for a new conversation
+  --temperature X, --top-p X, --max-new-tokens N, --history-len N   chat sampling options
+  --timeout SECONDS          start: liveness deadline; load: load deadline
+  --no-preflight             start without the preflight checks
+  --build-image              start: build the image first when it is missing
+  --json                     status/stats/preflight: machine-readable output
+  -v, --verbose              print the docker commands and error details
+  -h, --help, --version
+`;

@@ -1,0 +1,69 @@
+// Turns any failure into what the CLI prints (message + fix, details with --verbose) and its exit code.
+import { ModelSettingsError } from '../core/repository';
+import { isServerError, type ServerErrorCode } from '../core/server';
+import { isTritonError, type TritonErrorCode } from '../core/triton';
+import { HistoryFileError } from './historyFile';
+import { UsageError } from './options';
+
+export const EXIT = {
+  ok: 0,
+  failed: 1,
+  usage: 2,
+  /** The server (container or --url) is not running. */
+  notRunning: 3,
+  interrupted: 130,
+} as const;
+
+export interface ErrorReport {
+  exitCode: number;
+  lines: string[];
+}
+
+const TRITON_FIXES: Record<TritonErrorCode, string> = {
+  'server-not-running': 'Start it with `triton-chatglm start` (or check --url).',
+  'model-not-loaded': 'Load it with `triton-chatglm load`.',
+  'model-load-failed': 'Read the reason above and the container log (`triton-chatglm logs`); fix it, then load again.',
+  'server-busy': 'Wait for the current requests to finish, or raise the queue size.',
+  'invalid-request': 'Check the chat options (--temperature 0-2, --top-p 0-1, --max-new-tokens).',
+  timeout: 'The server is slow or stuck: check `triton-chatglm logs`, or raise --timeout.',
+  cancelled: 'Run the command again.',
+  unauthorized: 'Pass the server\'s admin key with --admin-key (a managed container\'s key is found automatically).',
+  unexpected: 'Check `triton-chatglm logs` and try again.',
+};
+
+/** Where the CLI has a more direct fix than the settings-oriented one of the core error. */
+const CLI_SERVER_FIXES: Partial<Record<ServerErrorCode, string>> = {
+  'image-missing': 'Run `triton-chatglm build-image` (or `triton-chatglm start --build-image`), or pass --image of an image you have.',
+  'port-allocated': 'Stop the program that uses the port, or pick free ports with --port (gRPC and metrics use the next two).',
+  'name-conflict': 'Remove that container (`docker rm -f <name>`) or pick another name with --container.',
+  'weights-missing': 'Pass the ChatGLM3-6B checkpoint directory with --weights (config.json, tokenizer.model, *.safetensors).',
+  'weights-invalid': 'Pass the ChatGLM3-6B checkpoint directory with --weights (config.json, tokenizer.model, *.safetensors).',
+};
+
+export function reportError(e: unknown, verbose: boolean): ErrorReport {
+  if (e instanceof UsageError) {
+    return { exitCode: EXIT.usage, lines: [`error: ${e.message}`, 'Run `triton-chatglm --help` for usage.'] };
+  }
+  if (isServerError(e)) {
+    const lines = [`error: ${e.message}`, `fix: ${CLI_SERVER_FIXES[e.code] ?? e.fix}`];
+    if (e.logTail?.length) lines.push('last log lines:', ...e.logTail.slice(-20).map((l) => `  ${l}`));
+    else if (verbose && e.detail) lines.push('details:', ...e.detail.split('\n').map((l) => `  ${l}`));
+    return { exitCode: e.code === 'cancelled' ? EXIT.interrupted : EXIT.failed, lines };
+  }
+  if (isTritonError(e)) {
+    const lines = [`error: ${e.message}`, `fix: ${TRITON_FIXES[e.code]}`];
+    if (verbose && e.details.serverMessage) lines.push(`server said: ${e.details.serverMessage}`);
+    const exitCode = e.code === 'server-not-running' ? EXIT.notRunning : e.code === 'cancelled' ? EXIT.interrupted : EXIT.failed;
+    return { exitCode, lines };
+  }
+  if (e instanceof ModelSettingsError) {
+    return { exitCode: EXIT.usage, lines: [`error: ${e.message}`, 'fix: correct the option named above.'] };
+  }
+  if (e instanceof HistoryFileError) {
+    return { exitCode: EXIT.failed, lines: [`error: ${e.message}`, 'fix: give another --history file, or repair this one (it was not changed).'] };
+  }
+  const err = e as Error;
+  const lines = [`error: ${err?.message ?? String(e)}`];
+  if (verbose && err?.stack) lines.push(err.stack);
+  return { exitCode: EXIT.failed, lines };
+}

@@ -1,0 +1,148 @@
+// Pure builders of docker argument arrays. They are passed to execa as arrays (never through a shell), so no value
+// is ever re-parsed by a shell; the only quoting is the one docker itself requires (multi-GPU `--gpus`).
+import { randomBytes } from 'node:crypto';
+import type { ServerSettings } from './settings';
+
+/** Labels that mark a container as ours and let a reloaded window recover its settings. */
+export const LABELS = {
+  managed: 'triton-chatglm.managed',
+  httpPort: 'triton-chatglm.http-port',
+  grpcPort: 'triton-chatglm.grpc-port',
+  metricsPort: 'triton-chatglm.metrics-port',
+  bindAddress: 'triton-chatglm.bind-address',
+  weights: 'triton-chatglm.weights',
+  repository: 'triton-chatglm.repository',
+} as const;
+
+/** Ports tritonserver listens on inside the container. */
+export const CONTAINER_PORTS = { http: 8000, grpc: 8001, metrics: 8002 } as const;
+export const CONTAINER_MODELS_DIR = '/models';
+export const CONTAINER_WEIGHTS_DIR = '/weights/chatglm3-6b';
+/** Header that unlocks the restricted APIs (model load/unload, config, shared memory, trace, logging). */
+export const ADMIN_HEADER = 'x-triton-admin';
+const RESTRICTED_APIS = 'model-repository,model-config,shared-memory,trace,logging';
+/** Seconds docker waits after SIGTERM: Triton itself waits up to 30 s for in-flight requests. */
+export const STOP_TIMEOUT_S = 40;
+
+/** A fresh secret per container: whoever can reach the port but not docker cannot load models or rewrite configs. */
+export function newAdminKey(): string {
+  return randomBytes(24).toString('hex');
+}
+
+/**
+ * `--gpus` value. Docker parses it as CSV, so a list with commas needs literal double quotes *inside* the value
+ * (`"device=1,2"`); a single id or `all` must stay unquoted.
+ */
+export function gpusArg(gpuIds: ServerSettings['gpuIds']): string {
+  if (gpuIds === 'all') return 'all';
+  if (gpuIds.length === 1) return `device=${gpuIds[0]}`;
+  return `"device=${gpuIds.join(',')}"`;
+}
+
+function publish(bindAddress: string, host: number, container: number): string {
+  const addr = bindAddress.includes(':') ? `[${bindAddress}]` : bindAddress;
+  return `${addr}:${host}:${container}`;
+}
+
+/** The tritonserver command line inside the container: empty server, explicit model control, admin APIs locked. */
+export function tritonServerArgs(adminKey: string): string[] {
+  return [
+    'tritonserver',
+    `--model-repository=${CONTAINER_MODELS_DIR}`,
+    '--model-control-mode=explicit',
+    `--http-restricted-api=${RESTRICTED_APIS}:${ADMIN_HEADER}=${adminKey}`,
+    // The gRPC port is published too; without this its repository API (load with arbitrary config) would be open.
+    `--grpc-restricted-protocol=${RESTRICTED_APIS}:${ADMIN_HEADER}=${adminKey}`,
+    '--log-verbose=0',
+  ];
+}
+
+/** `docker run` for our container. No startup model: the extension loads it explicitly (load blocks, start must not). */
+export function buildRunArgs(s: ServerSettings, adminKey: string): string[] {
+  const args = [
+    'run', '-d',
+    '--name', s.containerName,
+    // Never let `docker run` start a silent multi-GB pull: a missing image is reported and built/pulled explicitly.
+    '--pull', 'never',
+    '--label', `${LABELS.managed}=1`,
+    '--label', `${LABELS.httpPort}=${s.httpPort}`,
+    '--label', `${LABELS.grpcPort}=${s.grpcPort}`,
+    '--label', `${LABELS.metricsPort}=${s.metricsPort}`,
+    '--label', `${LABELS.bindAddress}=${s.bindAddress}`,
+    '--label', `${LABELS.weights}=${s.weightsPath}`,
+    '--label', `${LABELS.repository}=${s.repositoryPath}`,
+    '--gpus', gpusArg(s.gpuIds),
+    '--shm-size', s.shmSize,
+    '--ulimit', 'memlock=-1',
+    '--ulimit', 'stack=67108864',
+    '-p', publish(s.bindAddress, s.httpPort, CONTAINER_PORTS.http),
+    '-p', publish(s.bindAddress, s.grpcPort, CONTAINER_PORTS.grpc),
+    '-p', publish(s.bindAddress, s.metricsPort, CONTAINER_PORTS.metrics),
+    '-v', `${s.repositoryPath}:${CONTAINER_MODELS_DIR}:ro`,
+    '-v', `${s.weightsPath}:${CONTAINER_WEIGHTS_DIR}:ro`,
+    '-e', 'HF_HUB_OFFLINE=1',
+    '-e', 'TRANSFORMERS_OFFLINE=1',
+    '-e', 'HF_HOME=/tmp/hf',
+    '-e', 'TOKENIZERS_PARALLELISM=false',
+  ];
+  for (const [k, v] of Object.entries(s.extraEnv)) args.push('-e', `${k}=${v}`);
+  args.push(s.image, ...tritonServerArgs(adminKey));
+  return args;
+}
+
+export function stopArgs(nameOrId: string, timeoutS = STOP_TIMEOUT_S): string[] {
+  return ['stop', '-t', String(timeoutS), nameOrId];
+}
+
+export function rmArgs(nameOrId: string, force = false): string[] {
+  return force ? ['rm', '-f', nameOrId] : ['rm', nameOrId];
+}
+
+export function inspectArgs(...namesOrIds: string[]): string[] {
+  return ['container', 'inspect', ...namesOrIds];
+}
+
+/** All containers (running or not) that carry our label, one JSON object per line. */
+export function listManagedArgs(): string[] {
+  return ['ps', '-a', '--no-trunc', '--filter', `label=${LABELS.managed}=1`, '--format', '{{json .}}'];
+}
+
+export function logsArgs(nameOrId: string, opts: { follow?: boolean; tail?: number } = {}): string[] {
+  const args = ['logs'];
+  if (opts.follow) args.push('-f');
+  if (opts.tail !== undefined) args.push('--tail', String(opts.tail));
+  args.push(nameOrId);
+  return args;
+}
+
+/** Blocks until the container stops; prints its exit code. */
+export function waitArgs(nameOrId: string): string[] {
+  return ['wait', nameOrId];
+}
+
+export function imageInspectArgs(image: string): string[] {
+  return ['image', 'inspect', '--format', '{{.Id}}', image];
+}
+
+export function runtimesArgs(): string[] {
+  return ['info', '--format', '{{json .Runtimes}}'];
+}
+
+export function versionArgs(): string[] {
+  return ['version', '--format', '{{json .}}'];
+}
+
+export function buildImageArgs(image: string, contextDir: string): string[] {
+  return ['build', '--progress', 'plain', '-t', image, contextDir];
+}
+
+/** Every occurrence of the admin key replaced, for the command lines we log or show. */
+export function redact(text: string, secret: string): string {
+  return secret ? text.split(secret).join('<redacted>') : text;
+}
+
+/** A readable (and key-free) rendering of a docker call for logs; not meant to be pasted into a shell verbatim. */
+export function formatCommand(dockerPath: string, args: readonly string[], secret = ''): string {
+  const quote = (a: string) => (/^[A-Za-z0-9_./:=@,+-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`);
+  return redact([dockerPath, ...args].map(quote).join(' '), secret);
+}

@@ -1,0 +1,393 @@
+// The one server/model policy, used by the extension and the CLI alike:
+//   setup  every preflight check at once; a missing prerequisite is "setup needed", never a server error
+//   start  install the model repository → check the setup → run the container → attach → watch for its exit
+//   load   reinstall → unload first when the files changed (no second copy in GPU memory) → load → wait until ready
+//   Start ChatGLM = start (when no server runs) + load; activate = attach, check the setup, auto-start if asked
+//   reload = load of a READY model; unload; stop (a restart is stop + start); attach, probe, report (the status)
+// The connection (connection.ts) holds the container, the client and the exit watch and health polling. Every
+// state the policy reaches goes through the lifecycle state machine; the front ends show it and word it.
+import { MODEL_NAME } from '../repository';
+import { CHATGLM3_FP16_MIB, type PreflightReport, type ServerHandle } from '../server';
+import { canInfer, type ServerState } from '../state/lifecycle';
+import { SessionConnection, type AttachResult, type ServerReport } from './connection';
+import { failure, isCancellation } from './observe';
+import type { ContainerControl, ProgressReport, SessionClient, SessionDeps, SessionOptions } from './ports';
+import type { SessionSettings } from './sessionSettings';
+import { isSetupProblem, withStartFailure } from './setup';
+
+/** Poll interval of the repository index while waiting for an unload. */
+const STATE_POLL_MS = 250;
+
+/** No server of ours runs and none is on its way: the setup checks may run (a running one holds the ports). */
+const serverDown = (server: ServerState) => server === 'stopped' || server === 'setup' || server === 'error';
+
+/** The last setup report and whether a check runs now (what the setup checklist is drawn from). */
+export interface SetupSnapshot {
+  report: PreflightReport | undefined;
+  checking: boolean;
+}
+
+export class ServerSession<C extends SessionClient> {
+  private readonly connection: SessionConnection<C>;
+  /** The start or load that a stop, an unload or a crash must cancel. */
+  private operation: AbortController | undefined;
+  private setupReport: PreflightReport | undefined;
+  private checksRunning = 0;
+  /** Each check's turn: a report older than the one shown never replaces it. */
+  private checkTurn = 0;
+  private shownTurn = 0;
+
+  constructor(private readonly deps: SessionDeps<C>, private readonly options: SessionOptions) {
+    this.connection = new SessionConnection(deps, options, () => {
+      this.operation?.abort();
+      if (options.recheckSetup) void this.checkSetup();
+    });
+  }
+
+  get client(): C | undefined {
+    return this.connection.client;
+  }
+
+  /** The managed container we are connected to (undefined in external mode or when stopped). */
+  get serverHandle(): ServerHandle | undefined {
+    return this.connection.serverHandle;
+  }
+
+  private get log() {
+    return this.deps.log;
+  }
+
+  private get state() {
+    return this.deps.state;
+  }
+
+  /** Finds the server without starting one (see SessionConnection.attach). */
+  attach(): Promise<AttachResult> {
+    return this.connection.attach();
+  }
+
+  /**
+   * The extension's start-up: find our running server; when there is none, check the setup, and start ChatGLM
+   * when the setup is complete and `autoStart` asks for it. Resolves when that is done (the start included).
+   */
+  async activate(): Promise<void> {
+    await this.attach().catch((e: unknown) => this.log.warn(`Could not look for a running container: ${e instanceof Error ? e.message : String(e)}`));
+    const report = await this.checkSetup();
+    if (!report?.ok || !this.deps.settings().autoStart || !serverDown(this.state.current.server)) return;
+    this.log.info('autoStart: the setup is complete; starting ChatGLM.');
+    await this.startChatglm();
+  }
+
+  /** Server mode or URL changed: drop the old connection and look again. */
+  async reconnect(): Promise<AttachResult> {
+    this.operation?.abort();
+    void this.connection.release();
+    this.state.dispatch({ type: 'modeChanged', mode: this.deps.settings().mode });
+    return this.connection.attach();
+  }
+
+  /** Counts a request while it runs; meanwhile the server's health is polled. */
+  track<T>(request: Promise<T>): Promise<T> {
+    return this.connection.track(request);
+  }
+
+  /** Asks the server what it is doing and adopts it. */
+  probe(): Promise<void> {
+    return this.connection.probe();
+  }
+
+  /** Whether the server answers and what it says about the model (undefined when not connected). */
+  report(): Promise<ServerReport | undefined> {
+    return this.connection.report();
+  }
+
+  // ---- setup --------------------------------------------------------------------------------------------------
+
+  /** The last setup report and whether a check runs now. */
+  get setup(): SetupSnapshot {
+    return { report: this.setupReport, checking: this.checksRunning > 0 };
+  }
+
+  /**
+   * Runs every setup check at once (managed mode, while no server runs: a running one holds the ports and has
+   * proven its setup). A missing prerequisite makes the lifecycle "setup needed"; all passing ends it. Resolves
+   * with the report (undefined in external mode; the last one while a server runs).
+   */
+  async checkSetup(): Promise<PreflightReport | undefined> {
+    const settings = this.deps.settings();
+    if (settings.mode !== 'managed') return undefined;
+    if (!serverDown(this.state.current.server)) return this.setupReport;
+    const turn = ++this.checkTurn;
+    this.checksRunning++;
+    this.deps.onSetupChanged?.();
+    const container = this.deps.createContainer(settings.server);
+    try {
+      const report = await container.preflight({ requiredGpuMiB: requiredGpuMiB(settings) });
+      // A start that began meanwhile ran its own checks; this report must not move its state.
+      if (serverDown(this.state.current.server)) this.showSetup(report, turn);
+      return report;
+    } finally {
+      container.dispose();
+      this.checksRunning--;
+      this.deps.onSetupChanged?.();
+    }
+  }
+
+  private showSetup(report: PreflightReport, turn: number, moveState = true): void {
+    if (turn < this.shownTurn) return;
+    this.shownTurn = turn;
+    this.setupReport = report;
+    if (moveState) {
+      if (report.firstError) this.state.dispatch({ type: 'setupNeeded', error: failure(report.firstError) });
+      else this.state.dispatch({ type: 'setupComplete' });
+    }
+    this.deps.onSetupChanged?.();
+  }
+
+  // ---- start / stop -------------------------------------------------------------------------------------------
+
+  /**
+   * Start ChatGLM, the one action: starts the managed server when none runs (without asking to load), then loads
+   * the model. Resolves true when the model is ready; false when it was refused or cancelled. Throws what failed;
+   * a missing prerequisite leaves the lifecycle at "setup needed".
+   */
+  async startChatglm(): Promise<boolean> {
+    if (canInfer(this.state.current)) return true;
+    if (this.deps.settings().mode === 'managed' && serverDown(this.state.current.server)) {
+      if (!(await this.start({ offerLoad: false }))) return false;
+    }
+    const { server, model } = this.state.current;
+    if (server !== 'running' || (model !== 'unloaded' && model !== 'failed')) return canInfer(this.state.current);
+    return this.load();
+  }
+
+  /**
+   * Starts the managed server (or joins ours when it already runs). Resolves with its handle; undefined when the
+   * state refused a start or it was cancelled (the container is removed then). Throws what made it fail; a
+   * missing prerequisite (every check reported in `setup`) is "setup needed", anything else a server error.
+   */
+  async start(options: { preflight?: boolean; offerLoad?: boolean } = {}): Promise<ServerHandle | undefined> {
+    const settings = this.deps.settings();
+    if (settings.mode !== 'managed') return undefined;
+    if (!this.state.dispatch({ type: 'startRequested' })) return undefined;
+    let container: ContainerControl | undefined;
+    const turn = ++this.checkTurn;
+    const handle = await this.cancellable('start', async (report, signal) => {
+      report.step('preparing-repository');
+      await this.install(settings);
+      this.connection.warnIfExposed(settings.server.bindAddress, 'will be');
+      // Configured settings: the preflight names what is missing (a weights folder not chosen yet); the
+      // container layer validates them before `docker run`.
+      container = this.deps.createContainer(settings.server);
+      this.connection.progressDetail = (text) => report.detail(text);
+      const started = await container.start({
+        signal,
+        preflight: options.preflight === false ? false : { requiredGpuMiB: requiredGpuMiB(settings) },
+        onPreflight: (checked) => this.showSetup(checked, turn, false),
+        onLog: (line) => this.connection.onContainerLog(line),
+        onProgress: (step) => report.step(step),
+      });
+      this.connection.adopt(container, started, false);
+      return started;
+    }, {
+      cancelled: async () => {
+        if (this.connection.stopping) return; // a stop cancelled the start and removes the container itself
+        this.log.info('Start cancelled; removing the container.');
+        this.state.dispatch({ type: 'stopRequested' });
+        await container?.stop().catch((err: unknown) => this.log.error('Removing the container failed', err));
+        void this.connection.release();
+        this.state.dispatch({ type: 'serverStopped' });
+      },
+      failed: (e) => {
+        void this.connection.release();
+        if (isSetupProblem(e)) {
+          this.setupReport = withStartFailure(this.setupReport, e);
+          this.state.dispatch({ type: 'setupNeeded', error: failure(e) });
+          this.deps.onSetupChanged?.();
+        } else {
+          this.state.dispatch({ type: 'startFailed', error: failure(e) });
+        }
+      },
+    });
+    if (!handle) return undefined;
+    this.state.dispatch({ type: 'serverUp' });
+    this.log.info('The server is live.');
+    if (options.offerLoad !== false) void this.offerLoadAfterStart();
+    return handle;
+  }
+
+  /** Stops and removes our container (also one left behind exited). Cancels a start in progress. */
+  async stop(): Promise<void> {
+    const settings = this.deps.settings();
+    if (settings.mode !== 'managed') return;
+    this.operation?.abort();
+    if (!this.state.dispatch({ type: 'stopRequested' }) && this.state.current.server !== 'stopped') return;
+    const container = this.connection.container ?? this.deps.createContainer(settings.server);
+    this.connection.stopping = true;
+    try {
+      await this.deps.ui.progress('stop', async (report, signal) => {
+        report.step('stopping-container');
+        // Close our pooled keep-alive connections first: on SIGTERM Triton waits (up to --exit-timeout-secs, 30 s)
+        // for every open HTTP connection, idle ones included, so a kept-alive pool would hold the stop for 30 s.
+        await this.connection.release();
+        await container.stop(signal);
+      }, new AbortController().signal);
+      this.log.info('The server was stopped and its container removed.');
+    } finally {
+      this.connection.stopping = false;
+      void this.connection.release();
+      this.state.dispatch({ type: 'serverStopped' });
+      if (container !== this.connection.container) container.dispose();
+    }
+    // The ports are free again and the checklist is shown again: make it current.
+    if (this.options.recheckSetup) void this.checkSetup();
+  }
+
+  /** Asks once; the question closes itself as soon as it no longer applies (loading, ready, server gone). */
+  private async offerLoadAfterStart(): Promise<void> {
+    const stale = new AbortController();
+    const watch = this.state.onDidChange((s) => { if (s.server !== 'running' || s.model !== 'unloaded') stale.abort(); });
+    let accepted: boolean;
+    try {
+      accepted = await this.deps.ui.offerLoad(stale.signal);
+    } finally {
+      watch.dispose();
+    }
+    if (!accepted || stale.signal.aborted) return;
+    await this.load().catch((e: unknown) => this.deps.ui.showError('load', e));
+  }
+
+  // ---- load / unload ------------------------------------------------------------------------------------------
+
+  /**
+   * Loads the model; on a READY model this is the reload. Resolves true when it is ready, false when the state
+   * refused the load or it was cancelled (the model is unloaded then). Throws what made it fail.
+   */
+  async load(): Promise<boolean> {
+    const client = this.connection.client;
+    if (!client) return false;
+    const wasReady = this.state.current.model === 'ready';
+    if (!this.state.dispatch({ type: 'loadRequested' })) return false;
+    const loaded = await this.cancellable('load', async (report, signal) => {
+      const settings = this.deps.settings();
+      if (settings.mode === 'managed') {
+        report.step('writing-config');
+        const changed = await this.install(settings);
+        if (wasReady && changed.length > 0) {
+          // A changed model would be loaded next to the old copy before the swap (twice the GPU memory):
+          // unload first and wait until it is gone.
+          report.step('unloading-old');
+          await this.unloadAndWait(client, signal);
+        }
+      }
+      report.step('loading-weights');
+      this.connection.progressDetail = (text) => report.detail(text);
+      await client.loadModel(MODEL_NAME, {
+        signal,
+        progressIntervalMs: this.options.loadProgressIntervalMs,
+        onProgress: (progress) => report.loadProgress(progress),
+        ...(this.options.loadTimeoutMs !== undefined ? { timeoutMs: this.options.loadTimeoutMs } : {}),
+      });
+      return true;
+    }, {
+      cancelled: async () => {
+        // Cancelling a load = stop waiting and unload what the server may still be loading.
+        this.log.info('Load cancelled; unloading.');
+        await client.unloadModel(MODEL_NAME).catch((err: unknown) => this.log.error('Unload after cancel failed', err));
+        this.state.dispatch({ type: 'modelUnloaded' });
+      },
+      failed: (e) => this.state.dispatch({ type: 'loadFailed', error: failure(e) }),
+    });
+    if (!loaded) return false;
+    this.state.dispatch({ type: 'modelReady' });
+    this.log.info('ChatGLM3 is ready.');
+    return true;
+  }
+
+  /** Unloads the model and waits until its memory is free; while it loads, this cancels the load instead. */
+  async unload(): Promise<void> {
+    const client = this.connection.client;
+    if (!client) return;
+    if (this.state.current.model === 'loading') {
+      this.operation?.abort(); // the load's own cancel path unloads
+      return;
+    }
+    if (!this.state.dispatch({ type: 'unloadRequested' })) return;
+    try {
+      await this.deps.ui.progress('unload', async (report, signal) => {
+        report.step('waiting-for-requests');
+        await this.unloadAndWait(client, signal);
+      }, new AbortController().signal);
+      this.state.dispatch({ type: 'modelUnloaded' });
+    } catch (e) {
+      await this.connection.probe();
+      throw e;
+    }
+  }
+
+  private async unloadAndWait(client: C, signal: AbortSignal): Promise<void> {
+    await client.unloadModel(MODEL_NAME, { signal });
+    // Unload returns at once; GPU memory is free only when the model reaches UNAVAILABLE.
+    await client.waitForState(MODEL_NAME, 'UNAVAILABLE', { signal, timeoutMs: this.options.unloadTimeoutMs, intervalMs: STATE_POLL_MS });
+  }
+
+  // ---- image --------------------------------------------------------------------------------------------------
+
+  /** `docker build` of the serving image: needs only the docker binary and the image name. */
+  async buildImage(contextDir: string, onLine: (line: string) => void, signal: AbortSignal): Promise<void> {
+    const settings = this.deps.settings();
+    const container = this.deps.createContainer(settings.server);
+    try {
+      await container.buildImage(contextDir, onLine, signal);
+    } finally {
+      container.dispose();
+    }
+    this.log.info(`Built the image ${settings.server.image}.`);
+  }
+
+  // ---- plumbing -----------------------------------------------------------------------------------------------
+
+  private async install(settings: SessionSettings): Promise<string[]> {
+    const result = await this.deps.installRepository({ source: settings.repository.source, destination: settings.repository.destination, settings: settings.model });
+    if (result.changed.length > 0) this.log.info(`Model repository updated: ${result.changed.join(', ')}`);
+    return result.changed;
+  }
+
+  /**
+   * Runs a start or a load with its progress as the operation that a stop, an unload or a crash cancels (a newer
+   * one cancels it too). Resolves undefined when it was cancelled; a failure is recorded, then thrown.
+   */
+  private async cancellable<T>(
+    operation: 'start' | 'load',
+    task: (report: ProgressReport, signal: AbortSignal) => Promise<T>,
+    outcome: { cancelled(): Promise<void>; failed(error: unknown): void },
+  ): Promise<T | undefined> {
+    this.operation?.abort();
+    const op = new AbortController();
+    this.operation = op;
+    try {
+      return await this.deps.ui.progress(operation, task, op.signal);
+    } catch (e) {
+      if (op.signal.aborted || isCancellation(e)) {
+        await outcome.cancelled();
+        return undefined;
+      }
+      outcome.failed(e);
+      throw e;
+    } finally {
+      if (this.operation === op) this.operation = undefined;
+      this.connection.progressDetail = undefined;
+    }
+  }
+
+  /** The running container keeps running: a window reload (or the next CLI command) attaches to it again. */
+  async dispose(): Promise<void> {
+    this.operation?.abort();
+    await this.connection.dispose();
+  }
+}
+
+/** One model copy per instance on each selected GPU. */
+function requiredGpuMiB(settings: SessionSettings): number {
+  return CHATGLM3_FP16_MIB * (settings.model.instanceCount ?? 1);
+}

@@ -1,0 +1,43 @@
+// The session's view of the settings: one mapping from the extension's settings, used by the extension (from
+// VS Code's configuration) and the CLI (from its flags and environment).
+import type { ModelSettings } from '../repository';
+import type { ServerSettings } from '../server';
+import { toModelSettings, toServerSettings } from '../settings/settingsMapping';
+import type { ExtensionSettings } from '../settings/settingsSchema';
+import type { ServerMode } from '../state/lifecycle';
+
+export interface SessionSettings {
+  mode: ServerMode;
+  /** The managed container as configured (validated only when it is started). */
+  server: ServerSettings;
+  model: Partial<ModelSettings>;
+  /** The packaged model repository, and where it is rendered (mounted read-only as /models). */
+  repository: { source: string; destination: string };
+  external: { url: string; headers: Record<string, string>; metricsUrl?: string; adminKey?: string };
+  requestTimeoutMs: number;
+  /** Start ChatGLM when the extension activates and the setup is complete. */
+  autoStart: boolean;
+}
+
+export interface RepositoryPaths {
+  /** triton/model_repository of the package. */
+  source: string;
+  destination: string;
+}
+
+export function toSessionSettings(settings: ExtensionSettings, repository: RepositoryPaths, externalAdminKey?: string): SessionSettings {
+  return {
+    mode: settings.serverMode,
+    server: toServerSettings(settings, repository.destination),
+    model: toModelSettings(settings),
+    repository: { ...repository },
+    external: {
+      url: settings.externalUrl,
+      headers: settings.externalHeaders,
+      ...(settings.externalMetricsUrl ? { metricsUrl: settings.externalMetricsUrl } : {}),
+      ...(externalAdminKey ? { adminKey: externalAdminKey } : {}),
+    },
+    requestTimeoutMs: settings.requestTimeoutSeconds * 1000,
+    autoStart: settings.autoStart,
+  };
+}

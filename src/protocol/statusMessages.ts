@@ -1,0 +1,72 @@
+// The Server Status view <-> host protocol, in the chat's style (./messages.ts): zod schemas are the source of
+// truth, both sides parse what they receive. The host owns the figures: `layout` names them (id + localized label,
+// in display order) and `update` carries their formatted values by id, so a new figure is a new entry on the host
+// side and nothing here or in the page changes.
+import { z } from 'zod';
+import { LIMITS } from './limits';
+import { messageParser, messageSchema, type ProtocolError } from './validation';
+
+export const STATUS_LIMITS = {
+  /** Totals rows, charts, and GPUs listed. */
+  figures: 64,
+  gpus: 64,
+  label: 200,
+  /** A formatted number ("1,234.5", "–"). */
+  figureText: 40,
+  /** SVG path data of one sparkline (a few hundred points). */
+  sparklinePath: 20_000,
+  chartSidePx: 2_000,
+} as const;
+
+/** Names a figure: a row of the totals or a series (`requests`, `gpuUtilizationPct`, ...). */
+export const FIGURE_ID_PATTERN = /^[A-Za-z][A-Za-z0-9]{0,39}$/;
+/** Sparkline path data as the host draws it: absolute moves and lines only. */
+export const SPARKLINE_PATH_PATTERN = /^[ML0-9 .-]*$/;
+
+const figureId = z.string().regex(FIGURE_ID_PATTERN);
+const label = z.string().min(1).max(STATUS_LIMITS.label);
+const figureText = z.string().max(STATUS_LIMITS.figureText);
+const figureList = z.array(z.object({ id: figureId, label }).strict()).max(STATUS_LIMITS.figures);
+const chartSide = z.number().int().positive().max(STATUS_LIMITS.chartSidePx);
+const byFigureId = <T extends z.ZodTypeAny>(value: T) => z.record(figureId, value)
+  .refine((r) => Object.keys(r).length <= STATUS_LIMITS.figures, 'too many figures');
+
+// ---- status view -> host ----
+export const statusViewToHostSchema = z.discriminatedUnion('type', [
+  /** The page is listening: the host answers with the layout and the latest figures. */
+  messageSchema('ready', {}),
+]);
+export type StatusViewToHost = z.infer<typeof statusViewToHostSchema>;
+
+// ---- host -> status view ----
+export const hostToStatusViewSchema = z.discriminatedUnion('type', [
+  messageSchema('layout', {
+    title: label,
+    headings: z.object({ totals: label, charts: label, gpus: label }).strict(),
+    /** Rows of the totals table, top to bottom. */
+    totals: figureList,
+    /** Sparklines, in order; each draws the series of the same id. */
+    charts: figureList,
+    /** The box every sparkline path is drawn in. */
+    chart: z.object({ width: chartSide, height: chartSide }).strict(),
+  }),
+  messageSchema('update', {
+    /** Values of the totals rows; a row without one keeps its last value. */
+    totals: byFigureId(figureText),
+    /** Each chart's path and latest value; a chart without one keeps its last. */
+    series: byFigureId(z.object({ d: z.string().max(STATUS_LIMITS.sparklinePath).regex(SPARKLINE_PATH_PATTERN), last: figureText }).strict()),
+    /** One line per GPU (replaces the list). */
+    gpus: z.array(z.string().max(STATUS_LIMITS.label)).max(STATUS_LIMITS.gpus),
+    /** Why figures are missing (server not running, no metrics...); '' when nothing is. */
+    note: z.string().max(LIMITS.errorText),
+  }),
+]);
+export type HostToStatusView = z.infer<typeof hostToStatusViewSchema>;
+export type StatusLayout = Extract<HostToStatusView, { type: 'layout' }>;
+export type StatusUpdate = Extract<HostToStatusView, { type: 'update' }>;
+
+/** Validates a message posted by the status view. Never throws. */
+export const parseStatusViewToHost: (raw: unknown) => StatusViewToHost | ProtocolError = messageParser(statusViewToHostSchema);
+
+/** Validates a message posted to the status view. Never throws. */
+export const parseHostToStatusView: (raw: unknown) => HostToStatusView | ProtocolError = messageParser(hostToStatusViewSchema);

@@ -1,0 +1,62 @@
+// The server session's user interface in VS Code: each operation as a progress notification with its elapsed
+// time, its steps and Triton's own words localized, the offer to load after a start (closing itself once it no
+// longer applies), and errors with their fixes.
+import * as vscode from 'vscode';
+import type { SessionOperation, SessionStep, SessionUi } from '../../core/session';
+import type { ModelState } from '../../core/triton';
+import { showError } from '../errors/presentError';
+import type { Log } from '../log';
+import { COMMANDS } from '../commandIds';
+import { showNotice } from '../util/notice';
+import { withElapsedProgress } from '../util/progress';
+
+export function createSessionUi(log: Log): SessionUi {
+  return {
+    progress: (operation, task, signal) => Promise.resolve(withElapsedProgress({ title: titleOf(operation), cancellable: operation === 'start' || operation === 'load', signal }, (reporter, taskSignal) => task({
+      step: (step) => reporter.step(stepText(step)),
+      detail: (text) => reporter.detail(text),
+      loadProgress: (progress) => { if (progress.state) reporter.detail(indexStateText(progress.state)); },
+    }, taskSignal))),
+    // The offer's link runs Load Model itself; the offer closes when the model loads or the server stops.
+    offerLoad: async (stale) => {
+      await showNotice(vscode.l10n.t('The ChatGLM3 server is running. Load the model now?'), [{ label: vscode.l10n.t('Load Model'), command: COMMANDS.loadModel }], stale);
+      return false;
+    },
+    showError: (context, error) => void showError(log, context === 'load' ? 'Load' : 'Server', error),
+  };
+}
+
+function titleOf(operation: SessionOperation): string {
+  switch (operation) {
+    case 'start': return vscode.l10n.t('Starting the ChatGLM3 server');
+    case 'stop': return vscode.l10n.t('Stopping the ChatGLM3 server');
+    case 'load': return vscode.l10n.t('Loading ChatGLM3');
+    case 'unload': return vscode.l10n.t('Unloading ChatGLM3');
+  }
+}
+
+function stepText(step: SessionStep): string {
+  switch (step) {
+    case 'preparing-repository': return vscode.l10n.t('Preparing the model repository');
+    case 'preflight': return vscode.l10n.t('Checking Docker, the GPU, the serving image, the weights and the ports');
+    case 'removing-old': return vscode.l10n.t('Removing the old stopped container');
+    case 'running': return vscode.l10n.t('Starting the container');
+    case 'waiting-live': return vscode.l10n.t('Waiting for Triton to answer');
+    case 'live': return vscode.l10n.t('Triton is live');
+    case 'stopping-container': return vscode.l10n.t('Stopping the container');
+    case 'writing-config': return vscode.l10n.t('Writing the model configuration');
+    case 'unloading-old': return vscode.l10n.t('Unloading the old model');
+    case 'loading-weights': return vscode.l10n.t('Loading the weights onto the GPU');
+    case 'waiting-for-requests': return vscode.l10n.t('Waiting for running requests to finish');
+  }
+}
+
+function indexStateText(state: ModelState): string {
+  switch (state) {
+    case 'LOADING': return vscode.l10n.t('Triton reports: loading');
+    case 'READY': return vscode.l10n.t('Triton reports: ready');
+    case 'UNLOADING': return vscode.l10n.t('Triton reports: unloading the old version');
+    case 'UNAVAILABLE': return vscode.l10n.t('Triton reports: not loaded yet');
+    default: return state;
+  }
+}

@@ -1,0 +1,255 @@
+// The chat panel: renders the host's state through its parts (server notice, empty state, messages, composer),
+// streams answers, and turns the user's clicks into protocol messages. Like Copilot Chat it has no buttons of its
+// own above the messages: New Chat and the history are the view's title actions. Every visible string comes from
+// `strings` (the host's l10n bundle over English defaults).
+import {
+  format,
+  isProtocolError,
+  LIMITS,
+  mergeStrings,
+  parseHostToWebview,
+  type HostToWebview,
+  type SetupView,
+  type StateMessage,
+  type Strings,
+  type WebviewToHost,
+} from '../../protocol';
+import { hasInvisibleCharacters } from '../../core/text/invisibleCharacters';
+import { icon } from '../shared/dom';
+import type { ChatContext } from './chatContext';
+import { CODE_ACTIONS, codeOfBlock } from './codeBlocks';
+import { Composer } from './composer';
+import { EmptyState, EXAMPLE_ACTION } from './emptyState';
+import { ErrorBanner } from './errorBanner';
+import { interceptLinks } from './links';
+import { createMarkdownRenderer } from './markdown';
+import { MESSAGE_ACTIONS } from './messageActions';
+import { MessageList } from './messageList';
+import { restoreState, StateSaver, type ChatVsCodeApi } from './persistedState';
+import { ServerNotice } from './serverNotice';
+import { SetupChecklist, setupActionMessage } from './setupChecklist';
+import { applyDelta, applyDone } from './stateUpdates';
+
+/** How long a Copy button says "Copied". */
+const COPIED_FEEDBACK_MS = 1500;
+
+export class ChatPanel implements ChatContext {
+  private currentStrings: Strings;
+  private currentState: StateMessage | null;
+  /** The host's translations as received (persisted; the strings are derived from them). */
+  private receivedStrings: Record<string, string>;
+  private readonly saver: StateSaver;
+  private readonly serverNotice = new ServerNotice();
+  private readonly setup = new SetupChecklist();
+  private setupView: SetupView | undefined;
+  private readonly errorBanner = new ErrorBanner();
+  private readonly emptyState = new EmptyState();
+  private readonly messages: MessageList;
+  private readonly composer: Composer;
+
+  constructor(private readonly root: HTMLElement, private readonly api: ChatVsCodeApi) {
+    const restored = restoreState(api);
+    this.receivedStrings = restored?.strings ?? {};
+    this.currentStrings = mergeStrings(this.receivedStrings);
+    this.currentState = restored?.state ?? null;
+    this.saver = new StateSaver(api, () => ({
+      version: 2,
+      state: this.state,
+      strings: this.receivedStrings,
+      draft: this.composer.draft,
+      ...(this.messages.editing ? { editing: this.messages.editing } : {}),
+    }));
+
+    const imageText = (what: string) => format(this.strings.imageRemoved, what);
+    this.messages = new MessageList(this, createMarkdownRenderer(imageText), createMarkdownRenderer(imageText, { breaks: true }), () => this.composer.focus());
+    this.composer = new Composer(this, { draft: restored?.draft ?? '' }, () => this.errorBanner.clear());
+    root.replaceChildren(this.setup.element, this.serverNotice.element, this.errorBanner.element, this.emptyState.element, this.messages.element, this.composer.element);
+
+    root.addEventListener('click', (e) => this.onClick(e));
+    interceptLinks(root, (m) => this.postToHost(m));
+    window.addEventListener('message', (e: MessageEvent) => this.receive(e.data));
+    // The view got the focus (opened, clicked into, Open Chat): the input takes it, as in Copilot Chat. The host
+    // is told, for the keybindings that apply inside the panel (Ctrl+L: New Chat).
+    window.addEventListener('focus', () => {
+      if (document.activeElement === document.body || document.activeElement === null) this.composer.focus();
+      this.postToHost({ type: 'focusChanged', focused: true });
+    });
+    window.addEventListener('blur', () => this.postToHost({ type: 'focusChanged', focused: false }));
+
+    this.applyStrings();
+    this.renderAll();
+    this.composer.layout();
+    // Only when the view has the focus already: a panel loading in the background must not take it from, say, an
+    // open quick pick (VS Code gives the view the focus when it opens it, and the focus listener above follows).
+    if (restored?.editing) this.messages.beginEdit(restored.editing.messageId, restored.editing.text);
+    else if (document.hasFocus()) this.composer.focus();
+    this.postToHost({ type: 'ready' });
+    if (document.hasFocus()) this.postToHost({ type: 'focusChanged', focused: true });
+  }
+
+  get strings(): Strings {
+    return this.currentStrings;
+  }
+
+  get state(): StateMessage | null {
+    return this.currentState;
+  }
+
+  postToHost(message: WebviewToHost): void {
+    this.api.postMessage(message);
+  }
+
+  scheduleSave(): void {
+    this.saver.schedule();
+  }
+
+  /** Persists the view now (before the page goes away). */
+  saveNow(): void {
+    this.saver.saveNow();
+  }
+
+  /** Handles one message from the host; malformed ones are ignored (and logged) without touching the UI. */
+  receive(raw: unknown): void {
+    const message = parseHostToWebview(raw);
+    if (isProtocolError(message)) {
+      console.warn(`chat webview: ${message.error}`);
+      return;
+    }
+    this.handle(message);
+  }
+
+  private handle(message: HostToWebview): void {
+    switch (message.type) {
+      case 'l10n':
+        this.receivedStrings = message.strings;
+        this.currentStrings = mergeStrings(message.strings);
+        this.applyStrings();
+        this.messages.forgetRendered(); // labels inside messages (markers, toolbars, code buttons) are localized too
+        this.renderAll();
+        break;
+      case 'state':
+        if (this.state?.activeId !== message.activeId) {
+          this.messages.reset();
+          this.errorBanner.clear();
+        }
+        this.currentState = message;
+        this.renderAll();
+        break;
+      case 'delta':
+        if (applyDelta(this.state, message.conversationId, message.messageId, message.text)) {
+          this.messages.appendStreamed(message.messageId, message.text);
+          this.scheduleSave();
+        }
+        return; // state is saved when the answer ends (and periodically above)
+      case 'messageDone': {
+        const view = applyDone(this.state, message);
+        if (view) {
+          this.messages.finish(view);
+          this.updateControls();
+        }
+        break;
+      }
+      case 'error':
+        this.errorBanner.show(message.message, this.strings);
+        break;
+      case 'focusInput':
+        this.composer.focus();
+        return;
+      case 'setup':
+        this.setupView = message.setup;
+        this.renderAll();
+        return;
+      case 'attachments':
+        this.composer.attachmentBar.render(message);
+        return;
+      case 'draft':
+        this.composer.restoreDraft(message.text);
+        break;
+    }
+    this.scheduleSave();
+  }
+
+  private applyStrings(): void {
+    this.root.setAttribute('aria-label', this.strings.panelLabel);
+    this.messages.applyStrings();
+    this.composer.applyStrings();
+  }
+
+  private renderAll(): void {
+    this.renderServerBox();
+    const state = this.state;
+    // Nothing asked yet and the model ready: the welcome. Until then the checklist or the server notice says why.
+    const empty = !!state && state.messages.length === 0 && state.server.model === 'ready' && !this.setup.visible;
+    this.emptyState.element.hidden = !empty;
+    if (empty) this.emptyState.render(state.modelName, this.strings);
+    this.messages.render();
+    this.updateControls();
+  }
+
+  /** The setup checklist while the host shows one, else the server notice: never both. */
+  private renderServerBox(): void {
+    this.setup.render(this.setupView, this.strings);
+    this.serverNotice.render(this.state?.server, this.strings);
+    if (this.setup.visible) this.serverNotice.element.hidden = true;
+  }
+
+  private updateControls(): void {
+    this.composer.updateControls();
+    this.root.classList.toggle('busy', !!this.state?.busy);
+  }
+
+  /** One delegated handler for every button: each carries its action in data-action (and an id in data-id). */
+  private onClick(e: MouseEvent): void {
+    const target = (e.target as Element | null)?.closest('button[data-action]');
+    if (!target || (target as HTMLButtonElement).disabled) return;
+    const action = target.getAttribute('data-action') ?? '';
+    const messageId = target.getAttribute('data-id') ?? '';
+    switch (action) {
+      case 'send': this.composer.submit(); break;
+      case 'stop': this.postToHost({ type: 'stop' }); break;
+      case 'dismissError': this.errorBanner.clear(); this.composer.focus(); break;
+      case EXAMPLE_ACTION: this.composer.sendText(target.getAttribute('data-text') ?? ''); break;
+      case MESSAGE_ACTIONS.copy: this.copyMessage(messageId, target as HTMLButtonElement); break;
+      case MESSAGE_ACTIONS.regenerate: this.postToHost({ type: 'regenerate', messageId }); this.composer.focus(); break;
+      case MESSAGE_ACTIONS.edit: this.messages.beginEdit(messageId); break;
+      case MESSAGE_ACTIONS.continue: this.postToHost({ type: 'continueAnswer', messageId }); this.composer.focus(); break;
+      case 'startServer': case 'loadModel': case 'openSettings': this.postToHost({ type: action }); break;
+      case 'setupAction': { const m = setupActionMessage(target); if (m) this.postToHost(m); break; }
+      case CODE_ACTIONS.copy: case CODE_ACTIONS.insert: case CODE_ACTIONS.open: this.codeAction(action, target as HTMLButtonElement); break;
+    }
+  }
+
+  private copyMessage(messageId: string, target: HTMLButtonElement): void {
+    this.postToHost({ type: 'copyMessage', messageId });
+    const content = this.state?.messages.find((m) => m.id === messageId)?.content ?? '';
+    if (!hasInvisibleCharacters(content)) this.showCopied(target); // otherwise the host asks first
+  }
+
+  /** A message's Copy button shows a check mark and says "Copied" for a moment. */
+  private showCopied(target: HTMLButtonElement): void {
+    const label = target.getAttribute('aria-label') ?? '';
+    target.replaceChildren(icon('check'));
+    target.title = this.strings.copiedMessage;
+    target.setAttribute('aria-label', this.strings.copiedMessage);
+    setTimeout(() => {
+      target.replaceChildren(icon('copy'));
+      target.title = label;
+      target.setAttribute('aria-label', label);
+    }, COPIED_FEEDBACK_MS);
+  }
+
+  private codeAction(action: string, target: HTMLButtonElement): void {
+    const block = codeOfBlock(target);
+    if (!block || block.code.length > LIMITS.code) return;
+    if (action === CODE_ACTIONS.copy) {
+      this.postToHost({ type: 'copyCode', code: block.code });
+      if (hasInvisibleCharacters(block.code)) return; // the host asks first; "Copied" would be premature
+      target.textContent = this.strings.copied;
+      setTimeout(() => { target.textContent = this.strings.copy; }, COPIED_FEEDBACK_MS);
+    } else if (action === CODE_ACTIONS.insert) {
+      this.postToHost({ type: 'insertCode', code: block.code });
+    } else {
+      this.postToHost({ type: 'openInEditor', code: block.code, language: block.language });
+    }
+  }
+}

@@ -1,0 +1,62 @@
+// Model output is untrusted text: the configured markdown-it (markdownItSetup.ts) renders it with raw HTML off,
+// and DOMPurify sanitises the HTML into a DocumentFragment (parsed in an inert document, never assigned through
+// innerHTML). Links keep no href: the URL moves to data-href when the shared link policy finds it openable at all,
+// and activating a link asks the host (links.ts).
+import DOMPurify from 'dompurify';
+import { evaluateLink } from '../../core/links/linkPolicy';
+import { createMarkdownIt, outlineBlocks, type BlockOutline } from './markdownItSetup';
+
+export { escapeHtml, type BlockOutline } from './markdownItSetup';
+
+const ALLOWED_TAGS = [
+  'p', 'br', 'hr', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'strong', 'em', 's', 'del', 'code', 'pre', 'blockquote',
+  'ul', 'ol', 'li', 'a', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'span', 'div', 'sup', 'sub',
+];
+const ALLOWED_ATTR = ['href', 'title', 'class', 'start'];
+export const LINK_ATTR = 'data-href';
+
+let hooksInstalled = false;
+function installHooks(): void {
+  if (hooksInstalled) return;
+  hooksInstalled = true;
+  DOMPurify.addHook('afterSanitizeAttributes', (node) => {
+    if (node.nodeName !== 'A') return;
+    const href = node.getAttribute('href');
+    node.removeAttribute('href'); // nothing in the panel navigates
+    if (href === null || evaluateLink(href, '').action === 'reject') return;
+    const title = node.getAttribute('title');
+    node.setAttribute(LINK_ATTR, href);
+    node.setAttribute('role', 'link');
+    node.setAttribute('tabindex', '0');
+    node.setAttribute('title', title ? `${title}\n${href}` : href);
+  });
+}
+
+export interface MarkdownRenderer {
+  /** Sanitised DOM for a piece of markdown. */
+  render(markdown: string): DocumentFragment;
+  /** The top-level blocks of `markdown` with their line ranges (block parse only; used to cut a streamed block). */
+  outline(markdown: string): BlockOutline[];
+}
+
+/**
+ * `imageText(altOrUrl)` gives the localized "[image not loaded: …]" text. `breaks` keeps single line breaks (for
+ * what people type: a question's lines stay lines).
+ */
+export function createMarkdownRenderer(imageText: (what: string) => string, options: { breaks?: boolean } = {}): MarkdownRenderer {
+  installHooks();
+  const md = createMarkdownIt(imageText, options);
+  return {
+    render(markdown: string): DocumentFragment {
+      const html = md.render(markdown);
+      return DOMPurify.sanitize(html, {
+        ALLOWED_TAGS,
+        ALLOWED_ATTR,
+        ALLOW_DATA_ATTR: false,
+        ALLOW_ARIA_ATTR: false,
+        RETURN_DOM_FRAGMENT: true,
+      });
+    },
+    outline: (markdown) => outlineBlocks(md, markdown),
+  };
+}

@@ -1,0 +1,208 @@
+// Incremental rendering of the answer being streamed, at a cost per frame bounded by a few kilobytes however long
+// the answer or its last block grows:
+// - The text is cut at stable block boundaries (blockScanner.ts); each stable chunk is rendered once and appended.
+// - Inside the open (last) block, a prefix is committed for display once the uncommitted rest passes ~2 KB: at a
+//   list item, table row, blockquote child or a word/sentence boundary of a paragraph (blockCuts.ts); the pieces
+//   of one block are joined by classes the stylesheet defines (and a streamed table keeps its header as context).
+//   Only the rest is re-rendered per frame.
+// - An open code fence only gets its new characters appended, in chunks (openFence.ts).
+// Block layout matters as much as parsing: a growing element that holds the whole block is laid out again on every
+// frame, so each piece is its own element. When the answer ends it is rendered once as a whole, so the final view
+// is exactly what rendering the whole answer gives (constructs spanning cuts, loose lists, reference links).
+import type { Strings } from '../../protocol';
+import { BlockScanner } from './blockScanner';
+import { chooseCut, forcedCut, kindOf, type Cut, type OpenBlockKind } from './blockCuts';
+import { decorateCodeBlocks } from './codeBlocks';
+import { el } from '../shared/dom';
+import type { MarkdownRenderer } from './markdown';
+import { OpenFenceView } from './openFence';
+import { FrameTimes } from './renderStats';
+
+/** Uncommitted text of the open block that triggers looking for a cut. */
+const SOFT_LIMIT = 2048;
+/** Beyond this a cut is made even where no construct boundary allows a clean one. */
+const HARD_LIMIT = 16_384;
+
+interface OpenBlock {
+  kind: OpenBlockKind;
+  /** Rendered before the live text (a table's header rows), not shown again. */
+  context: string;
+  /** Pieces of this block already committed (the next one joins the last). */
+  pieces: number;
+  /** Number of the next item of an ordered list that continues across pieces. */
+  olNext: number;
+}
+
+const freshBlock = (kind: OpenBlockKind = 'other'): OpenBlock => ({ kind, context: '', pieces: 0, olNext: 1 });
+
+export class StreamingRenderer {
+  /** The whole answer; read only when it ends (a frame reads only what it needs, see `fresh`). */
+  private text = '';
+  /** Text appended since the last frame. */
+  private fresh: string[] = [];
+  /** Start of the text not yet rendered as stable blocks, and that text. */
+  private stableEnd = 0;
+  private tailText = '';
+  /** Start of the live text (after the pieces committed for display), and that text. */
+  private softEnd = 0;
+  private liveText = '';
+  private scanner = new BlockScanner(0);
+  private readonly stable = el('div', { class: 'stream-stable' });
+  private readonly tail = el('div', { class: 'stream-tail' });
+  private readonly soft = el('div', { class: 'stream-soft' });
+  private readonly live = el('div', { class: 'stream-live' });
+  private openFence: OpenFenceView | undefined;
+  private block = freshBlock();
+  private renderedLive: string | undefined;
+  /** Live length at which the next cut is tried. */
+  private cutAt = SOFT_LIMIT;
+  private frame = 0;
+  /** Benchmark-only frame timings (recorded only in builds with RENDER_STATS on). */
+  readonly times = new FrameTimes();
+
+  constructor(
+    private readonly body: HTMLElement,
+    private readonly md: MarkdownRenderer,
+    private readonly strings: () => Strings,
+    initialText = '',
+    /** Called after each frame's DOM update (the panel keeps the view scrolled to the bottom). */
+    private readonly onRendered: () => void = () => undefined,
+  ) {
+    this.text = initialText;
+    this.fresh.push(initialText);
+    this.tail.append(this.soft, this.live);
+    body.replaceChildren(this.stable, this.tail);
+    this.renderFrame();
+  }
+
+  get content(): string {
+    return this.text;
+  }
+
+  append(delta: string): void {
+    this.text += delta;
+    this.fresh.push(delta);
+    if (!this.frame) this.frame = requestAnimationFrame(() => { this.frame = 0; this.renderFrame(); });
+  }
+
+  /** Renders the whole text once, in its final form, and stops. */
+  finalize(finalText?: string): void {
+    if (this.frame) { cancelAnimationFrame(this.frame); this.frame = 0; }
+    if (finalText !== undefined) this.text = finalText;
+    const t0 = this.times.start();
+    this.body.replaceChildren(this.renderMarkdown(this.text));
+    this.times.finalized(t0);
+    this.onRendered();
+  }
+
+  private renderMarkdown(markdown: string): DocumentFragment {
+    const frag = this.md.render(markdown);
+    decorateCodeBlocks(frag, this.strings());
+    return frag;
+  }
+
+  private renderFrame(): void {
+    const t0 = this.times.start();
+    const fresh = this.fresh.join('');
+    this.fresh = [];
+    this.tailText += fresh;
+    const fenceOpen = this.openFence !== undefined;
+    if (!fenceOpen) this.liveText += fresh;
+    const boundary = this.scanner.feed(fresh);
+    if (boundary > this.stableEnd) this.commitStable(boundary);
+    const fence = this.scanner.openFence;
+    if (fence && fence.start >= this.softEnd) this.renderOpenFence(fence.start, fence.codeStart, fence.info, fenceOpen && this.openFence ? fresh : '');
+    else this.renderLive();
+    this.onRendered(); // inside the timing: keeping the view at the bottom forces a layout
+    if (this.text.length > 0) this.times.frame(t0);
+  }
+
+  private commitStable(boundary: number): void {
+    const rest = this.tailText.slice(boundary - this.stableEnd);
+    this.stable.append(this.renderMarkdown(this.tailText.slice(0, boundary - this.stableEnd)));
+    this.tailText = rest;
+    this.liveText = rest;
+    this.stableEnd = boundary;
+    this.softEnd = boundary;
+    this.openFence?.pre.remove();
+    this.openFence = undefined;
+    this.soft.replaceChildren();
+    this.live.replaceChildren();
+    this.renderedLive = undefined;
+    this.block = freshBlock();
+    this.cutAt = SOFT_LIMIT;
+  }
+
+  /** `fresh`: the text that arrived this frame, when the fence was already open before it. */
+  private renderOpenFence(start: number, codeStart: number, info: string, fresh: string): void {
+    if (this.openFence?.start === start) {
+      this.openFence.append(fresh);
+      return;
+    }
+    // What precedes the opener is complete: commit it once. The code so far goes in at once.
+    if (start > this.softEnd) this.commitPiece(this.liveText.slice(0, start - this.softEnd));
+    const code = this.liveText.slice(codeStart - this.softEnd);
+    this.softEnd = start;
+    this.liveText = '';
+    this.block = freshBlock();
+    this.live.replaceChildren();
+    this.renderedLive = undefined;
+    this.openFence?.pre.remove();
+    this.openFence = new OpenFenceView(start, info, this.strings());
+    this.tail.append(this.openFence.pre);
+    this.openFence.append(code);
+  }
+
+  private renderLive(): void {
+    let live = this.liveText;
+    if (live === this.renderedLive) return;
+    while (live.length >= this.cutAt) {
+      const cut = this.findCut(live);
+      if (!cut) { this.cutAt = live.length + SOFT_LIMIT / 2; break; }
+      this.commitPiece(live.slice(0, cut.offset));
+      this.softEnd += cut.offset;
+      this.block = cut.continues ? { ...this.block, kind: cut.kind, context: cut.context } : freshBlock(cut.kind);
+      live = live.slice(cut.offset);
+      this.liveText = live;
+      this.cutAt = SOFT_LIMIT;
+    }
+    const frag = this.renderMarkdown(this.block.context + live);
+    this.join(frag);
+    this.live.replaceChildren(frag);
+    this.renderedLive = live;
+  }
+
+  private findCut(live: string): Cut | undefined {
+    const outline = this.md.outline(this.block.context + live);
+    const cut = chooseCut(live, this.block.context, outline, Math.min(SOFT_LIMIT / 2, live.length - 1));
+    if (cut) return cut;
+    if (live.length < HARD_LIMIT) return undefined;
+    const last = outline[outline.length - 1];
+    return { offset: forcedCut(live, HARD_LIMIT - SOFT_LIMIT), kind: last ? kindOf(last.type) : this.block.kind, context: this.block.context, continues: true };
+  }
+
+  /** Renders a committed piece of the open block once and appends it to the view. */
+  private commitPiece(markdown: string): void {
+    const frag = this.renderMarkdown(this.block.context + markdown);
+    this.join(frag);
+    const last = frag.lastElementChild;
+    if (last?.tagName === 'OL') this.block.olNext = Number(last.getAttribute('start') ?? '1') + last.children.length;
+    this.soft.append(frag);
+    this.block.pieces += 1;
+  }
+
+  /** Makes the first element of `frag` read as the continuation of the last committed piece of the same block. */
+  private join(frag: DocumentFragment): void {
+    const first = frag.firstElementChild;
+    const prev = this.soft.lastElementChild;
+    if (this.block.pieces === 0 || !first || !prev || first.tagName !== prev.tagName) return;
+    prev.classList.add('stream-join-next');
+    first.classList.add('stream-join-prev');
+    if (first.tagName === 'OL') first.setAttribute('start', String(this.block.olNext));
+    if (first.tagName === 'TABLE') {
+      first.querySelector('thead')?.remove();
+      prev.classList.add('stream-table-chunk');
+      first.classList.add('stream-table-chunk');
+    }
+  }
+}

@@ -1,0 +1,141 @@
+// The answer runner (core/chat/answerRunner.ts): one question to the model and its answer into the conversation,
+// against undici's MockAgent playing Triton's generate_stream.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { MockAgent } from 'undici';
+import { AnswerRunner, type AnswerRunnerDeps } from '../../../src/core/chat/answerRunner';
+import { ConversationService } from '../../../src/core/chat/conversationService';
+import { MemoryConversationStore } from '../../../src/core/chat/store';
+import type { StoredMessage } from '../../../src/core/chat/conversation';
+import { TritonClient } from '../../../src/core/triton/client';
+
+const BASE = 'http://triton.test:8000';
+const FINAL = { response: '', finish_reason: 'stop', prompt_tokens: 3, completion_tokens: 2, history_trimmed: 0, history: '[]' };
+
+function setup(options: { client?: boolean } = {}) {
+  const agent = new MockAgent();
+  agent.disableNetConnect();
+  const pool = agent.get(BASE);
+  const client = new TritonClient({ baseUrl: BASE, dispatcher: agent });
+  const service = new ConversationService(new MemoryConversationStore(), { persistDelayMs: 60_000 });
+  const events: string[] = [];
+  const settled: StoredMessage[] = [];
+  let tracked = 0;
+  let checks = 0;
+  const deps: AnswerRunnerDeps = {
+    service,
+    client: () => (options.client === false ? undefined : client),
+    settings: () => ({ streaming: true, temperature: 0.5, topP: 0.9, maxNewTokens: 64, historyTurns: 10, streamIdleTimeoutMs: 5_000, requestTimeoutMs: 5_000 }),
+    track: (request) => { tracked++; return request; },
+    checkServer: () => { checks++; },
+    describeFailure: (e) => ({ code: 'test', text: `failed: ${(e as Error).message}` }),
+    describeRefusal: (refusal) => `refused: ${refusal.code}`,
+    log: { error: () => undefined },
+    onBusyChanged: (id) => events.push(`busy ${id}`),
+    onDelta: (_id, _messageId, text) => events.push(`delta ${text}`),
+    onSettled: (_id, message) => settled.push(message),
+  };
+  return { agent, pool, service, runner: new AnswerRunner(deps), events, settled, tracked: () => tracked, checks: () => checks };
+}
+
+async function question(service: ConversationService, text: string): Promise<string> {
+  const c = service.create();
+  await service.appendUserMessage(c.id, text);
+  return c.id;
+}
+
+test('a streamed answer: deltas to the view and the conversation, the final state saved, the request tracked', async () => {
+  const t = setup();
+  let body: Record<string, unknown> = {};
+  t.pool.intercept({ path: '/v2/models/chatglm3-6b/generate_stream', method: 'POST', body: (b) => { body = JSON.parse(b) as Record<string, unknown>; return true; } })
+    .reply(200, `data: {"response":"Hel"}\n\ndata: {"response":"lo"}\n\ndata: ${JSON.stringify(FINAL)}\n\n`);
+  const id = await question(t.service, 'hi');
+  const outcome = await t.runner.answer(id);
+  assert.deepEqual(outcome, { status: 'complete', text: 'Hello' });
+  assert.deepEqual(t.events, [`busy ${id}`, 'delta Hel', 'delta lo', `busy ${id}`]);
+  assert.equal(t.settled.length, 1);
+  assert.equal(t.settled[0]!.status, 'complete');
+  assert.equal(t.service.get(id)!.messages.at(-1)!.content, 'Hello');
+  assert.equal(t.tracked(), 1);
+  assert.deepEqual([body.prompt, body.temperature, body.top_p, body.max_new_tokens, body.history_len], ['hi', 0.5, 0.9, 64, 10]);
+  assert.equal(t.runner.isAnswering(id), false);
+});
+
+test('a question too long for the model is answered by a failed message saying so; nothing is sent', async () => {
+  const t = setup();
+  const id = await question(t.service, '长'.repeat(20_000));
+  const outcome = await t.runner.answer(id);
+  assert.deepEqual(outcome, { status: 'failed', text: '', error: 'refused: prompt-too-long' });
+  const last = t.service.get(id)!.messages.at(-1)!;
+  assert.deepEqual([last.role, last.status, last.error], ['assistant', 'failed', 'refused: prompt-too-long']);
+  assert.equal(t.tracked(), 0, 'no request was made');
+  t.agent.assertNoPendingInterceptors();
+});
+
+test('aborting the caller\'s signal stops the answer: kept as stopped', async () => {
+  const t = setup();
+  const id = await question(t.service, 'hi');
+  const outcome = await t.runner.answer(id, AbortSignal.abort());
+  assert.equal(outcome.status, 'stopped');
+  assert.equal(t.service.get(id)!.messages.at(-1)!.status, 'stopped');
+  assert.equal(t.checks(), 0);
+});
+
+test('no server: the answer fails with the reason, and the session is asked to look at the server', async () => {
+  const t = setup({ client: false });
+  const id = await question(t.service, 'hi');
+  const outcome = await t.runner.answer(id);
+  assert.equal(outcome.status, 'failed');
+  assert.match(outcome.error ?? '', /Not connected/);
+  assert.equal(t.service.get(id)!.messages.at(-1)!.error, outcome.error);
+  assert.equal(t.checks(), 1);
+});
+
+test('a second answer in the same conversation is refused while the first streams', async () => {
+  const t = setup();
+  t.pool.intercept({ path: '/v2/models/chatglm3-6b/generate_stream', method: 'POST' }).reply(200, `data: ${JSON.stringify(FINAL)}\n\n`).delay(50);
+  const id = await question(t.service, 'hi');
+  const first = t.runner.answer(id);
+  await assert.rejects(t.runner.answer(id), (e: unknown) => (e as { code?: string }).code === 'answer-in-progress');
+  assert.equal((await first).status, 'complete');
+});
+
+test('continue: the cut answer goes to the model as its last turn, the new text is appended to the same message', async () => {
+  const t = setup();
+  // undici may call a body matcher more than once per request: keep each distinct body once.
+  const bodies: Record<string, unknown>[] = [];
+  const capture = (b: unknown) => {
+    if (!bodies.some((x) => JSON.stringify(x) === String(b))) bodies.push(JSON.parse(String(b)) as Record<string, unknown>);
+    return true;
+  };
+  t.pool.intercept({ path: '/v2/models/chatglm3-6b/generate_stream', method: 'POST', body: capture })
+    .reply(200, `data: {"response":"Roses are"}\n\ndata: ${JSON.stringify({ ...FINAL, finish_reason: 'length', completion_tokens: 64 })}\n\n`);
+  t.pool.intercept({ path: '/v2/models/chatglm3-6b/generate_stream', method: 'POST', body: capture })
+    .reply(200, `data: {"response":" red."}\n\ndata: ${JSON.stringify({ ...FINAL, completion_tokens: 3 })}\n\n`);
+  const id = await question(t.service, 'a poem');
+  assert.equal((await t.runner.answer(id)).status, 'complete');
+  const answer = t.service.get(id)!.messages.at(-1)!;
+  assert.equal(answer.finishReason, 'length');
+  t.events.length = 0;
+  const outcome = await t.runner.continue(id, answer.id);
+  assert.deepEqual(outcome, { status: 'complete', text: ' red.' });
+  assert.deepEqual(t.events, [`busy ${id}`, 'delta  red.', `busy ${id}`]);
+  const after = t.service.get(id)!.messages;
+  assert.equal(after.length, 2, 'still one question and one answer');
+  assert.deepEqual([after[1]!.id, after[1]!.content, after[1]!.finishReason, after[1]!.completionTokens], [answer.id, 'Roses are red.', 'stop', 67]);
+  assert.equal(bodies.length, 2);
+  assert.match(String(bodies[1]!.prompt), /^Continue your last answer/);
+  assert.deepEqual(JSON.parse(String(bodies[1]!.history)), [{ role: 'user', content: 'a poem' }, { role: 'assistant', content: 'Roses are' }]);
+  assert.equal(t.settled.at(-1)!.id, answer.id);
+});
+
+test('continue refuses an answer that did not stop at the length limit; nothing is sent', async () => {
+  const t = setup();
+  t.pool.intercept({ path: '/v2/models/chatglm3-6b/generate_stream', method: 'POST' }).reply(200, `data: ${JSON.stringify(FINAL)}\n\n`);
+  const id = await question(t.service, 'hi');
+  await t.runner.answer(id);
+  const answer = t.service.get(id)!.messages.at(-1)!;
+  await assert.rejects(t.runner.continue(id, answer.id), (e: unknown) => (e as { code?: string }).code === 'nothing-to-continue');
+  assert.equal(t.runner.isAnswering(id), false);
+  t.agent.assertNoPendingInterceptors();
+});

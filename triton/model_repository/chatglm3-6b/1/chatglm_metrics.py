@@ -1,0 +1,79 @@
+"""Our own Prometheus figures, shown on Triton's /metrics next to its built-in ones.
+
+With the continuous scheduler execute() returns at once, so Triton's execution counts and compute times no longer
+describe generation: these do. Counters are cumulative (rates and averages come from the difference of two
+scrapes: rows per step = decode rows / decode steps, mean time to first token = first-token seconds / first
+tokens); gauges are the state after the latest engine iteration. Step figures are recorded by the continuous
+scheduler only.
+"""
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from typing import Dict, Tuple
+
+import triton_python_backend_utils as pb_utils
+
+COUNTER, GAUGE = "counter", "gauge"
+# attribute → (metric name, help text, kind)
+FAMILIES = {
+    "cancelled": ("chatglm3_cancelled_requests_total", "Requests cancelled by the client while generating", COUNTER),
+    "invalid": ("chatglm3_invalid_requests_total", "Requests rejected with INVALID_ARG", COUNTER),
+    "generated": ("chatglm3_generated_tokens_total", "Tokens generated (all finish reasons)", COUNTER),
+    "busy": ("chatglm3_rejected_busy_total", "Requests refused as server busy (the waiting queue was full)", COUNTER),
+    "active_rows": ("chatglm3_active_rows", "Rows generating (KV cache slots in use)", GAUGE),
+    "waiting": ("chatglm3_waiting_requests", "Requests waiting for a free row", GAUGE),
+    "decode_steps": ("chatglm3_decode_steps_total", "Decode steps run (one token for every active row)", COUNTER),
+    "decode_rows": ("chatglm3_decode_rows_total", "Rows summed over decode steps (divide by steps: rows per step)", COUNTER),
+    "prefill_tokens": ("chatglm3_prefill_tokens_total", "Prompt tokens run through prefill", COUNTER),
+    "first_token_seconds": ("chatglm3_first_token_seconds_total",
+                            "Seconds from arrival to the first generated token, summed over requests", COUNTER),
+    "first_tokens": ("chatglm3_first_tokens_total", "Requests that received their first generated token", COUNTER),
+}
+
+
+class Metrics:
+    def __init__(self, model_name: str, version: str, instance: str):
+        # One series per instance: each instance is its own stub process, and a series removed when one instance
+        # unloads must not be another instance's.
+        labels = {"model": model_name, "version": str(version), "instance": instance}
+        # MetricFamily is injected by the stub at run time (it is absent while Triton auto-completes the config).
+        kinds = {COUNTER: pb_utils.MetricFamily.COUNTER, GAUGE: pb_utils.MetricFamily.GAUGE}
+        self._families = []
+        for attribute, (name, description, kind) in FAMILIES.items():
+            family = pb_utils.MetricFamily(name, description, kinds[kind])
+            self._families.append(family)
+            setattr(self, attribute, family.Metric(labels=labels))
+
+    def apply(self, counts: Dict[str, float], gauges: Dict[str, float]) -> None:
+        """Counter increments and gauge values by attribute name (each one an IPC round trip to the server)."""
+        for attribute, value in counts.items():
+            if value:
+                getattr(self, attribute).increment(value)
+        for attribute, value in gauges.items():
+            getattr(self, attribute).set(value)
+
+
+class MetricsBuffer:
+    """Metric updates gathered where they happen (the engine thread, every step) and applied elsewhere in one
+    batch: each update is an IPC round trip to the server, too slow to pay on every decode step."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._counts: Dict[str, float] = defaultdict(float)
+        self._gauges: Dict[str, float] = {}
+
+    def increment(self, attribute: str, value: float) -> None:
+        with self._lock:
+            self._counts[attribute] += value
+
+    def set(self, attribute: str, value: float) -> None:
+        with self._lock:
+            self._gauges[attribute] = value
+
+    def drain(self) -> Tuple[Dict[str, float], Dict[str, float]]:
+        with self._lock:
+            counts, gauges = dict(self._counts), dict(self._gauges)
+            self._counts.clear()
+            self._gauges.clear()
+        return counts, gauges

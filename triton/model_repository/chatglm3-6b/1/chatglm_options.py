@@ -1,0 +1,68 @@
+"""How this model instance serves, read from config.pbtxt's `parameters` (all strings) and checked at load.
+
+The request limits (prompt budget, max_new_tokens bounds, sampling defaults) live in chatglm_request.Limits; this
+file holds the rest: engine, scheduler, batch and queue bounds, prefill budget and streaming interval. A bad
+value fails the load with a message naming the parameter.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Optional
+
+from chatglm_request import Limits
+
+SCHEDULERS = ("continuous", "per_execute")
+DEFAULT_ENGINE = "native"
+DEFAULT_STREAM_INTERVAL_MS = 20.0  # far below a human's notice; a 6B model's decode step is usually slower anyway
+DEFAULT_MAX_WAITING = 32
+DEFAULT_PREFILL_TOKEN_BUDGET = 2048  # one budget of prompt tokens per iteration, then every active row decodes
+MAX_ACTIVE_ROWS_LIMIT = 256
+
+
+@dataclass(frozen=True)
+class ServingOptions:
+    engine: str
+    scheduler: Optional[str]  # None: continuous if the engine decodes step by step, else per_execute
+    max_active_rows: int  # rows generating together (continuous: KV cache slots)
+    max_waiting: int  # requests queued for a slot; more are refused as "server busy" (0 = unbounded)
+    prefill_token_budget: int
+    stream_interval_s: float
+    max_context: Optional[int]  # tokens per row (prompt + answer); None = what the limits need, within the model's
+    limits: Limits
+
+    @staticmethod
+    def from_parameters(params: Mapping[str, str], max_batch_size: int) -> "ServingOptions":
+        def text(key: str) -> str:
+            return str(params.get(key, "") or "").strip()
+
+        def number(key: str, default, low, high, kind=int):
+            raw = text(key)
+            if not raw:
+                return default
+            try:
+                value = kind(raw)
+            except ValueError:
+                value = None
+            if value is None or not low <= value <= high:
+                raise ValueError(f"config parameter {key} must be a number from {low} to {high}, got {raw!r}")
+            return value
+
+        scheduler = text("scheduler") or None
+        if scheduler is not None and scheduler not in SCHEDULERS:
+            raise ValueError(f"config parameter scheduler must be one of {', '.join(SCHEDULERS)}, got {scheduler!r}")
+        max_context = number("max_context", None, 16, 1 << 20)
+        return ServingOptions(
+            engine=text("engine") or DEFAULT_ENGINE,
+            scheduler=scheduler,
+            max_active_rows=number("max_active_rows", max(1, max_batch_size), 1, MAX_ACTIVE_ROWS_LIMIT),
+            max_waiting=number("max_waiting", DEFAULT_MAX_WAITING, 0, 1_000_000),
+            prefill_token_budget=number("prefill_token_budget", DEFAULT_PREFILL_TOKEN_BUDGET, 16, 1 << 20),
+            stream_interval_s=number("stream_interval_ms", DEFAULT_STREAM_INTERVAL_MS, 0, 10_000, float) / 1000.0,
+            max_context=max_context,
+            limits=Limits.from_parameters(params),
+        )
+
+    @property
+    def context_needed(self) -> int:
+        """Tokens one row may need: the largest prompt plus the largest answer."""
+        return self.limits.max_input_tokens + self.limits.max_new_tokens_limit

@@ -1,0 +1,313 @@
+"""Scheduler `continuous` (the default): requests join a running generation at the next step.
+
+execute() only validates and calls `submit`, which queues the request (or refuses it at once when the waiting
+queue is full) and returns. One engine thread owns the model and repeats an iteration:
+
+1. take the latest cancellation check (chatglm_responder.py): cancelled rows end at once, their slots are free;
+2. prefill: rows still in their prompt continue, then waiting requests are admitted while slots are free, within
+   a budget of prompt tokens per iteration (a long prompt is prefilled in chunks over several iterations, so it
+   never stalls the running rows for more than one budget); a row whose prompt is complete gets its first token;
+3. one decode step for every row past its prompt: a token each, sampled with the row's own settings;
+4. each token is streamed (coalesced to one send per stream interval); a row that hit a stop id or its own
+   max_new_tokens ends at once: its FINAL goes out and its KV cache slot takes the next request;
+5. the responder thread sends what the iteration produced and checks the open requests for cancellation while
+   the engine goes on.
+
+Every request gets exactly one FINAL: normal end, cancellation, refusal, engine failure (the open rows fail, the
+cache is reset and the next requests are served) and unload (`close`: every running and waiting request ends
+with "model unloaded"; the thread is joined with a timeout, so unloading never hangs).
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Deque, List, Optional
+
+import torch
+import triton_python_backend_utils as pb_utils
+
+import chatglm_log as log
+from chatglm_engine import PrefillChunk
+from chatglm_generation import FINISH_CANCELLED, RowProgress, RowResult, choose_tokens
+from chatglm_metrics import MetricsBuffer
+from chatglm_reply import Reply, error_response
+from chatglm_responder import Responder
+
+METRICS_INTERVAL = 0.25  # seconds between two metric updates while rows run (and always before a FINAL)
+
+
+@dataclass(frozen=True)
+class SchedulerLimits:
+    max_active_rows: int
+    max_waiting: int  # 0 = unbounded
+    prefill_token_budget: int
+    stream_interval: float  # seconds between two deltas of a request
+
+
+class Row:
+    """A request inside the scheduler: its KV cache slot, how much of its prompt is in the cache, its tokens."""
+
+    def __init__(self, reply: Reply, stop_ids: frozenset):
+        self.reply = reply
+        self.prompt = reply.plan.ids
+        self.progress = RowProgress(reply.settings.max_new_tokens, stop_ids)
+        self.slot: Optional[int] = None
+        self.prefilled = 0
+        self.last_token: Optional[int] = None
+        self.admitted_step: Optional[int] = None
+        self.first_token_step: Optional[int] = None
+
+    @property
+    def decoding(self) -> bool:
+        return self.prefilled == len(self.prompt)
+
+
+class ContinuousScheduler:
+    def __init__(self, engine, limits: SchedulerLimits, metrics, ready_probe=None):
+        self.engine = engine
+        self.limits = limits
+        self.metrics = metrics
+        self._figures = MetricsBuffer()  # the engine thread's metric updates, applied by the responder
+        self._figures_sent = 0.0
+        self.stop_ids = frozenset(int(i) for i in engine.stop_ids)
+        self.steps = 0  # decode steps run; log lines and tests count in these
+        self._iterations = 0
+        self._lock = threading.Condition()
+        self._waiting: Deque[Row] = deque()
+        self._active: List[Row] = []  # the engine thread's own (and close()'s once that thread stopped)
+        self._stopping = False
+        self._responder = Responder(ready_probe)
+        self._thread = threading.Thread(target=self._run, name="chatglm3-engine", daemon=True)
+        self._thread.start()
+
+    # ------------------------------------------------------------------------------ execute() side
+
+    def submit(self, replies: List[Reply]) -> None:
+        """Queues valid requests and returns at once; refusals and already cancelled requests are answered here."""
+        refused = []
+        for reply in replies:
+            if reply.channel.is_cancelled():  # gone while queued in Triton: no slot for it
+                self._final_now(reply, RowResult([], FINISH_CANCELLED))
+                continue
+            with self._lock:
+                if self._stopping:
+                    refused.append((reply, "model unloaded: the model is being unloaded"))
+                elif self.limits.max_waiting and len(self._waiting) >= self.limits.max_waiting:
+                    refused.append((reply, f"server busy: the waiting queue is full ({self.limits.max_waiting} requests "
+                                           f"wait for one of {self.limits.max_active_rows} rows); try again shortly"))
+                    self.metrics.busy.increment(1)
+                else:
+                    self._waiting.append(Row(reply, self.stop_ids))
+                    self._lock.notify()
+                waiting = len(self._waiting)
+            self.metrics.waiting.set(waiting)
+        for reply, message in refused:
+            log.verbose(f"request {reply.channel.request_id()} refused: {message}")
+            if reply.channel.claim_final():
+                reply.channel.send_final(error_response(message, pb_utils.TritonError.UNAVAILABLE))
+
+    def _final_now(self, reply: Reply, result: RowResult) -> None:
+        """On execute()'s thread: the figures go to Triton from here too, before the FINAL."""
+        if reply.channel.claim_final():
+            response = self._final(reply, result, None)
+            self.metrics.apply(*self._figures.drain())
+            reply.channel.send_final(response)
+
+    # ------------------------------------------------------------------------------ finalize side
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Unload: stops the engine thread, then every running and waiting request gets its FINAL."""
+        with self._lock:
+            self._stopping = True
+            self._lock.notify_all()
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            log.error(f"the engine thread did not stop within {timeout:.0f} s; answering its requests anyway")
+        with self._lock:
+            rows = list(self._active) + list(self._waiting)
+            self._waiting.clear()
+        for row in rows:
+            self._fail(row, "model unloaded: the request was still running", pb_utils.TritonError.UNAVAILABLE)
+        self._active = []
+        self._send_figures(force=True)
+        if not self._responder.close(timeout):
+            log.error("the responder thread did not stop in time")
+
+    # ------------------------------------------------------------------------------ engine thread
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                idle = not self._stopping and not self._waiting and not self._active
+            if idle:
+                self._send_figures(force=True)
+            with self._lock:
+                while not self._stopping and not self._waiting and not self._active:
+                    self._lock.wait()
+                if self._stopping:
+                    return
+            try:
+                self._iteration()
+            except Exception as exc:  # noqa: BLE001 - the open rows fail, the next requests are served
+                self._engine_failed(exc)
+
+    def _iteration(self) -> None:
+        self._iterations += 1
+        cancelled = set(self._responder.collect(self._iterations))
+        if self._responder.unloading:
+            self._end_everything("model unloaded: the model is being unloaded")
+            return
+        self._retire_cancelled(cancelled)
+        self._prefill()
+        self._decode()
+        with self._lock:
+            waiting = [row.reply.channel for row in self._waiting]
+        self._responder.start_poll([row.reply.channel for row in self._active] + waiting, self._iterations)
+        self._figures.set("waiting", len(waiting))
+        self._send_figures(force=False)
+
+    def _send_figures(self, force: bool) -> None:
+        """Hands the gathered metric updates to the responder (every METRICS_INTERVAL, and before each FINAL, so
+        a client that has its answer also finds it counted)."""
+        now = time.monotonic()
+        if not force and now - self._figures_sent < METRICS_INTERVAL:
+            return
+        self._figures_sent = now
+        self._figures.set("active_rows", len(self._active))
+        counts, gauges = self._figures.drain()
+        self._responder.call(lambda: self.metrics.apply(counts, gauges))
+
+    def _retire_cancelled(self, cancelled: set) -> None:
+        if not cancelled:
+            return
+        for row in [r for r in self._active if r.reply.channel in cancelled]:
+            self._retire(row, FINISH_CANCELLED)
+        with self._lock:
+            gone = [r for r in self._waiting if r.reply.channel in cancelled]
+            for row in gone:
+                self._waiting.remove(row)
+        for row in gone:
+            self._finish(row, row.progress.result(FINISH_CANCELLED))
+
+    def _prefill(self) -> None:
+        budget = self.limits.prefill_token_budget
+        chunks, rows = [], []
+
+        def take(row: Row) -> None:
+            nonlocal budget
+            stop = min(len(row.prompt), row.prefilled + budget)
+            chunks.append(PrefillChunk(row.slot, row.prompt, row.prefilled, stop))
+            rows.append(row)
+            budget -= stop - row.prefilled
+
+        for row in self._active:  # rows in the middle of a long prompt go first
+            if not row.decoding and budget > 0:
+                take(row)
+        while budget > 0 and len(self._active) < self.limits.max_active_rows:
+            with self._lock:
+                row = self._waiting.popleft() if self._waiting else None
+            if row is None:
+                break
+            row.slot = self.engine.open_row()
+            row.admitted_step = self.steps
+            self._active.append(row)
+            take(row)
+        if not chunks:
+            return
+        logits = self.engine.prefill(chunks)
+        self._figures.increment("prefill_tokens", sum(c.stop - c.start for c in chunks))
+        for row, chunk in zip(rows, chunks):
+            row.prefilled = chunk.stop
+        done = [i for i, c in enumerate(chunks) if c.complete]
+        if done:
+            first = [rows[i] for i in done]
+            if len(done) < len(chunks):
+                logits = logits.index_select(0, torch.tensor(done, dtype=torch.long, device=logits.device))
+            tokens = choose_tokens(logits, [r.reply.settings for r in first], self.engine.generator)
+            for row, token in zip(first, tokens):
+                self._take(row, token)
+
+    def _decode(self) -> None:
+        rows = [r for r in self._active if r.decoding]
+        if not rows:
+            return
+        logits = self.engine.decode_step([r.slot for r in rows], [r.last_token for r in rows])
+        self.steps += 1
+        self._figures.increment("decode_steps", 1)
+        self._figures.increment("decode_rows", len(rows))
+        tokens = choose_tokens(logits, [r.reply.settings for r in rows], self.engine.generator)
+        for row, token in zip(rows, tokens):
+            self._take(row, token)
+
+    def _take(self, row: Row, token: int) -> None:
+        now = time.monotonic()
+        if row.first_token_step is None:
+            row.first_token_step = self.steps
+            row.reply.first_token_at = now
+            self._figures.increment("first_tokens", 1)
+            self._figures.increment("first_token_seconds", max(0.0, now - row.reply.received_at))
+        row.last_token = token
+        if row.progress.accept(token):
+            text = row.reply.push(token, now, self.limits.stream_interval)
+            response = row.reply.channel.delta_response(text) if text else None
+            if response is not None:
+                self._responder.send(row.reply.channel, response, False)
+        if row.progress.finish is not None:
+            self._retire(row, row.progress.finish)
+
+    def _retire(self, row: Row, reason: str) -> None:
+        """Ends a running row at once: its slot is free for the next request from this step on."""
+        self._active.remove(row)
+        self.engine.close_row(row.slot)
+        self._finish(row, row.progress.result(reason))
+
+    def _finish(self, row: Row, result: RowResult) -> None:
+        channel = row.reply.channel
+        if channel.claim_final():
+            response = self._final(row.reply, result, row)
+            self._send_figures(force=True)
+            self._responder.send(channel, response, True)
+
+    def _final(self, reply: Reply, result: RowResult, row: Optional[Row]):
+        tokens = len(result.token_ids)
+        self._figures.increment("generated", tokens)
+        if result.finish_reason == FINISH_CANCELLED:
+            self._figures.increment("cancelled", 1)
+        steps = ""
+        if row is not None and row.admitted_step is not None:
+            first = f"first token at step {row.first_token_step}" if row.first_token_step is not None else "no token"
+            waited = (f"; first token after {1000 * (reply.first_token_at - reply.received_at):.0f} ms"
+                      if reply.first_token_at is not None else "")
+            steps = f"; admitted at step {row.admitted_step}, {first}, finished at step {self.steps}{waited}"
+        log.info(f"request {reply.channel.request_id()} {result.finish_reason} after {tokens} tokens "
+                 f"(prompt {len(reply.plan.ids)} tokens{steps})")
+        return reply.final_response(result)
+
+    def _fail(self, row: Row, message: str, code) -> None:
+        if row.reply.channel.claim_final():
+            self._responder.send(row.reply.channel, error_response(message, code), True)
+
+    def _end_everything(self, message: str) -> None:
+        """Unload: every running and waiting request ends now (Triton finalizes the model once all have)."""
+        with self._lock:
+            self._stopping = True
+            rows = self._active + list(self._waiting)
+            self._active, self._waiting = [], deque()
+        for row in rows:
+            self._fail(row, message, pb_utils.TritonError.UNAVAILABLE)
+        self.engine.reset()
+        self._figures.set("waiting", 0)
+        self._send_figures(force=True)
+
+    def _engine_failed(self, exc: Exception) -> None:
+        rows, self._active = self._active, []
+        log.error(f"engine failure with {len(rows)} open rows at step {self.steps}: {exc!r}; resetting the KV cache")
+        for row in rows:
+            self._fail(row, f"generation failed: {exc}", pb_utils.TritonError.INTERNAL)
+        try:
+            self.engine.reset()
+        except Exception as reset_exc:  # noqa: BLE001 - nothing more to do than to say so
+            log.error(f"resetting the engine failed: {reset_exc!r}")
+        self._send_figures(force=True)
