@@ -9,6 +9,9 @@ export const LIMITS = {
   /** One streamed delta. */
   delta: 64_000,
   title: 200,
+  /** A link's URL and its visible text (openLink). */
+  url: 8_192,
+  linkText: 2_000,
   errorText: 4_000,
   messages: 10_000,
   l10nEntries: 500,

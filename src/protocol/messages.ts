@@ -92,6 +92,8 @@ export const webviewToHostSchema = z.discriminatedUnion('type', [
   messageSchema('copyCode', { code }),
   messageSchema('insertCode', { code }),
   messageSchema('openInEditor', { code, language: z.string().regex(LANGUAGE_PATTERN) }),
+  /** A link in an answer was activated: the host decides (src/core/links) whether and how to open it. */
+  messageSchema('openLink', { url: z.string().min(1).max(LIMITS.url), text: z.string().max(LIMITS.linkText) }),
   messageSchema('startServer', {}),
   messageSchema('loadModel', {}),
   messageSchema('openSettings', {}),

@@ -50,6 +50,7 @@ export const DEFAULT_STRINGS = {
   historyTrimmed: '{0} earlier messages were left out to fit the model\'s context.',
   tokens: '{0} prompt tokens, {1} answer tokens',
   imageRemoved: '[image not loaded: {0}]',
+  invisibleCharacter: 'Invisible character {0}: {1}',
   'server.unknown': 'Checking the Triton server…',
   'server.stopped': 'The Triton server is not running.',
   'server.starting': 'The Triton server is starting…',

@@ -15,6 +15,7 @@ import type { LifecycleStore } from '../state/lifecycleStore';
 import { clip, deltaMessages, doneMessage, stateMessage } from './chatViewState';
 import { copyCode, insertAtCursor, openInEditor } from './codeActions';
 import { EditorContext } from './editorContext';
+import { openChatLink } from './linkOpener';
 
 export type { AnswerOutcome } from '../../core/chat';
 
@@ -108,6 +109,7 @@ export class ChatController implements vscode.Disposable {
         case 'focusChanged': await this.setFocused(msg.focused); return;
         case 'copyCode': await copyCode(msg.code); return;
         case 'insertCode': await insertAtCursor(msg.code); return;
+        case 'openLink': await openChatLink(msg.url, msg.text); return;
         case 'openInEditor': await openInEditor(msg.code, msg.language); return;
         case 'startServer': await vscode.commands.executeCommand(COMMANDS.startServer); return;
         case 'loadModel': await vscode.commands.executeCommand(COMMANDS.loadModel); return;
@@ -193,7 +195,7 @@ export class ChatController implements vscode.Disposable {
 
   async copyMessage(messageId: string): Promise<void> {
     const message = this.activeId ? this.service.get(this.activeId)?.messages.find((m) => m.id === messageId) : undefined;
-    if (message) await vscode.env.clipboard.writeText(message.content);
+    if (message) await copyCode(message.content);
   }
 
   stopActive(): void {

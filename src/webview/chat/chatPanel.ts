@@ -14,12 +14,14 @@ import {
   type Strings,
   type WebviewToHost,
 } from '../../protocol';
+import { hasInvisibleCharacters } from '../../core/text/invisibleCharacters';
 import { icon } from '../shared/dom';
 import type { ChatContext } from './chatContext';
-import { CODE_ACTIONS, codeOfBlock } from './code-blocks';
+import { CODE_ACTIONS, codeOfBlock } from './codeBlocks';
 import { Composer } from './composer';
 import { EmptyState, EXAMPLE_ACTION } from './emptyState';
 import { ErrorBanner } from './errorBanner';
+import { interceptLinks } from './links';
 import { createMarkdownRenderer } from './markdown';
 import { MESSAGE_ACTIONS } from './messageActions';
 import { MessageList } from './messageList';
@@ -64,6 +66,7 @@ export class ChatPanel implements ChatContext {
     root.replaceChildren(this.setup.element, this.serverNotice.element, this.errorBanner.element, this.emptyState.element, this.messages.element, this.composer.element);
 
     root.addEventListener('click', (e) => this.onClick(e));
+    interceptLinks(root, (m) => this.postToHost(m));
     window.addEventListener('message', (e: MessageEvent) => this.receive(e.data));
     // The view got the focus (opened, clicked into, Open Chat): the input takes it, as in Copilot Chat. The host
     // is told, for the keybindings that apply inside the panel (Ctrl+L: New Chat).
@@ -206,7 +209,7 @@ export class ChatPanel implements ChatContext {
       case 'stop': this.postToHost({ type: 'stop' }); break;
       case 'dismissError': this.errorBanner.clear(); this.composer.focus(); break;
       case EXAMPLE_ACTION: this.composer.sendText(target.getAttribute('data-text') ?? ''); break;
-      case MESSAGE_ACTIONS.copy: this.postToHost({ type: 'copyMessage', messageId }); this.showCopied(target as HTMLButtonElement); break;
+      case MESSAGE_ACTIONS.copy: this.copyMessage(messageId, target as HTMLButtonElement); break;
       case MESSAGE_ACTIONS.regenerate: this.postToHost({ type: 'regenerate', messageId }); this.composer.focus(); break;
       case MESSAGE_ACTIONS.edit: this.messages.beginEdit(messageId); break;
       case MESSAGE_ACTIONS.continue: this.postToHost({ type: 'continueAnswer', messageId }); this.composer.focus(); break;
@@ -214,6 +217,12 @@ export class ChatPanel implements ChatContext {
       case 'setupAction': { const m = setupActionMessage(target); if (m) this.postToHost(m); break; }
       case CODE_ACTIONS.copy: case CODE_ACTIONS.insert: case CODE_ACTIONS.open: this.codeAction(action, target as HTMLButtonElement); break;
     }
+  }
+
+  private copyMessage(messageId: string, target: HTMLButtonElement): void {
+    this.postToHost({ type: 'copyMessage', messageId });
+    const content = this.state?.messages.find((m) => m.id === messageId)?.content ?? '';
+    if (!hasInvisibleCharacters(content)) this.showCopied(target); // otherwise the host asks first
   }
 
   /** A message's Copy button shows a check mark and says "Copied" for a moment. */
@@ -234,6 +243,7 @@ export class ChatPanel implements ChatContext {
     if (!block || block.code.length > LIMITS.code) return;
     if (action === CODE_ACTIONS.copy) {
       this.postToHost({ type: 'copyCode', code: block.code });
+      if (hasInvisibleCharacters(block.code)) return; // the host asks first; "Copied" would be premature
       target.textContent = this.strings.copied;
       setTimeout(() => { target.textContent = this.strings.copy; }, COPIED_FEEDBACK_MS);
     } else if (action === CODE_ACTIONS.insert) {

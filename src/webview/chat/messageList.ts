@@ -6,7 +6,7 @@ import type { MessageView } from '../../protocol';
 import { el, icon } from '../shared/dom';
 import { sameAttachments, sentChips } from './attachmentChips';
 import type { ChatContext } from './chatContext';
-import { decorateCodeBlocks } from './code-blocks';
+import { decorateCodeBlocks } from './codeBlocks';
 import type { MarkdownRenderer } from './markdown';
 import { continueNote, messageToolbar, statusMarker } from './messageActions';
 import { QuestionEditor } from './questionEditor';
@@ -105,7 +105,8 @@ export class MessageList {
     const node = this.nodes.get(view.id);
     if (!node) return;
     if (node.streaming) {
-      publishRenderStats(node.article, node.streaming.finalize(view.content));
+      node.streaming.finalize(view.content);
+      publishRenderStats(node.article, node.streaming.times);
       node.streaming = undefined;
     }
     node.view = { ...view };

@@ -36,6 +36,8 @@ const validFromWebview: WebviewToHost[] = [
   { type: 'toggleActiveFile', enabled: false },
   { type: 'addFile' },
   { type: 'openAttachment', id: 'att_2' },
+  { type: 'openLink', url: 'https://example.com/docs', text: 'the docs' },
+  { type: 'openLink', url: 'mailto:a@example.com', text: '' },
 ];
 
 const chip = { id: 'att-1', kind: 'selection', path: 'src/geometry.py', fullPath: '/w/src/geometry.py', startLine: 3, endLine: 4, tokens: 40 } as const;
@@ -110,6 +112,8 @@ describe('webview protocol', () => {
       { type: 'removeAttachment', id: '../x' }, { type: 'removeAttachment' }, { type: 'toggleActiveFile', enabled: 'yes' },
       { type: 'toggleActiveFile' }, { type: 'addFile', path: '/etc/passwd' }, { type: 'openAttachment', id: 'a'.repeat(65) },
       { type: 'openAttachment', uri: 'file:///etc/passwd' },
+      { type: 'openLink', url: '', text: 'x' }, { type: 'openLink', url: 'https://example.com' }, { type: 'openLink', url: 5, text: '' },
+      { type: 'openLink', url: 'https://example.com', text: 'x', target: '_blank' },
     ];
     for (const raw of bad) {
       const r = parseWebviewToHost(raw);
@@ -157,6 +161,8 @@ describe('webview protocol', () => {
     assert.ok(isProtocolError(parseWebviewToHost({ type: 'send', text: 'x'.repeat(LIMITS.userText + 1) })));
     assert.ok(isProtocolError(parseWebviewToHost({ type: 'insertCode', code: 'x'.repeat(LIMITS.code + 1) })));
     assert.ok(isProtocolError(parseHostToWebview({ type: 'delta', conversationId: 'c', messageId: 'm', text: 'x'.repeat(LIMITS.delta + 1) })));
+    assert.ok(isProtocolError(parseWebviewToHost({ type: 'openLink', url: `https://example.com/${'x'.repeat(LIMITS.url)}`, text: '' })));
+    assert.ok(isProtocolError(parseWebviewToHost({ type: 'openLink', url: 'https://example.com/', text: 't'.repeat(LIMITS.linkText + 1) })));
   });
 
   it('never throws, whatever it is given (fuzz)', () => {

@@ -65,8 +65,11 @@ export interface Harness {
   browser: Browser;
   /** Every URL the pages asked for (to prove nothing outside the extension's files was fetched). */
   requests: string[];
-  /** Opens a page (the chat panel unless `page` says otherwise) once it has posted its first message. */
-  open(options?: { csp?: boolean; page?: PageName }): Promise<Panel>;
+  /**
+   * Opens a page (the chat panel unless `page` says otherwise) once it has posted its first message. `init`: scripts
+   * run in the page before any of its own (test/webview/support/page-scripts.ts).
+   */
+  open(options?: { csp?: boolean; page?: PageName; init?: readonly string[] }): Promise<Panel>;
   close(): Promise<void>;
 }
 
@@ -137,6 +140,7 @@ export async function startHarness(): Promise<Harness> {
       const errors: string[] = [];
       page.on('pageerror', (e) => errors.push(String(e)));
       page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+      for (const script of options.init ?? []) await page.addInitScript(script);
       const name = options.page ?? 'chat';
       await page.goto(`${origin}/${name === 'chat' ? 'panel' : name}.html${options.csp === false ? '?csp=off' : ''}`);
       const ready = PAGES[name].ready;

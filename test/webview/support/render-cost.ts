@@ -3,7 +3,7 @@
 // render statistics the streaming renderer records on the message (data-render-* attributes, compiled in because
 // the harness builds the bundle with RENDER_STATS on). Used by the webview tests (structure only, no timing
 // assertions) and by benchmarks.
-import type { RenderStats } from '../../../src/webview/chat/streaming';
+import type { RenderStats } from '../../../src/webview/chat/renderStats';
 import type { Panel } from './harness';
 import { READY_SERVER } from './harness';
 
