@@ -9,7 +9,7 @@ import { showActionsQuickPick } from './statusBar';
 import { noticeCommandRan } from './util/notice';
 
 export function registerCommands(services: ExtensionServices): vscode.Disposable[] {
-  const { server, chat, chatView, explain, log, statusPanel, lifecycle, editorContext } = services;
+  const { server, setup, chat, chatView, explain, log, statusPanel, lifecycle, editorContext } = services;
   const handlers: Record<CommandName, (...args: never[]) => unknown> = {
     startServer: () => server.start(),
     stopServer: () => server.stop(),
@@ -27,15 +27,15 @@ export function registerCommands(services: ExtensionServices): vscode.Disposable
     explainSelection: () => explain.explainSelections(vscode.window.activeTextEditor),
     showServerLogs: () => log.show(),
     showServerStatus: () => statusPanel.show(),
-    buildServingImage: () => server.buildImage(),
-    cancelBuild: () => server.cancelBuild(),
+    buildServingImage: () => setup.image.build(),
+    cancelBuild: () => setup.image.cancel(),
     openSettings: () => SettingsService.open(),
     showActions: () => showActionsQuickPick(lifecycle),
     continueInChat: (thread: vscode.CommentThread) => explain.continueInChat(thread),
     dismissExplanation: (thread: vscode.CommentThread) => explain.dismiss(thread),
     startChatglm: () => server.startChatglm(),
-    chooseWeightsFolder: () => server.chooseWeightsFolder(),
-    recheckSetup: () => server.recheckSetup(),
+    chooseWeightsFolder: () => setup.chooseWeightsFolder(),
+    recheckSetup: () => setup.recheck(),
     openWalkthrough: () => vscode.commands.executeCommand(VSCODE_COMMANDS.openWalkthrough, WALKTHROUGH_ID, false),
     showChatHistory: () => showChatHistory(chat, () => chatView.reveal()),
     exportChat: () => exportConversation(chat),

@@ -1,7 +1,8 @@
 // The root of disposables: everything the extension creates lives here and is released in reverse order of
 // creation — commands and UI first (nothing new can start), then the explain runs and the chat (answers
-// aborted, conversations flushed to disk), then the server controller (watchers, timers, HTTP pool; the
-// container itself keeps running so a reload re-attaches), and the log channel last.
+// aborted, conversations flushed to disk), then the server controller (its setup checklist and image build first,
+// then watchers, timers, HTTP pool; the container itself keeps running so a reload re-attaches), and the log
+// channel last.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ConversationService, FileConversationStore, type LoadProblem } from '../core/chat';
@@ -14,6 +15,7 @@ import { SettingsService } from './config/settingsService';
 import { ExplainController } from './explain/explainController';
 import { Log } from './log';
 import { ServerController } from './server/serverController';
+import type { SetupController } from './server/setupController';
 import { reactToSettings } from './settingsReactions';
 import { LifecycleStore } from './state/lifecycleStore';
 import { StatusBar } from './statusBar';
@@ -28,6 +30,8 @@ export class ExtensionServices implements vscode.Disposable {
     readonly settings: SettingsService,
     readonly lifecycle: LifecycleStore,
     readonly server: ServerController,
+    /** The setup checklist and the image build; the server controller owns it (they share its session). */
+    readonly setup: SetupController,
     readonly chat: ChatController,
     readonly chatView: ChatViewProvider,
     readonly explain: ExplainController,
@@ -65,7 +69,7 @@ export class ExtensionServices implements vscode.Disposable {
       store.add(new StatusBar(lifecycle));
       store.add(reactToSettings(settings, server, lifecycle, log));
 
-      const services = new ExtensionServices(log, settings, lifecycle, server, chat, chatView, explain, statusPanel, editorContext, store);
+      const services = new ExtensionServices(log, settings, lifecycle, server, server.setup, chat, chatView, explain, statusPanel, editorContext, store);
       for (const d of registerCommands(services)) store.add(d);
       // Read by the end-to-end suite for the benchmark's activation_ms.
       log.info(`activation: commands registered in ${(performance.now() - activationStarted).toFixed(1)} ms`);

@@ -22,7 +22,7 @@ async function react(change: SettingsChange, server: ServerController, store: Li
   if (s.mode === 'managed' && (s.server === 'stopped' || s.server === 'setup' || s.server === 'error')
     && change.effect !== 'reconnect' && change.keys.some((k) => SETUP_SETTING_KEYS.includes(k))) {
     if (change.keys.some((k) => CONTAINER_KEYS.has(k)) && s.server !== 'error') await server.attach();
-    await server.recheckSetup();
+    await server.setup.recheck();
     return;
   }
   // Settings can arrive after activation (a remote window's configuration loads late): while nothing is

@@ -1,4 +1,4 @@
-// HTML shell of our webviews (VS Code-free, unit-tested). The Content-Security-Policy allows nothing but our own
+// HTML shell of our webviews. The Content-Security-Policy allows nothing but our own
 // files and scripts carrying this page's nonce: no inline code, no eval, no network.
 import { randomBytes } from 'node:crypto';
 

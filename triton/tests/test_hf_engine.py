@@ -12,7 +12,7 @@ from transformers import LlamaConfig, LlamaForCausalLM  # noqa: E402
 
 from chatglm_engine import EngineOptions  # noqa: E402
 from chatglm_generation import RowSettings  # noqa: E402
-from chatglm_hf import HFEngine  # noqa: E402
+from chatglm_hf import HFEngine, carries_position_ids  # noqa: E402
 from chatglm_request import ChatRequest, Limits, plan_prompt  # noqa: E402
 from tiny_engine import VOCAB_SIZE, TinyTokenizer  # noqa: E402
 
@@ -49,7 +49,7 @@ def engine():
                          num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
                          pad_token_id=0, bos_token_id=1, eos_token_id=2)
     model = LlamaForCausalLM(config)
-    return HFEngine(EngineOptions("", "float32", "cpu"), model=model, tokenizer=OutOfVocabStops(), pass_position_ids=False)
+    return HFEngine(EngineOptions("", "float32", "cpu"), model=model, tokenizer=OutOfVocabStops())
 
 
 PROMPTS = [[5, 6, 7, 8, 9, 10, 11], [20, 21], [30, 31, 32, 33]]
@@ -160,6 +160,33 @@ class ChatGLMLikeTokenizer:
         return bytes(i - 1000 for i in ids if i >= 1000).decode("utf-8", "replace")
 
 
+class RecordingModel(torch.nn.Module):
+    """Records what `generate` is called with; generates nothing."""
+
+    def generate(self, **kwargs):
+        self.kwargs = kwargs
+
+
+class ExtendsPositions(RecordingModel):
+    """Like ChatGLM3's remote code: its own per-step update appends a position to the passed position_ids."""
+
+    def _update_model_kwargs_for_generation(self, outputs, model_kwargs, **kwargs):
+        return model_kwargs
+
+
+def test_position_ids_are_passed_only_to_a_model_that_carries_them_from_step_to_step(engine):
+    # Llama keeps transformers' own update, which leaves position_ids as passed: a fixed copy breaks step two.
+    assert not carries_position_ids(engine.model)
+    assert carries_position_ids(ExtendsPositions())
+    prompts = [[5, 6, 7], [20, 21]]
+    settings = [RowSettings(temperature=0.0, top_p=1.0, max_new_tokens=2)] * 2
+    for model, passed in ((RecordingModel(), False), (ExtendsPositions(), True)):
+        HFEngine(EngineOptions("", "float32", "cpu"), model=model, tokenizer=OutOfVocabStops()).generate(prompts, settings, Observer())
+        assert ("position_ids" in model.kwargs) is passed
+        if passed:  # the left-padded row's positions start at 0 on its first real token
+            assert model.kwargs["position_ids"].tolist() == [[0, 1, 2], [0, 0, 1]]
+
+
 def test_chatglm3_prompt_layout_and_stop_ids():
     tok = ChatGLMLikeTokenizer()
     eng = HFEngine(EngineOptions("", "float16", "cpu"), model=torch.nn.Linear(1, 1), tokenizer=tok)
@@ -189,7 +216,7 @@ class TinyLlamaHFEngine(HFEngine):
         config = LlamaConfig(vocab_size=VOCAB_SIZE, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                              num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=2048,
                              pad_token_id=0, bos_token_id=1, eos_token_id=2)
-        super().__init__(options, model=LlamaForCausalLM(config), tokenizer=TinyTokenizer(), pass_position_ids=False)
+        super().__init__(options, model=LlamaForCausalLM(config), tokenizer=TinyTokenizer())
         self.stop_ids = (1000, 1001, 1002)  # the random model runs every row to its own length
 
 

@@ -28,11 +28,6 @@ export const SETUP_LINKS = {
   installNvidiaToolkit: 'https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html',
 } as const satisfies Partial<Record<SetupFix, string>>;
 
-export type SetupLink = keyof typeof SETUP_LINKS;
-
-export function isSetupLink(fix: SetupFix): fix is SetupLink {
-  return Object.prototype.hasOwnProperty.call(SETUP_LINKS, fix);
-}
 
 /** The setting a check's "Open Settings" leads to. */
 export const CHECK_SETTINGS: Readonly<Record<PreflightCheckId, SettingKey>> = {
@@ -158,6 +153,22 @@ export function setupModel({ state, report, checking, building }: SetupInput): S
   if (!report) return { visible: true, phase: 'checking', checking: true, items, attention: 0, primary: undefined };
   const phase: SetupPhase = report.ok ? 'ready' : 'needed';
   return withFailure({ visible: true, phase, checking, items, attention, primary: report.ok ? 'startChatglm' : 'recheck' });
+}
+
+/** The one action (`primary`) or a check's fix, as a click in the checklist asks for it. */
+export type SetupAction = SetupPrimary | SetupFix;
+
+export function isSetupPrimary(action: SetupAction): action is SetupPrimary {
+  return action === 'startChatglm' || action === 'recheck';
+}
+
+/**
+ * Whether the checklist offers `action` now: a click on a checklist drawn before the state moved (or a message
+ * the checklist never offered) does nothing. Re-check stays offered while everything passes.
+ */
+export function setupActionOffered(model: SetupModel, action: SetupAction, check: PreflightCheckId | undefined): boolean {
+  if (isSetupPrimary(action)) return model.primary === action || (action === 'recheck' && model.phase === 'ready');
+  return model.items.find((i) => i.id === check)?.fixes.includes(action) ?? false;
 }
 
 /** Context keys for walkthrough steps and menus: which parts of the setup are known to be done. */

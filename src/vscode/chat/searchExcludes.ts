@@ -1,6 +1,6 @@
 // The exclude glob of "Add File to Chat…": workspace.findFiles applies `files.exclude` itself when given a string
 // exclude (VS Code 1.99's extHostWorkspace keeps its FilesExclude setting), but never `search.exclude`, which Quick
-// Open and the Search view honour. This turns `search.exclude` into one glob. VS Code-free, so it is unit-tested.
+// Open and the Search view honour. This turns `search.exclude` into one glob.
 
 /**
  * `{a,b,...}` from the patterns set to `true` (`false` switches one off; a `{ "when": ... }` sibling clause cannot be

@@ -40,7 +40,17 @@ export function showNotice(text: string, actions: readonly NoticeAction[], until
   });
 }
 
-/** Registered while a notice shows: told when one of its commands runs (see ServerController's command wrapper). */
+/**
+ * Shows a notice (not awaited: the command that caused it is done) until `stale` holds for a value `changes`
+ * fires ("The image is ready" until a start begins).
+ */
+export function showNoticeUntil<T>(text: string, actions: readonly NoticeAction[], changes: vscode.Event<T>, stale: (value: T) => boolean): void {
+  const done = new AbortController();
+  const watch = changes((value) => { if (stale(value)) done.abort(); });
+  void Promise.resolve(showNotice(text, actions, done.signal)).finally(() => watch.dispose());
+}
+
+/** Registered while a notice shows: told when one of its commands runs (see the command wrapper in commands.ts). */
 const commandListeners = new Set<{ commands: readonly string[]; run(): void }>();
 
 function onCommandRun(commands: readonly string[], run: () => void): { dispose(): void } {

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ServerError } from '../../../src/core/server';
-import { fixesFor, isSetupProblem, setupContextValues, setupModel, withStartFailure } from '../../../src/core/session';
+import { fixesFor, isSetupProblem, setupActionOffered, setupContextValues, setupModel, withStartFailure } from '../../../src/core/session';
 import type { LifecycleState } from '../../../src/core/state/lifecycle';
 import { preflightReport, setupError } from './fakes';
 
@@ -76,6 +76,21 @@ test('which failures are "setup needed", and a start failure marks its check', (
   assert.equal(marked.ok, false);
   assert.equal(marked.checks.find((c) => c.id === 'image')?.level, 'error');
   assert.equal(marked.firstError?.message, 'gone');
+});
+
+test('a click is done only when the checklist offers it now', () => {
+  const needed = setupModel({ state: managed('setup'), report: everythingMissing, checking: false, building: false });
+  assert.ok(setupActionOffered(needed, 'recheck', undefined));
+  assert.ok(!setupActionOffered(needed, 'startChatglm', undefined), 'not while something is missing');
+  assert.ok(setupActionOffered(needed, 'installDocker', 'docker'));
+  assert.ok(!setupActionOffered(needed, 'installDocker', 'weights'), 'a fix of another check');
+  assert.ok(!setupActionOffered(needed, 'buildImage', 'image'), 'the image check is blocked: no fix');
+  assert.ok(!setupActionOffered(needed, 'chooseWeights', undefined), 'a fix needs its check');
+  const ready = setupModel({ state: managed('stopped'), report: preflightReport(), checking: false, building: false });
+  assert.ok(setupActionOffered(ready, 'startChatglm', undefined));
+  assert.ok(setupActionOffered(ready, 'recheck', undefined), 'Re-check stays offered while everything passes');
+  const busy = setupModel({ state: managed('starting'), report: preflightReport(), checking: false, building: false });
+  assert.ok(!setupActionOffered(busy, 'startChatglm', undefined) && !setupActionOffered(busy, 'recheck', undefined), 'nothing while it starts');
 });
 
 test('walkthrough context keys: from the report, or all proven by a running server', () => {

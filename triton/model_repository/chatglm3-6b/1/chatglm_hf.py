@@ -11,7 +11,7 @@ The shared logic lives in chatglm_generation; these classes only adapt it to gen
 from __future__ import annotations
 
 import torch
-from transformers import LogitsProcessor, LogitsProcessorList, StoppingCriteria, StoppingCriteriaList
+from transformers import GenerationMixin, LogitsProcessor, LogitsProcessorList, StoppingCriteria, StoppingCriteriaList
 from transformers.generation.streamers import BaseStreamer
 
 from chatglm_engine import TokenizerPrompts
@@ -63,11 +63,21 @@ class BatchStreamer(BaseStreamer):
         pass
 
 
+def carries_position_ids(model) -> bool:
+    """Whether `generate` keeps explicit position_ids current from step to step. The generic
+    `_update_model_kwargs_for_generation` of transformers 4.40.2 leaves them as passed, so a prompt-length copy is
+    wrong from the second step (Llama derives them from the attention mask instead). ChatGLM3's remote code
+    overrides it to append one position per step, and needs them passed: its fallback numbers the left padding
+    as real positions."""
+    own = getattr(type(model), "_update_model_kwargs_for_generation", None)
+    return own is not None and own is not GenerationMixin._update_model_kwargs_for_generation
+
+
 class HFEngine(TokenizerPrompts):
     """ChatGLM3 via AutoTokenizer/AutoModel(trust_remote_code=True) from a local snapshot (offline); runs under the
     per-execute scheduler only (one `generate` per batch)."""
 
-    def __init__(self, options, model=None, tokenizer=None, pass_position_ids: bool = True):
+    def __init__(self, options, model=None, tokenizer=None):
         self.device = torch.device(options.device)
         if model is None:
             from transformers import AutoModel, AutoTokenizer
@@ -81,9 +91,6 @@ class HFEngine(TokenizerPrompts):
             model = model.to(self.device)
         self.model = model.eval()
         self.tokenizer = tokenizer
-        # ChatGLM's remote code extends position_ids itself during generate; models that derive them from the
-        # attention mask (e.g. Llama in tests) must not get a fixed copy.
-        self.pass_position_ids = pass_position_ids
         self.pad_id = 0
         self.stop_ids = self.chat_stop_ids()
 
@@ -94,7 +101,7 @@ class HFEngine(TokenizerPrompts):
         if tracker.all_done():
             return tracker.results()
         input_ids, attention_mask, position_ids = left_pad(prompts, self.pad_id, device=self.device)
-        kwargs = {"position_ids": position_ids} if self.pass_position_ids else {}
+        kwargs = {"position_ids": position_ids} if carries_position_ids(self.model) else {}
         with torch.inference_mode():
             self.model.generate(
                 input_ids=input_ids,
