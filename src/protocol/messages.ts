@@ -26,6 +26,8 @@ export const webviewToHostSchema = z.discriminatedUnion('type', [
   messageSchema('startServer', {}),
   messageSchema('loadModel', {}),
   messageSchema('openSettings', {}),
+  /** The error banner's Retry: asks the question of failed answer `messageId` again (the failed answer stays). */
+  messageSchema('retry', { messageId: id }),
 ]);
 export type WebviewToHost = z.infer<typeof webviewToHostSchema>;
 
@@ -87,7 +89,11 @@ export const hostToWebviewSchema = z.discriminatedUnion('type', [
     historyTrimmed: count.optional(),
     error: z.string().max(LIMITS.errorText).optional(),
   }),
-  messageSchema('error', { message: z.string().min(1).max(LIMITS.errorText) }),
+  messageSchema('error', {
+    message: z.string().min(1).max(LIMITS.errorText),
+    /** The failed answer the banner offers to retry (its connection was lost while the server kept running). */
+    retry: id.optional(),
+  }),
   messageSchema('l10n', {
     strings: z.record(z.string().regex(L10N_KEY_PATTERN), z.string().max(LIMITS.l10nValue))
       .refine((r) => Object.keys(r).length <= LIMITS.l10nEntries, 'too many strings'),

@@ -51,6 +51,7 @@ export const DEFAULT_STRINGS = {
   openSettings: 'Open Settings',
   notReady: 'The model is not ready, so questions cannot be sent yet.',
   dismiss: 'Dismiss',
+  retry: 'Retry',
 } as const;
 
 export type StringKey = keyof typeof DEFAULT_STRINGS;

@@ -17,7 +17,7 @@ import { SOAK, sleep, waitFor } from './support/server';
 
 const root = join(__dirname, '../..');
 const TYPES = ['ready', 'send', 'stop', 'regenerate', 'editLast', 'newChat', 'selectConversation', 'deleteConversation',
-  'copyCode', 'insertCode', 'openInEditor', 'startServer', 'loadModel', 'openSettings'];
+  'copyCode', 'insertCode', 'openInEditor', 'startServer', 'loadModel', 'openSettings', 'retry'];
 
 let stub: StubTriton;
 let storage: string;
@@ -41,6 +41,7 @@ const hostile = fc.oneof(
     type: fc.oneof(fc.constantFrom(...TYPES, 'runCommand', '__proto__', 'constructor', 'toString', 'SEND', ''), fc.anything()),
     text: fc.oneof(fc.string(), fc.anything(), fc.constant('x'.repeat(40_000)), fc.constant('   ')),
     id: fc.oneof(fc.string(), fc.constant('../../etc/passwd'), fc.constant('a'.repeat(65)), fc.anything()),
+    messageId: fc.oneof(fc.string(), fc.constant('../../etc/passwd'), fc.anything()),
     title: fc.anything(), code: fc.anything(), language: fc.oneof(fc.string(), fc.constant('javascript"><script>')),
     command: fc.constant('workbench.action.terminal.new'), extra: fc.anything(),
   }, { requiredKeys: ['type'] }),
@@ -63,6 +64,7 @@ const valid = fc.oneof(
   fc.string({ minLength: 1, maxLength: 50 }).filter((s) => s.trim() !== '').map((text) => ({ type: 'editLast', text })),
   knownId.map((id) => ({ type: 'selectConversation', id })),
   knownId.map((id) => ({ type: 'deleteConversation', id })),
+  knownId.map((messageId) => ({ type: 'retry', messageId })),
   fc.string({ maxLength: 300 }).map((code) => ({ type: 'copyCode', code })),
   fc.string({ maxLength: 300 }).map((code) => ({ type: 'insertCode', code })),
   fc.tuple(fc.string({ maxLength: 300 }), fc.stringMatching(/^[A-Za-z0-9_+#.-]{0,32}$/)).map(([code, language]) => ({ type: 'openInEditor', code, language })),

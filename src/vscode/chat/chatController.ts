@@ -3,6 +3,7 @@
 // closed connection makes Triton cancel it); a crash or a reload keeps the partial answer, marked.
 import * as vscode from 'vscode';
 import { AnswerRunner, toAnswerSettings, type AnswerOutcome, type ConversationService } from '../../core/chat';
+import type { RunningAnswer } from '../../core/status/activity';
 import { canInfer } from '../../core/state/lifecycle';
 import { LIMITS, type HostToWebview, type WebviewToHost } from '../../protocol';
 import { COMMANDS } from '../commandIds';
@@ -22,7 +23,10 @@ export class ChatController implements vscode.Disposable {
   private activeId: string | null;
   private sendToView: SendToWebview | undefined;
   private readonly answers: AnswerRunner;
-  private readonly subscriptions: vscode.Disposable[] = [];
+  private readonly answersChanged = new vscode.EventEmitter<void>();
+  /** An answer (chat or Explain) started or ended: see runningAnswers(). */
+  readonly onDidChangeAnswers = this.answersChanged.event;
+  private readonly subscriptions: vscode.Disposable[] = [this.answersChanged];
 
   constructor(
     private readonly service: ConversationService,
@@ -48,12 +52,13 @@ export class ChatController implements vscode.Disposable {
         ? vscode.l10n.t('The question is too long for the model\'s input budget (about {0} tokens). Shorten it.', refusal.estimatedInputTokens ?? 0)
         : vscode.l10n.t('There is no question to answer.'),
       log,
-      onBusyChanged: () => this.postState(),
+      onBusyChanged: () => { this.postState(); this.answersChanged.fire(); },
       onDelta: (conversationId, messageId, text) => { for (const m of deltaMessages(conversationId, messageId, text)) this.post(m); },
       onSettled: (conversationId, message) => {
         const done = doneMessage(conversationId, message);
         if (done) this.post(done);
       },
+      onFailed: (conversationId, messageId, code) => this.offerRetry(conversationId, messageId, code),
     });
     this.subscriptions.push(store.onDidChange(() => this.postState()));
   }
@@ -81,6 +86,7 @@ export class ChatController implements vscode.Disposable {
         case 'startServer': await vscode.commands.executeCommand(COMMANDS.startServer); return;
         case 'loadModel': await vscode.commands.executeCommand(COMMANDS.loadModel); return;
         case 'openSettings': await vscode.commands.executeCommand(COMMANDS.openSettings); return;
+        case 'retry': await this.retry(msg.messageId); return;
       }
     } catch (e) {
       this.log.error(`chat: ${msg.type} failed`, e);
@@ -153,6 +159,25 @@ export class ChatController implements vscode.Disposable {
     await vscode.commands.executeCommand(COMMANDS.openChat);
     this.postState();
     this.post({ type: 'focusInput' });
+  }
+
+  /** The answers being generated now (chat and Explain), with their conversations' titles. */
+  runningAnswers(): RunningAnswer[] {
+    return this.answers.answering().map((conversationId) => ({ conversationId, title: this.service.get(conversationId)?.title ?? '' }));
+  }
+
+  /** A lost connection (the server still runs) is worth asking again: the banner offers Retry for that answer. */
+  private offerRetry(conversationId: string, messageId: string, code: string): void {
+    if (code !== 'connection-lost' || conversationId !== this.activeId) return;
+    this.post({ type: 'error', message: vscode.l10n.t('The connection to the server was lost; the answer is incomplete. Retry asks the same question again.'), retry: messageId });
+  }
+
+  /** Retry: asks the question of failed answer `answerId` again in the same conversation; the failed answer stays. */
+  private async retry(answerId: string): Promise<void> {
+    const messages = this.activeId ? this.service.get(this.activeId)?.messages ?? [] : [];
+    const at = messages.findIndex((m) => m.id === answerId && m.role === 'assistant' && m.status === 'failed');
+    const question = at > 0 ? messages[at - 1] : undefined;
+    if (question?.role === 'user') await this.send(question.content);
   }
 
   private ensureReady(): boolean {

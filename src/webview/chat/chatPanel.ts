@@ -134,7 +134,7 @@ export class ChatPanel implements ChatContext {
         break;
       }
       case 'error':
-        this.errorBanner.show(message.message, this.strings);
+        this.errorBanner.show(message.message, this.strings, message.retry);
         break;
       case 'focusInput':
         this.composer.focus();
@@ -176,6 +176,7 @@ export class ChatPanel implements ChatContext {
       case 'editLast': this.composer.beginEdit(); break;
       case 'cancelEdit': this.composer.cancelEdit(); break;
       case 'dismissError': this.errorBanner.clear(); this.composer.focus(); break;
+      case 'retry': this.errorBanner.clear(); this.postToHost({ type: 'retry', messageId: id }); break;
       case 'newChat': this.composer.cancelEdit(false); this.postToHost({ type: 'newChat' }); this.composer.focus(); break;
       case 'toggleHistory': this.history.toggleOpen(); break;
       case 'selectConversation': this.composer.cancelEdit(false); this.postToHost({ type: 'selectConversation', id }); break;

@@ -28,6 +28,7 @@ const validFromWebview: WebviewToHost[] = [
   { type: 'startServer' },
   { type: 'loadModel' },
   { type: 'openSettings' },
+  { type: 'retry', messageId: 'm2' },
 ];
 
 const validFromHost: HostToWebview[] = [
@@ -46,6 +47,7 @@ const validFromHost: HostToWebview[] = [
   { type: 'delta', conversationId: 'c1', messageId: 'm2', text: '好' },
   { type: 'messageDone', conversationId: 'c1', messageId: 'm2', status: 'complete', finishReason: 'length', promptTokens: 10, completionTokens: 256, historyTrimmed: 2 },
   { type: 'error', message: 'Server unreachable' },
+  { type: 'error', message: 'The connection to the server was lost.', retry: 'm2' },
   { type: 'l10n', strings: { send: '发送', 'server.stopped': 'Triton 服务器未运行。' } },
   { type: 'focusInput' },
 ];
@@ -64,6 +66,7 @@ describe('webview protocol', () => {
       { type: 'selectConversation', id: 'a'.repeat(65) }, { type: 'openInEditor', code: 'x', language: 'py"><script>' },
       { type: 'openInEditor', code: 'x' }, { type: 'stop', conversationId: 'c1' }, { type: '__proto__' },
       { type: 'renameConversation', id: 'abc', title: 'removed from the protocol' },
+      { type: 'retry' }, { type: 'retry', messageId: '../m1' },
     ];
     for (const raw of bad) {
       const r = parseWebviewToHost(raw);
@@ -79,6 +82,7 @@ describe('webview protocol', () => {
       { type: 'l10n', strings: { send: 5 } },
       { type: 'l10n', strings: JSON.parse('{"__proto__": "x"}') },
       { type: 'error', message: '' },
+      { type: 'error', message: 'lost', retry: '' }, { type: 'error', message: 'lost', retry: ['m1'] },
       // removed from the protocol: a host that still sends it is caught
       { type: 'messageDone', conversationId: 'c1', messageId: 'm1', status: 'complete', notice: 'x' },
     ];

@@ -56,7 +56,7 @@ export interface Recorded {
   viewProviders: Map<string, { resolveWebviewView(view: unknown): void }>;
   threads: FakeThread[];
   progress: { title: string; messages: string[] }[];
-  panels: { viewType: string; webview: { html: string; posted: unknown[] }; dispose(): void }[];
+  panels: { viewType: string; webview: { html: string; posted: unknown[]; receive(m: unknown): void }; dispose(): void }[];
   config: Record<string, unknown>;
   trusted: boolean;
   /** Answer for the next showXxxMessage calls: a button title, or undefined. */
@@ -152,10 +152,13 @@ export function createFakeVscode(config: Record<string, unknown>) {
       createWebviewPanel(viewType: string, title: string) {
         const d = track(`panel:${viewType}`);
         const disposeEmitter = new EventEmitter<void>();
+        const received = new EventEmitter<unknown>();
         const panel = {
           viewType, title, visible: true, iconPath: undefined as unknown,
           webview: { html: '', cspSource: 'vscode-resource:', options: {}, posted: [] as unknown[], asWebviewUri: (u: Uri) => u,
-            onDidReceiveMessage: new EventEmitter<unknown>().event,
+            onDidReceiveMessage: received.event,
+            /** The page posts a message to the host. */
+            receive: (m: unknown) => received.fire(m),
             async postMessage(m: unknown) { panel.webview.posted.push(m); return true; } },
           onDidChangeViewState: new EventEmitter<void>().event,
           onDidDispose: disposeEmitter.event,
