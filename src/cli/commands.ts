@@ -303,7 +303,7 @@ async function stats(cfg: CliConfig, io: CliIo): Promise<number> {
     if (scheduler && totals) {
       line('now', `${scheduler.activeRows} generating (active rows), ${scheduler.waitingRequests} waiting for a row, ${sample.tritonPending ?? 0} in Triton's queue`);
       line(`last ${seconds(sample.at - first.at)}`, `${n(rates.generatedTokensPerSecond, 1)} tokens/s, ${n(rates.decodeStepsPerSecond, 1)} decode steps/s, ${n(rates.rowsPerStep, 2)} rows per step, ${n(rates.prefillTokensPerSecond, 1)} prefill tokens/s, time to first token ${n(rates.timeToFirstTokenMs, 1)} ms`);
-      line('since load', `${totals.generatedTokens} tokens generated, ${totals.decodeSteps} decode steps (${n(totals.rowsPerStep, 2)} rows per step), ${totals.prefillTokens} prompt tokens prefilled, time to first token ${n(totals.meanTimeToFirstTokenMs, 1)} ms (mean)`);
+      line('since load', `${totals.generatedTokens} tokens in finished answers, ${totals.decodeSteps} decode steps (${n(totals.rowsPerStep, 2)} rows per step), ${totals.prefillTokens} prompt tokens prefilled, time to first token ${n(totals.meanTimeToFirstTokenMs, 1)} ms (mean)`);
       line('refused as busy', `${totals.busyRejections}; cancelled ${totals.cancelledRequests}; invalid ${totals.invalidRequests}`);
     } else if (sample.metrics) {
       line('now', 'the server publishes no continuous-batching figures (the hf engine, or a model without them)');

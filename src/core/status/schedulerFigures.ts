@@ -42,6 +42,7 @@ export interface SchedulerRates {
   /** Average batch: rows per decode step. */
   rowsPerStep: number | null;
   decodeStepsPerSecond: number;
+  /** Tokens sampled per second, by the rows still generating too (not only by finished requests). */
   generatedTokensPerSecond: number;
   prefillTokensPerSecond: number;
   /** Mean time from a request's arrival to its first generated token. */
@@ -64,7 +65,9 @@ export function schedulerRates(prev: SchedulerSample, cur: SchedulerSample): Sch
   return {
     rowsPerStep: d('decodeSteps') > 0 ? d('decodeRows') / d('decodeSteps') : null,
     decodeStepsPerSecond: d('decodeSteps') / seconds,
-    generatedTokensPerSecond: d('generatedTokens') / seconds,
+    // generated_tokens_total grows when a request ends; while answers stream, the tokens are their first tokens
+    // (from prefill) plus one per row in every decode step, which the scheduler counts as it goes.
+    generatedTokensPerSecond: (d('decodeRows') + d('firstTokens')) / seconds,
     prefillTokensPerSecond: d('prefillTokens') / seconds,
     meanTimeToFirstTokenMs: d('firstTokens') > 0 ? (d('firstTokenSeconds') / d('firstTokens')) * 1000 : null,
   };

@@ -73,7 +73,7 @@ const SECTIONS: readonly Section[] = [
   },
   {
     kind: 'table', id: 'schedulerTotals', group: 'scheduler', heading: () => vscode.l10n.t('Continuous batching since the model was loaded'), rows: [
-      { id: 'generatedTokens', label: () => vscode.l10n.t('Tokens generated'), value: scheduler('generatedTokens') },
+      { id: 'generatedTokens', label: () => vscode.l10n.t('Tokens generated (finished answers)'), value: scheduler('generatedTokens') },
       { id: 'prefillTokens', label: () => vscode.l10n.t('Prompt tokens prefilled'), value: scheduler('prefillTokens') },
       { id: 'decodeSteps', label: () => vscode.l10n.t('Decode steps'), value: scheduler('decodeSteps') },
       { id: 'rowsPerStep', label: () => vscode.l10n.t('Rows per decode step (average batch)'), value: scheduler('rowsPerStep') },

@@ -109,7 +109,7 @@ test('live points from the scheduler metrics: rows and queue as gauges, rates be
   assert.equal(p.tritonPending, 1);
   assert.equal(p.decodeStepsPerSecond, 40);
   assert.equal(p.rowsPerStep, 2);
-  assert.equal(p.generatedTokensPerSecond, 81);
+  assert.equal(p.generatedTokensPerSecond, (160 + 2) / 2);
   assert.equal(p.prefillTokensPerSecond, 16);
   assert.ok(Math.abs(p.timeToFirstTokenMs! - 60) < 1e-9);
   assert.equal(p.requestsPerSecond, null, 'no Triton statistics in these samples');

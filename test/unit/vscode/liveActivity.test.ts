@@ -8,20 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { isProtocolError, parseHostToStatusView, type StatusLayout, type StatusUpdate } from '../../../src/protocol';
+import { activateExtension, resolveChatView, waitFor, type ExtensionModule } from './support/activate';
 import { createFakeVscode, installVscodeModule, MarkdownString, Position, Selection, Uri, type FakeThread } from './support/fakeVscode';
 import { startStubTriton, type StubTriton } from './support/stubTriton';
-
-const root = join(__dirname, '../../..');
-
-async function waitFor<T>(probe: () => T | undefined | false, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = probe();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** What the stub's metrics say: the rows are its running streams, `waiting` is set by the test. */
 const server = { waiting: 0 };
@@ -29,7 +18,7 @@ let stub: StubTriton;
 let storage: string;
 let fake: ReturnType<typeof createFakeVscode>;
 let uninstall: () => void;
-let ext: typeof import('../../../src/vscode/extension');
+let ext: ExtensionModule;
 const posted: Record<string, unknown>[] = [];
 let receive: (m: unknown) => void;
 
@@ -57,22 +46,9 @@ before(async () => {
     'tritonChatglm.explainMaxConcurrency': 1,
   });
   uninstall = installVscodeModule(fake.vscode);
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  ext = require('../../../src/vscode/extension') as typeof ext;
-  const memento = new Map<string, unknown>();
-  await ext.activate({
-    subscriptions: [], extensionUri: Uri.file(root), extensionPath: root, globalStorageUri: Uri.file(storage),
-    globalState: { get: (k: string) => memento.get(k), update: async (k: string, v: unknown) => { memento.set(k, v); }, keys: () => [...memento.keys()] },
-  } as never);
+  ext = await activateExtension(storage);
   await waitFor(() => fake.rec.context.get('tritonChatglm.modelState') === 'ready', 'the model to be ready');
-  fake.rec.viewProviders.get('tritonChatglm.chat')!.resolveWebviewView({
-    webview: {
-      options: {}, cspSource: 'vscode-resource:', html: '', asWebviewUri: (u: Uri) => u,
-      onDidReceiveMessage: (l: (m: unknown) => void) => { receive = l; return { dispose() {} }; },
-      postMessage: async (m: Record<string, unknown>) => { posted.push(m); return true; },
-    },
-    onDidDispose: () => ({ dispose() {} }),
-  });
+  ({ receive } = resolveChatView(fake, posted));
   receive({ type: 'ready' });
 });
 
