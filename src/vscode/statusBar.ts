@@ -23,7 +23,8 @@ export class StatusBar implements vscode.Disposable {
 
   private render(s: LifecycleState): void {
     const activity = this.activity.snapshot;
-    const { icon, text } = generating(s, activity) ?? summary(s);
+    const busy = generating(s, activity);
+    const { icon, text } = busy ?? summary(s);
     this.item.text = `${icon} ${text}`;
     const tip = new vscode.MarkdownString(undefined, true);
     tip.isTrusted = false;
@@ -40,7 +41,7 @@ export class StatusBar implements vscode.Disposable {
     this.item.backgroundColor = s.server === 'error' || s.model === 'failed'
       ? new vscode.ThemeColor('statusBarItem.errorBackground')
       : undefined;
-    this.item.accessibilityInformation = { label: `${vscode.l10n.t('ChatGLM3')}: ${serverText(s.server)}, ${modelText(s.model)}` };
+    this.item.accessibilityInformation = { label: busy ? busy.text : `${vscode.l10n.t('ChatGLM3')}: ${serverText(s.server)}, ${modelText(s.model)}` };
   }
 
   dispose(): void {
