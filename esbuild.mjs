@@ -19,7 +19,8 @@ const webview = {
   platform: 'browser',
   format: 'iife',
   target: 'chrome120',
-  loader: { '.css': 'css' },
+  // CSS imported by a bundle (the codicon font's stylesheet) becomes dist/<bundle>.css, its font a file next to it.
+  loader: { '.css': 'css', '.ttf': 'file' },
   // Benchmark-only render statistics of the chat panel (src/webview/chat/renderStats.ts): off in the extension.
   define: { RENDER_STATS: 'false' },
 };

@@ -1,7 +1,8 @@
 // Layering is enforced here, by path (docs/ARCHITECTURE.md draws it): src/core is VS Code-free and knows none of
 // its adapters (src/vscode, src/cli) nor the webviews; src/webview runs in a browser and imports only
-// src/protocol (and browser libraries); src/protocol imports nothing of ours but itself; nothing in src/ imports
-// test/ or bench/. test/unit/lint/layers.test.ts proves each rule fires.
+// src/protocol and the browser-safe policy folders of src/core (BROWSER_SAFE_CORE; each imports nothing but
+// itself) and browser libraries; src/protocol imports nothing of ours but itself; nothing in src/ imports test/ or
+// bench/. test/unit/lint/layers.test.ts proves each rule fires.
 import { builtinModules } from 'node:module';
 import js from '@eslint/js';
 import importPlugin from 'eslint-plugin-import';
@@ -19,6 +20,12 @@ const banImports = (names, message) => {
   }];
 };
 
+/**
+ * Policy the host and the panel must apply alike, as pure functions: the invisible characters the panel marks and
+ * the host warns about (text), the links the panel keeps live and the host opens (links).
+ */
+const BROWSER_SAFE_CORE = ['./core/text', './core/links'];
+
 /** Which part of src/ may import which: each zone forbids `target` to import from `from` (except `except`). */
 const layerZones = [
   {
@@ -29,9 +36,15 @@ const layerZones = [
   {
     target: './src/webview',
     from: './src',
-    except: ['./webview', './protocol'],
-    message: `src/webview ${NOT_IN_BROWSER} Of our code it imports only src/protocol.`,
+    except: ['./webview', './protocol', ...BROWSER_SAFE_CORE],
+    message: `src/webview ${NOT_IN_BROWSER} Of our code it imports only src/protocol and ${BROWSER_SAFE_CORE.map((p) => `src/${p.slice(2)}`).join(', ')}.`,
   },
+  ...BROWSER_SAFE_CORE.map((dir) => ({
+    target: `./src/${dir.slice(2)}`,
+    from: './src',
+    except: [dir],
+    message: `src/${dir.slice(2)} is bundled into the chat panel: it imports nothing of ours but itself.`,
+  })),
   {
     target: './src/protocol',
     from: './src',
@@ -70,6 +83,10 @@ export default tseslint.config(
   {
     files: ['src/webview/**/*.ts'],
     rules: { 'no-restricted-imports': banImports(['vscode', 'undici', 'execa', ...nodeBuiltins], `src/webview ${NOT_IN_BROWSER}`) },
+  },
+  {
+    files: BROWSER_SAFE_CORE.map((dir) => `src/${dir.slice(2)}/**/*.ts`),
+    rules: { 'no-restricted-imports': banImports(['vscode', 'undici', 'execa', ...nodeBuiltins], `this part of src/core is bundled into the chat panel and ${NOT_IN_BROWSER}`) },
   },
   {
     files: ['src/protocol/**/*.ts'],

@@ -3,9 +3,19 @@
 // a few tokens per animation frame, per-frame render time recorded by the streaming renderer itself. Per round one
 // short and one long answer (order alternating), each in a fresh panel with 10 earlier turns; linearity =
 // cost(long) ÷ cost(short), so 2.0 means the cost per token does not grow with the answer's length.
+//
+// Long-block linearity: one block with no blank line (a paragraph, a list, a table, a code fence) of `blockChars`
+// streams `blockPerFrame` characters a frame into a fresh panel (after a short warm-up block in the same page);
+// the figure is the per-frame cost of the last tenth of the frames ÷ the first tenth (1 = a frame costs the same
+// at the end of the block as at its start), worst block kind per round. Frames are paced as fast as the page runs
+// them (test/webview/support/page-scripts.ts FAST_FRAMES): the work per frame is the same, without 16 ms waits.
+// `--audit` also streams the audit's cases of issue 14 once each at the display's frame rate (not part of run-all).
 // Usage: node --import tsx bench/webview.ts --out=<file> [--rounds=5] [--short=4000] [--long=8000] [--per-frame=8]
+//          [--block-chars=65536] [--block-per-frame=64] [--block-rounds=5] [--audit]
 import { writeFileSync } from 'node:fs';
-import { startHarness } from '../test/webview/support/harness';
+import { startHarness, type Harness } from '../test/webview/support/harness';
+import { auditCases, longBlock, measureTextStream, type LongBlockCost, type LongBlockKind } from '../test/webview/support/long-block-cost';
+import { FAST_FRAMES } from '../test/webview/support/page-scripts';
 import { measureStreamingRenderCost, type RenderCost } from '../test/webview/support/render-cost';
 import { loadStats } from './lib/bench-server';
 import { readCliArgs } from './lib/cli-args';
@@ -15,7 +25,72 @@ export interface WebviewBenchOptions {
   shortTokens: number;
   longTokens: number;
   tokensPerFrame: number;
+  blockChars: number;
+  blockPerFrame: number;
+  blockRounds: number;
+  audit: boolean;
   log: (line: string) => void;
+}
+
+const BLOCK_KINDS: LongBlockKind[] = ['paragraph', 'list', 'table', 'fence'];
+
+async function streamInFreshPanel(harness: Harness, text: string, perFrame: number, options: { fast: boolean; warmup?: string }): Promise<LongBlockCost> {
+  const panel = await harness.open({ init: options.fast ? [FAST_FRAMES] : [] });
+  try {
+    const cost = await measureTextStream(panel, text, perFrame, options.warmup);
+    if (panel.errors.length) throw new Error(`the panel reported errors: ${panel.errors.slice(0, 3).join('; ')}`);
+    if (!(cost.frames > 0) || !Number.isFinite(cost.growth)) throw new Error(`no render statistics: ${JSON.stringify(cost)}`);
+    return cost;
+  } finally {
+    await panel.page.close();
+  }
+}
+
+async function measureLongBlocks(harness: Harness, o: WebviewBenchOptions) {
+  const { summarize, median, round } = await loadStats();
+  const perKind: Record<string, LongBlockCost[]> = Object.fromEntries(BLOCK_KINDS.map((k) => [k, []]));
+  const worstPerRound: number[] = [];
+  for (let r = 0; r < o.blockRounds; r += 1) {
+    const order = BLOCK_KINDS.map((_, i) => BLOCK_KINDS[(i + r) % BLOCK_KINDS.length]!);
+    let worst = 0;
+    for (const kind of order) {
+      const cost = await streamInFreshPanel(harness, longBlock(kind, o.blockChars), o.blockPerFrame, { fast: true, warmup: longBlock(kind, Math.min(8192, o.blockChars)) });
+      perKind[kind]!.push(cost);
+      worst = Math.max(worst, cost.growth);
+    }
+    worstPerRound.push(worst);
+    o.log(`long blocks round ${r + 1}/${o.blockRounds}: ${BLOCK_KINDS.map((k) => `${k} ${perKind[k]!.at(-1)!.growth.toFixed(2)}×`).join(', ')}`);
+  }
+  const kinds = Object.fromEntries(BLOCK_KINDS.map((k) => {
+    const xs = perKind[k]!;
+    return [k, {
+      growth: summarize(xs.map((x) => x.growth), 3),
+      first_tenth_frame_ms: round(median(xs.map((x) => x.firstTenthAvgMs)), 3),
+      last_tenth_frame_ms: round(median(xs.map((x) => x.lastTenthAvgMs)), 3),
+      max_frame_ms: round(median(xs.map((x) => x.maxMs)), 2),
+      finalize_ms: round(median(xs.map((x) => x.finalizeMs)), 1),
+      frames: xs[0]!.frames,
+    }];
+  }));
+  return {
+    ...summarize(worstPerRound, 3),
+    note: `per-frame render cost, last tenth ÷ first tenth of the frames, while one ${o.blockChars}-character block streams ${o.blockPerFrame} characters a frame; worst of ${BLOCK_KINDS.join(', ')} per round; 1 = constant cost per frame`,
+    kinds,
+  };
+}
+
+async function measureAudit(harness: Harness, o: WebviewBenchOptions) {
+  const { round } = await loadStats();
+  const out: Record<string, unknown> = {};
+  for (const c of auditCases()) {
+    const x = await streamInFreshPanel(harness, c.text, c.charsPerFrame, { fast: false, warmup: c.text.slice(0, 8192) });
+    out[c.name] = {
+      chars: x.chars, chars_per_frame: x.charsPerFrame, frames: x.frames, first_tenth_frame_ms: round(x.firstTenthAvgMs, 2), last_tenth_frame_ms: round(x.lastTenthAvgMs, 2),
+      max_frame_ms: round(x.maxMs, 1), total_ms: round(x.totalMs, 0), finalize_ms: round(x.finalizeMs, 1), longest_task_ms: round(x.longestTaskMs, 0), long_tasks: x.longTasks,
+    };
+    o.log(`audit ${c.name}: ${JSON.stringify(out[c.name])}`);
+  }
+  return out;
 }
 
 export async function measureWebview(o: WebviewBenchOptions): Promise<Record<string, unknown>> {
@@ -44,7 +119,11 @@ export async function measureWebview(o: WebviewBenchOptions): Promise<Record<str
       tokens: x.tokens, chars: x.chars, frames: x.frames, total_ms: round(x.totalMs, 1), max_frame_ms: round(x.maxMs, 2),
       first_tenth_avg_ms: round(x.firstTenthAvgMs, 3), last_tenth_avg_ms: round(x.lastTenthAvgMs, 3), finalize_ms: round(x.finalizeMs, 1), wall_ms: round(x.wallMs, 0),
     }));
+    const longBlocks = await measureLongBlocks(harness, o);
+    const audit = o.audit ? await measureAudit(harness, o) : undefined;
     return {
+      long_block_linearity: longBlocks,
+      ...(audit ? { audit } : {}),
       linearity: {
         ...summarize(pairedRatios(long.map((x) => x.totalMs), short.map((x) => x.totalMs)), 3),
         note: `render time streaming ${o.longTokens} tokens ÷ ${o.shortTokens} tokens; ${round(o.longTokens / o.shortTokens, 2)} = perfectly linear`,
@@ -53,7 +132,10 @@ export async function measureWebview(o: WebviewBenchOptions): Promise<Record<str
         ...summarize(long.map((x) => x.totalMs / (x.tokens / 1000)), 2),
         note: `render time per 1000 streamed tokens over the ${o.longTokens}-token answer (the final full render excluded; see finalize_ms)`,
       },
-      settings: { short_tokens: o.shortTokens, long_tokens: o.longTokens, tokens_per_frame: o.tokensPerFrame, prior_turns: 10, browser: harness.browser.version() },
+      settings: {
+        short_tokens: o.shortTokens, long_tokens: o.longTokens, tokens_per_frame: o.tokensPerFrame, prior_turns: 10, browser: harness.browser.version(),
+        block_chars: o.blockChars, block_chars_per_frame: o.blockPerFrame, block_rounds: o.blockRounds,
+      },
       rounds: { short: raw(short), long: raw(long) },
     };
   } finally {
@@ -66,6 +148,7 @@ async function main(): Promise<void> {
   const int = args.int;
   const result = await measureWebview({
     rounds: int('rounds', 5), shortTokens: int('short', 4000), longTokens: int('long', 8000), tokensPerFrame: int('per-frame', 8),
+    blockChars: int('block-chars', 65536), blockPerFrame: int('block-per-frame', 64), blockRounds: int('block-rounds', 5), audit: args.get('audit') === 'true',
     log: (line) => console.log(`[webview] ${line}`),
   });
   const out = args.get('out');

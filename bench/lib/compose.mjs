@@ -13,6 +13,7 @@ export const TARGETS = {
   client_overhead_ratio: { op: '<=', value: 1.15, unit: '×', what: 'TritonClient median request time ÷ bare undici.request, same endpoint' },
   webview_stream_linearity: { op: '<=', value: 2.2, unit: '×', what: 'chat panel render cost streaming 8k tokens ÷ 4k tokens (headless Chromium)' },
   webview_ms_per_1k_tokens: { op: null, unit: 'ms', what: 'chat panel render time per 1000 streamed tokens' },
+  webview_long_block_linearity: { op: '<=', value: 2, unit: '×', what: 'per-frame render cost, last tenth ÷ first tenth, while one 64 KB block (paragraph, list, table or code fence: the worst) streams at 64 chars per frame' },
   vsix_bytes: { op: '<=', value: 2 * 1024 * 1024, unit: 'B', what: 'dist/triton-chatglm.vsix (npm run package)' },
   extension_bundle_bytes: { op: null, unit: 'B', what: 'dist/extension.js (production bundle)' },
   webview_bundle_bytes: { op: null, unit: 'B', what: 'dist/webview.js (production bundle)' },
@@ -145,9 +146,14 @@ export function composeResults({ parts, machine, mode, startedAt, finishedAt, lo
   if (web) {
     out.webview_stream_linearity = entry('webview_stream_linearity', pick(web.linearity), { raw: { note: web.linearity.note, settings: web.settings, rounds: web.rounds } });
     out.webview_ms_per_1k_tokens = entry('webview_ms_per_1k_tokens', pick(web.ms_per_1k_tokens), { raw: { note: web.ms_per_1k_tokens.note } });
+    if (web.long_block_linearity) {
+      out.webview_long_block_linearity = entry('webview_long_block_linearity', pick(web.long_block_linearity), { raw: strip(web.long_block_linearity) });
+    } else {
+      out.webview_long_block_linearity = missing('webview_long_block_linearity', 'the webview bench did not measure long blocks');
+    }
+    if (web.audit) out.webview_audit_cases = web.audit;
   } else {
-    out.webview_stream_linearity = missing('webview_stream_linearity', `webview bench: ${why('webview')}`);
-    out.webview_ms_per_1k_tokens = missing('webview_ms_per_1k_tokens', `webview bench: ${why('webview')}`);
+    for (const key of ['webview_stream_linearity', 'webview_ms_per_1k_tokens', 'webview_long_block_linearity']) out[key] = missing(key, `webview bench: ${why('webview')}`);
   }
 
   const foot = ok('footprint');

@@ -142,8 +142,13 @@ function printStatus(io: CliIo, report: Record<string, unknown>, url: string | u
 }
 
 function checkLine(c: PreflightCheck): string {
-  if (c.level === 'ok' || c.level === 'skipped') return `${c.level.padEnd(8)} ${c.id}\n`;
-  return `${c.level.padEnd(8)} ${c.id}: ${c.error?.message ?? ''}\n         fix: ${c.error?.fix ?? ''}\n`;
+  const head = `${c.level.padEnd(8)} ${c.id}`;
+  switch (c.level) {
+    case 'ok': case 'skipped': return `${head}\n`;
+    case 'blocked': return `${head}: not checked, it needs ${c.blockedBy ?? 'the Docker daemon'}\n`;
+    case 'unknown': return `${head}: ${c.note ?? 'cannot be checked here'}\n`;
+    case 'error': case 'warning': return `${head}: ${c.error?.message ?? ''}\n         fix: ${c.error?.fix ?? ''}\n`;
+  }
 }
 
 async function preflight(cfg: CliConfig, io: CliIo): Promise<number> {
@@ -152,7 +157,7 @@ async function preflight(cfg: CliConfig, io: CliIo): Promise<number> {
   const m = containerManager(resolveSettings(sessionSettingsFromCli(cfg, io).server), terminalLog(cfg, io));
   try {
     const report = await m.preflight({ signal: io.signal });
-    if (cfg.json) io.out(`${JSON.stringify({ ok: report.ok, checks: report.checks.map((c) => ({ id: c.id, level: c.level, code: c.error?.code, message: c.error?.message, fix: c.error?.fix })) })}\n`);
+    if (cfg.json) io.out(`${JSON.stringify({ ok: report.ok, checks: report.checks.map((c) => ({ id: c.id, level: c.level, code: c.error?.code, message: c.error?.message, fix: c.error?.fix, blockedBy: c.blockedBy, note: c.note })) })}\n`);
     else for (const c of report.checks) io.out(checkLine(c));
     return report.ok ? EXIT.ok : EXIT.failed;
   } finally {

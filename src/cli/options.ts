@@ -191,7 +191,7 @@ Runs ChatGLM3-6B on your GPU with NVIDIA Triton Inference Server in a Docker con
 
 Commands:
   status                 container, server and model state (exit code 3 when the server is not running)
-  preflight              check Docker, the NVIDIA runtime, the image, the weights and the ports
+  preflight              check Docker and its daemon, the NVIDIA runtime, the image, the weights, the ports and GPU memory
   build-image            build the Triton image from triton/Dockerfile
   start                  start the container and wait until the server is live
   stop                   stop and remove the container

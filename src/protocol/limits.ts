@@ -9,11 +9,19 @@ export const LIMITS = {
   /** One streamed delta. */
   delta: 64_000,
   title: 200,
+  /** A link's URL and its visible text (openLink). */
+  url: 8_192,
+  linkText: 2_000,
   errorText: 4_000,
-  conversations: 2_000,
   messages: 10_000,
   l10nEntries: 500,
   l10nValue: 2_000,
+  /** Attachment chips of one question (above the input or in the transcript; the host allows 20 plus the current file). */
+  attachments: 32,
+  /** A chip's path (relative, or the full path of its tooltip). */
+  attachmentPath: 4_096,
+  /** Line numbers of a selection chip. */
+  attachmentLine: 10_000_000,
 } as const;
 
 export const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;

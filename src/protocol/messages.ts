@@ -8,26 +8,104 @@ const id = z.string().regex(ID_PATTERN);
 const userText = z.string().min(1).max(LIMITS.userText).refine((s) => s.trim() !== '', 'empty text');
 const code = z.string().max(LIMITS.code);
 const count = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
-const time = z.number().finite().nonnegative();
+
+// ---- attachments: editor context sent with a question (chips above the input and in the transcript) ----
+const line = z.number().int().positive().max(LIMITS.attachmentLine);
+const attachmentPath = z.string().min(1).max(LIMITS.attachmentPath);
+
+/** A chip: the file name and lines are derived from `path`; `fullPath` is its tooltip. Content never goes to the webview. */
+export const attachmentViewSchema = z.object({
+  id,
+  kind: z.enum(['selection', 'file']),
+  path: attachmentPath,
+  fullPath: attachmentPath,
+  startLine: line.optional(),
+  endLine: line.optional(),
+  /** Estimated tokens it adds to the question. */
+  tokens: count.optional(),
+}).strict();
+export type AttachmentView = z.infer<typeof attachmentViewSchema>;
+
+/** The active editor's file, as a chip that switches on and off; `refusal` (localized) says why it cannot go. */
+export const activeFileViewSchema = z.object({
+  path: attachmentPath,
+  fullPath: attachmentPath,
+  enabled: z.boolean(),
+  /** The workspace is untrusted, so the file is not attached unless the user switches it on. */
+  untrusted: z.boolean(),
+  tokens: count.optional(),
+  refusal: z.string().max(LIMITS.errorText).optional(),
+}).strict();
+export type ActiveFileView = z.infer<typeof activeFileViewSchema>;
+
+// ---- guided setup (the setup checklist, src/webview/chat/setupChecklist.ts) ----
+/** The checks of the core's preflight, in the order the checklist shows them. */
+export const setupCheckIdSchema = z.enum(['docker', 'daemon', 'nvidia-runtime', 'image', 'weights', 'ports', 'gpu-memory']);
+export const setupLevelSchema = z.enum(['ok', 'warning', 'error', 'blocked', 'unknown', 'skipped', 'pending']);
+/** One-click fixes next to a check; documentation links are opened by the host, never by the webview. */
+export const setupFixSchema = z.enum([
+  'chooseWeights', 'buildImage', 'cancelBuild', 'installDocker', 'startDocker', 'dockerPermissions', 'installNvidiaToolkit',
+  'openSettings', 'showLogs',
+]);
+/** The one action below the checks. */
+export const setupPrimarySchema = z.enum(['startChatglm', 'recheck']);
+const setupText = z.string().max(LIMITS.errorText);
+export const setupItemSchema = z.object({
+  id: setupCheckIdSchema,
+  level: setupLevelSchema,
+  /** Localized by the host, like every text of the setup view. */
+  label: z.string().min(1).max(LIMITS.title),
+  detail: setupText.optional(),
+  fixes: z.array(setupFixSchema).max(4),
+}).strict();
+export const setupViewSchema = z.object({
+  visible: z.boolean(),
+  phase: z.enum(['checking', 'needed', 'ready', 'busy', 'running']),
+  checking: z.boolean(),
+  summary: setupText,
+  failure: setupText.optional(),
+  items: z.array(setupItemSchema).max(12),
+  primary: setupPrimarySchema.optional(),
+}).strict();
+export type SetupView = z.infer<typeof setupViewSchema>;
+export type SetupItemView = z.infer<typeof setupItemSchema>;
+export type SetupFixId = z.infer<typeof setupFixSchema>;
+export type SetupPrimaryId = z.infer<typeof setupPrimarySchema>;
+export type SetupCheckId = z.infer<typeof setupCheckIdSchema>;
 
 // ---- webview -> host ----
 export const webviewToHostSchema = z.discriminatedUnion('type', [
   messageSchema('ready', {}),
   messageSchema('send', { text: userText }),
   messageSchema('stop', {}),
-  messageSchema('regenerate', {}),
-  messageSchema('editLast', { text: userText }),
-  messageSchema('newChat', {}),
-  messageSchema('selectConversation', { id }),
-  messageSchema('deleteConversation', { id }),
+  // The per-message toolbar, on any message of the active conversation (the host checks the id is there).
+  /** Answers the question of answer `messageId` again; the turns after it are replaced. */
+  messageSchema('regenerate', { messageId: id }),
+  /** Replaces question `messageId` with `text` and answers it; the turns after it are replaced. */
+  messageSchema('editQuestion', { messageId: id, text: userText }),
+  /** Continues answer `messageId`, cut at the length limit (the last message). */
+  messageSchema('continueAnswer', { messageId: id }),
+  /** Copies the whole message, as the Markdown it was written in. */
+  messageSchema('copyMessage', { messageId: id }),
+  /** The panel got or lost the keyboard focus (the host sets the context key its keybindings use). */
+  messageSchema('focusChanged', { focused: z.boolean() }),
   messageSchema('copyCode', { code }),
   messageSchema('insertCode', { code }),
   messageSchema('openInEditor', { code, language: z.string().regex(LANGUAGE_PATTERN) }),
+  /** A link in an answer was activated: the host decides (src/core/links) whether and how to open it. */
+  messageSchema('openLink', { url: z.string().min(1).max(LIMITS.url), text: z.string().max(LIMITS.linkText) }),
   messageSchema('startServer', {}),
   messageSchema('loadModel', {}),
   messageSchema('openSettings', {}),
   /** The error banner's Retry: asks the question of failed answer `messageId` again (the failed answer stays). */
   messageSchema('retry', { messageId: id }),
+  // guided setup: a fix of one check (`check` names it), or the one action
+  messageSchema('setupAction', { action: z.union([setupFixSchema, setupPrimarySchema]), check: setupCheckIdSchema.optional() }),
+  // attachments
+  messageSchema('removeAttachment', { id }),
+  messageSchema('toggleActiveFile', { enabled: z.boolean() }),
+  messageSchema('addFile', {}),
+  messageSchema('openAttachment', { id }),
 ]);
 export type WebviewToHost = z.infer<typeof webviewToHostSchema>;
 
@@ -45,17 +123,10 @@ export const messageViewSchema = z.object({
   promptTokens: count.optional(),
   completionTokens: count.optional(),
   historyTrimmed: count.optional(),
+  /** User messages: the chips the question was sent with. */
+  attachments: z.array(attachmentViewSchema).max(LIMITS.attachments).optional(),
 }).strict();
 export type MessageView = z.infer<typeof messageViewSchema>;
-
-export const conversationSummarySchema = z.object({
-  id,
-  title: z.string().max(LIMITS.title),
-  createdAt: time,
-  updatedAt: time,
-  messageCount: count,
-}).strict();
-export type ConversationSummaryView = z.infer<typeof conversationSummarySchema>;
 
 export const serverActionSchema = z.enum(['startServer', 'loadModel', 'openSettings']);
 export type ServerAction = z.infer<typeof serverActionSchema>;
@@ -71,12 +142,16 @@ export type ServerView = z.infer<typeof serverViewSchema>;
 
 export const hostToWebviewSchema = z.discriminatedUnion('type', [
   messageSchema('state', {
-    conversations: z.array(conversationSummarySchema).max(LIMITS.conversations),
+    /** Null: a new chat, created by its first question. */
     activeId: id.nullable(),
     messages: z.array(messageViewSchema).max(LIMITS.messages),
     server: serverViewSchema,
     /** An answer is being generated (Send becomes Stop). */
     busy: z.boolean(),
+    /** Named by the empty state ("ChatGLM3-6B"). */
+    modelName: z.string().min(1).max(LIMITS.title),
+    /** What ArrowUp in the empty input brings back when this conversation has no question yet (the last one asked). */
+    previousQuestion: z.string().max(LIMITS.userText).optional(),
   }),
   messageSchema('delta', { conversationId: id, messageId: id, text: z.string().max(LIMITS.delta) }),
   messageSchema('messageDone', {
@@ -99,11 +174,22 @@ export const hostToWebviewSchema = z.discriminatedUnion('type', [
       .refine((r) => Object.keys(r).length <= LIMITS.l10nEntries, 'too many strings'),
   }),
   messageSchema('focusInput', {}),
+  // guided setup: the checklist shown until the model is ready
+  messageSchema('setup', { setup: setupViewSchema }),
+  // attachments: the chips above the input; a question the host did not send goes back into the input
+  messageSchema('attachments', {
+    items: z.array(attachmentViewSchema).max(LIMITS.attachments),
+    activeFile: activeFileViewSchema.nullable(),
+  }),
+  messageSchema('draft', { text: z.string().max(LIMITS.userText) }),
 ]);
 export type HostToWebview = z.infer<typeof hostToWebviewSchema>;
 
 export type StateMessage = Extract<HostToWebview, { type: 'state' }>;
 export type MessageDone = Extract<HostToWebview, { type: 'messageDone' }>;
+export type SetupMessage = Extract<HostToWebview, { type: 'setup' }>;
+export type SetupActionMessage = Extract<WebviewToHost, { type: 'setupAction' }>;
+export type AttachmentsMessage = Extract<HostToWebview, { type: 'attachments' }>;
 
 /** Validates a message posted by the webview. Never throws; unknown types, extra fields and oversize text are errors. */
 export const parseWebviewToHost: (raw: unknown) => WebviewToHost | ProtocolError = messageParser(webviewToHostSchema);

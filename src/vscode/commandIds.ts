@@ -18,6 +18,16 @@ export const COMMANDS = {
   showActions: 'tritonChatglm.showActions',
   continueInChat: 'tritonChatglm.continueInChat',
   dismissExplanation: 'tritonChatglm.dismissExplanation',
+  // guided setup
+  startChatglm: 'tritonChatglm.startChatglm',
+  chooseWeightsFolder: 'tritonChatglm.chooseWeightsFolder',
+  recheckSetup: 'tritonChatglm.recheckSetup',
+  openWalkthrough: 'tritonChatglm.openWalkthrough',
+  // Chat history (the chat view's title bar)
+  showChatHistory: 'tritonChatglm.showChatHistory',
+  exportChat: 'tritonChatglm.exportChat',
+  addSelectionToChat: 'tritonChatglm.addSelectionToChat',
+  addFileToChat: 'tritonChatglm.addFileToChat',
 } as const;
 
 export type CommandName = keyof typeof COMMANDS;
@@ -26,5 +36,13 @@ export type CommandId = (typeof COMMANDS)[CommandName];
 /** VS Code's own commands that the extension runs. */
 export const VSCODE_COMMANDS = {
   openSettings: 'workbench.action.openSettings',
+  /** The settings of the remote machine (Remote-SSH, WSL, code-server): where machine-scoped settings live there. */
+  openRemoteSettings: 'workbench.action.openRemoteSettings',
+  openWalkthrough: 'workbench.action.openWalkthrough',
   setContext: 'setContext',
 } as const;
+
+/** `<publisher>.<name>` of package.json. */
+export const EXTENSION_ID = 'triton-chatglm.triton-chatglm';
+/** `<extension id>#<id>` of the walkthrough in contributes.walkthroughs. */
+export const WALKTHROUGH_ID = `${EXTENSION_ID}#gettingStarted`;

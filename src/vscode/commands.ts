@@ -1,19 +1,25 @@
 // Registers every command of the extension; each one is a thin call into a service of the root.
 import * as vscode from 'vscode';
-import { COMMANDS, type CommandName } from './commandIds';
+import { exportConversation } from './chat/conversationExport';
+import { showChatHistory } from './chat/historyPicker';
+import { COMMANDS, VSCODE_COMMANDS, WALKTHROUGH_ID, type CommandName } from './commandIds';
 import { SettingsService } from './config/settingsService';
 import type { ExtensionServices } from './services';
 import { showActionsQuickPick } from './statusBar';
+import { noticeCommandRan } from './util/notice';
 
 export function registerCommands(services: ExtensionServices): vscode.Disposable[] {
-  const { server, chat, chatView, explain, log, statusPanel, lifecycle } = services;
+  const { server, chat, chatView, explain, log, statusPanel, lifecycle, editorContext } = services;
   const handlers: Record<CommandName, (...args: never[]) => unknown> = {
     startServer: () => server.start(),
     stopServer: () => server.stop(),
     restartServer: () => server.restart(),
     loadModel: () => server.load(),
     unloadModel: () => server.unload(),
-    openChat: () => chatView.reveal(),
+    openChat: async () => {
+      await chatView.reveal();
+      chat.focusInput();
+    },
     newChat: async () => {
       await chatView.reveal();
       chat.newChat();
@@ -27,7 +33,18 @@ export function registerCommands(services: ExtensionServices): vscode.Disposable
     showActions: () => showActionsQuickPick(lifecycle),
     continueInChat: (thread: vscode.CommentThread) => explain.continueInChat(thread),
     dismissExplanation: (thread: vscode.CommentThread) => explain.dismiss(thread),
+    startChatglm: () => server.startChatglm(),
+    chooseWeightsFolder: () => server.chooseWeightsFolder(),
+    recheckSetup: () => server.recheckSetup(),
+    openWalkthrough: () => vscode.commands.executeCommand(VSCODE_COMMANDS.openWalkthrough, WALKTHROUGH_ID, false),
+    showChatHistory: () => showChatHistory(chat, () => chatView.reveal()),
+    exportChat: () => exportConversation(chat),
+    addSelectionToChat: (uri?: vscode.Uri, range?: vscode.Range) => editorContext.addSelection(uri, range),
+    addFileToChat: (uri?: vscode.Uri, uris?: vscode.Uri[]) => editorContext.addFile(uri, uris),
   };
   return (Object.keys(handlers) as CommandName[]).map((name) =>
-    vscode.commands.registerCommand(COMMANDS[name], handlers[name] as (...args: unknown[]) => unknown));
+    vscode.commands.registerCommand(COMMANDS[name], (...args: unknown[]) => {
+      noticeCommandRan(COMMANDS[name]); // a notice offering this command has done its job
+      return (handlers[name] as (...a: unknown[]) => unknown)(...args);
+    }));
 }

@@ -7,6 +7,7 @@ import * as vscode from 'vscode';
 import { ConversationService, FileConversationStore, type LoadProblem } from '../core/chat';
 import { ChatController } from './chat/chatController';
 import { CHAT_VIEW_ID, ChatViewProvider } from './chat/chatViewProvider';
+import { EditorContext } from './chat/editorContext';
 import { registerCommands } from './commands';
 import type { SettingProblem } from '../core/settings/settingsParser';
 import { ActivityBoard } from '../core/status/activity';
@@ -32,6 +33,7 @@ export class ExtensionServices implements vscode.Disposable {
     readonly chatView: ChatViewProvider,
     readonly explain: ExplainController,
     readonly statusPanel: StatusPanel,
+    readonly editorContext: EditorContext,
     store: DisposableStore,
   ) {
     this.store = store;
@@ -55,7 +57,8 @@ export class ExtensionServices implements vscode.Disposable {
         onSaveError: (e) => log.error('Saving conversations failed', e),
       });
       const problems = await conversations.init();
-      const chat = store.add(new ChatController(conversations, server, lifecycle, settings, context.globalState, log));
+      const editorContext = store.add(new EditorContext(log));
+      const chat = store.add(new ChatController(conversations, server, lifecycle, settings, context.globalState, log, editorContext));
       const chatView = store.add(new ChatViewProvider(context.extensionUri, chat, log));
       store.add(vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView, { webviewOptions: { retainContextWhenHidden: false } }));
       // What this window asks the server now: the status bar, the Server Status view and Explain read it.
@@ -66,15 +69,16 @@ export class ExtensionServices implements vscode.Disposable {
       store.add(new StatusBar(lifecycle, activity));
       store.add(reactToSettings(settings, server, lifecycle, log));
 
-      const services = new ExtensionServices(log, settings, lifecycle, server, chat, chatView, explain, statusPanel, store);
+      const services = new ExtensionServices(log, settings, lifecycle, server, chat, chatView, explain, statusPanel, editorContext, store);
       for (const d of registerCommands(services)) store.add(d);
       // Read by the end-to-end suite for the benchmark's activation_ms.
       log.info(`activation: commands registered in ${(performance.now() - activationStarted).toFixed(1)} ms`);
 
       reportLoadProblems(problems, log);
       reportSettingsProblems(settings.problems, log);
-      // Re-attach in the background: activation stays cheap, the status bar fills in when docker answers.
-      void server.attach();
+      // Re-attach (or check the setup, and auto-start when asked) in the background: activation stays cheap, the
+      // status bar and the setup checklist fill in when docker answers.
+      void server.activate();
       return services;
     } catch (e) {
       await store.dispose();

@@ -1,6 +1,7 @@
 // What happens when a setting changes: a reconnect is done at once; a change that needs a model reload or a
 // server restart says so and offers the action (never done behind the user's back: it interrupts answers).
 import * as vscode from 'vscode';
+import { SETUP_SETTING_KEYS } from '../core/session';
 import type { SettingKey } from '../core/settings/settingsSchema';
 import type { SettingsChange, SettingsService } from './config/settingsService';
 import type { Log } from './log';
@@ -16,6 +17,14 @@ export function reactToSettings(settings: SettingsService, server: ServerControl
 async function react(change: SettingsChange, server: ServerController, store: LifecycleStore, log: Log): Promise<void> {
   log.info(`settings changed: ${change.keys.join(', ')} (${change.effect})`);
   const s = store.current;
+  // A setting the setup checks read (a weights folder chosen, another docker path or port): check again, so the
+  // setup checklist and "setup needed" follow the settings while no server runs.
+  if (s.mode === 'managed' && (s.server === 'stopped' || s.server === 'setup' || s.server === 'error')
+    && change.effect !== 'reconnect' && change.keys.some((k) => SETUP_SETTING_KEYS.includes(k))) {
+    if (change.keys.some((k) => CONTAINER_KEYS.has(k)) && s.server !== 'error') await server.attach();
+    await server.recheckSetup();
+    return;
+  }
   // Settings can arrive after activation (a remote window's configuration loads late): while nothing is
   // attached, a changed docker path, container name or port may point at our running container, so look again.
   if (change.effect !== 'reconnect' && s.mode === 'managed' && s.server === 'stopped' && change.keys.some((k) => CONTAINER_KEYS.has(k))) {

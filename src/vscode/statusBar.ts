@@ -5,6 +5,7 @@ import { availableActions, type LifecycleAction } from '../core/state/actions';
 import type { LifecycleState, ModelState, ServerState } from '../core/state/lifecycle';
 import type { ActivityBoard, ActivitySnapshot } from '../core/status/activity';
 import { COMMANDS, type CommandId } from './commandIds';
+import { failureText } from './server/setupView';
 import type { LifecycleStore } from './state/lifecycleStore';
 
 export class StatusBar implements vscode.Disposable {
@@ -34,13 +35,14 @@ export class StatusBar implements vscode.Disposable {
     const err = s.serverError ?? s.modelError;
     if (err) {
       tip.appendMarkdown('\n\n');
-      tip.appendText(err.message);
+      tip.appendText(failureText(err));
     }
-    tip.appendMarkdown(`\n\n${vscode.l10n.t('Click for actions.')}`);
+    tip.appendMarkdown(`\n\n${s.server === 'setup' ? vscode.l10n.t('Click for the setup checklist and actions.') : vscode.l10n.t('Click for actions.')}`);
     this.item.tooltip = tip;
+    // "Setup needed" is a to-do, not a failure: the warning colour, never the error one.
     this.item.backgroundColor = s.server === 'error' || s.model === 'failed'
       ? new vscode.ThemeColor('statusBarItem.errorBackground')
-      : undefined;
+      : s.server === 'setup' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
     this.item.accessibilityInformation = { label: busy ? busy.text : `${vscode.l10n.t('ChatGLM3')}: ${serverText(s.server)}, ${modelText(s.model)}` };
   }
 
@@ -79,6 +81,7 @@ const MAX_LISTED = 8;
 
 function summary(s: LifecycleState): { icon: string; text: string } {
   if (s.server === 'error') return { icon: '$(error)', text: vscode.l10n.t('ChatGLM: server error') };
+  if (s.server === 'setup') return { icon: '$(tools)', text: vscode.l10n.t('ChatGLM: setup needed') };
   if (s.server === 'starting') return { icon: '$(loading~spin)', text: vscode.l10n.t('ChatGLM: starting') };
   if (s.server === 'stopping') return { icon: '$(loading~spin)', text: vscode.l10n.t('ChatGLM: stopping') };
   if (s.server === 'stopped') return { icon: '$(circle-slash)', text: vscode.l10n.t('ChatGLM: stopped') };
@@ -94,6 +97,7 @@ function summary(s: LifecycleState): { icon: string; text: string } {
 export function serverText(s: ServerState): string {
   switch (s) {
     case 'stopped': return vscode.l10n.t('stopped');
+    case 'setup': return vscode.l10n.t('setup needed');
     case 'starting': return vscode.l10n.t('starting');
     case 'running': return vscode.l10n.t('running');
     case 'stopping': return vscode.l10n.t('stopping');
@@ -116,6 +120,8 @@ interface ActionItem extends vscode.QuickPickItem {
 }
 
 const ACTION_COMMANDS: Record<LifecycleAction, CommandId> = {
+  startChatglm: COMMANDS.startChatglm,
+  recheckSetup: COMMANDS.recheckSetup,
   start: COMMANDS.startServer,
   stop: COMMANDS.stopServer,
   restart: COMMANDS.restartServer,
@@ -129,6 +135,8 @@ const ACTION_COMMANDS: Record<LifecycleAction, CommandId> = {
 function actionItem(action: LifecycleAction, s: LifecycleState): ActionItem | undefined {
   const command = ACTION_COMMANDS[action];
   switch (action) {
+    case 'startChatglm': return { command, label: `$(rocket) ${vscode.l10n.t('Start ChatGLM')}`, description: vscode.l10n.t('start the server and load the model') };
+    case 'recheckSetup': return { command, label: `$(refresh) ${vscode.l10n.t('Re-check Setup')}` };
     case 'start': return { command, label: `$(play) ${vscode.l10n.t('Start Server')}` };
     case 'stop': return { command, label: `$(debug-stop) ${vscode.l10n.t('Stop Server')}` };
     case 'restart': return { command, label: `$(debug-restart) ${vscode.l10n.t('Restart Server')}` };
@@ -146,6 +154,13 @@ export async function showActionsQuickPick(store: LifecycleStore): Promise<void>
   const items: ActionItem[] = availableActions(s, store.actionContext)
     .map((a) => actionItem(a, s))
     .filter((i): i is ActionItem => i !== undefined);
+  if (s.mode === 'managed') {
+    if (s.server === 'setup') items.unshift({ command: COMMANDS.openChat, label: `$(checklist) ${vscode.l10n.t('Show Setup Checklist')}` });
+    items.push(
+      { command: COMMANDS.chooseWeightsFolder, label: `$(folder-opened) ${vscode.l10n.t('Choose Weights Folder…')}` },
+      { command: COMMANDS.openWalkthrough, label: `$(book) ${vscode.l10n.t('Get Started with ChatGLM3')}` },
+    );
+  }
   items.push(
     { command: COMMANDS.openChat, label: `$(comment-discussion) ${vscode.l10n.t('Open Chat')}` },
     { command: COMMANDS.showServerLogs, label: `$(output) ${vscode.l10n.t('Show Server Logs')}` },

@@ -88,6 +88,16 @@ writeFileSync(join(workspace, SAMPLE), [
   '    return sum(values) / len(values)',
   '',
 ].join('\n'));
+// Editor context journeys: a file whose own code fence needs a longer fence, a file Add File… must not offer (the
+// default search.exclude hides node_modules), and one over the model's input budget on its own.
+const NOTES = 'docs/notes.md';
+mkdirSync(join(workspace, 'docs'), { recursive: true });
+writeFileSync(join(workspace, NOTES), ['# Geometry notes', '', 'Run the examples with:', '', '```sh', 'python geometry.py', '```', ''].join('\n'));
+mkdirSync(join(workspace, 'node_modules/left-pad'), { recursive: true });
+writeFileSync(join(workspace, 'node_modules/left-pad/index.js'), 'module.exports = (s) => s;\n');
+const TABLE = 'data/table.py';
+mkdirSync(join(workspace, 'data'), { recursive: true });
+writeFileSync(join(workspace, TABLE), `TABLE = [\n${'    (1, 2, 3, 4),\n'.repeat(1_500)}]\n`);
 
 /** Settings and environment of one window: its own fake docker state, ports and prompt log. */
 async function windowConfig(name, overrides = {}) {
@@ -174,12 +184,200 @@ async function watchAnswer(frame, n, { timeout = 120_000, until = 'complete' } =
   return { partials: [...partials], ...final };
 }
 
+/** What each attachment chip of a locator reads (its glyphs, such as the ×, left out). */
+const chipTexts = (chips) => chips.evaluateAll((els) => els.map((e) => {
+  const copy = e.cloneNode(true);
+  for (const g of copy.querySelectorAll('.chip-glyph')) g.remove();
+  return (copy.textContent ?? '').trim();
+}));
+
 /** The prompt of a log line ends with the assistant's opening tag, so the question is the last *user* message. */
 const lastUserMessage = (line) => line.messages?.filter((m) => m.role === 'user').at(-1);
 
 function promptLogLines(cfg) {
   if (!existsSync(cfg.promptLog)) return [];
   return readFileSync(cfg.promptLog, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+}
+
+/** Waits until the panel shows `count` messages and its last answer is `status`; returns the articles. */
+async function waitForTurns(frame, count, { status = 'complete', timeout = 120_000 } = {}) {
+  const articles = frame.locator('main.messages article.message');
+  await waitFor(async () => {
+    if ((await articles.count()) !== count) return false;
+    const last = await articles.nth(count - 1).getAttribute('data-status');
+    if (last === 'failed') throw new FatalWait(`the answer failed: ${await articles.nth(count - 1).textContent()}`);
+    return last === status;
+  }, { timeout, interval: 100, what: `${count} messages, the last one ${status}` });
+  return articles;
+}
+
+const CONTINUE_PROMPT_START = 'Continue your last answer';
+const shot = (wb, name) => wb.screenshot(join(resultsDir, 'screenshots', name));
+
+/**
+ * Edits the first question of the conversation in place (as Copilot Chat does) and sends it: the turns after it
+ * go, the edited question is answered without them.
+ */
+async function editEarlierQuestion(wb, chat, cfg, { replaced }) {
+  const articles = await waitForTurns(chat, 4);
+  const first = chat.locator('main.messages article.message.user').first();
+  await first.hover();
+  await first.locator('button[data-action="editQuestion"]').click();
+  const editor = first.locator('.question-editor textarea');
+  await editor.waitFor();
+  const edited = 'What does Triton\'s dynamic batcher do, in one paragraph?';
+  await editor.fill(edited);
+  const dimmed = await chat.locator('main.messages article.superseded').count();
+  if (dimmed !== 3) throw new Error(`expected the 3 later messages dimmed while editing, found ${dimmed}`);
+  await shot(wb, 'chat-edit-question.png');
+  await editor.press('Enter');
+  await waitForTurns(chat, 2);
+  const texts = await messageTexts(chat);
+  if (!texts[0].includes(edited)) throw new Error(`the first question reads "${texts[0]}"`);
+  if (texts.some((t) => t.includes(replaced))) throw new Error('the later question is still shown');
+  const asked = await waitFor(() => promptLogLines(cfg).find((l) => lastUserMessage(l)?.content === edited),
+    { timeout: 10_000, what: 'the edited question in the engine prompt log' });
+  const others = asked.messages.filter((m) => m.role === 'user' && m.content !== edited);
+  if (others.length) throw new Error(`the edited question was sent with the replaced turns: ${JSON.stringify(others)}`);
+  log(`      edited question answered alone: ${await articles.count()} messages left`);
+}
+
+/** With a low max_new_tokens the tiny engine stops at the limit: Continue appends to the same answer. */
+async function continueAfterLength(wb, chat, cfg, server) {
+  await changeRemoteSettings(server, { 'tritonChatglm.maxNewTokens': 16 }, /settings changed: .*maxNewTokens/);
+  try {
+    // In a chat of its own (named after the question: the history journey finds it by that name).
+    await wb.runCommand(title('newChat'));
+    await chat.locator('.empty-state').waitFor({ timeout: 20_000 });
+    const question = 'Count slowly from one to fifty.';
+    await ask(chat, question);
+    const articles = await waitForTurns(chat, 2);
+    const answer = articles.nth(1);
+    const answerId = await answer.getAttribute('data-id');
+    const go = answer.locator('.message-continue button[data-action="continueAnswer"]');
+    await go.waitFor({ timeout: 10_000 });
+    const firstPart = ((await answer.locator('.message-body').textContent()) ?? '').replace(/\s+/g, ' ').trim();
+    const usage = await answer.locator('.message-usage').getAttribute('title');
+    if (!/\d+ prompt tokens, 16 answer tokens/.test(usage ?? '')) throw new Error(`token figures of the cut answer: "${usage}"`);
+    await shot(wb, 'chat-continue.png');
+    await go.click();
+    await waitFor(async () => (await answer.getAttribute('data-status')) === 'streaming' || (await answer.locator('.message-usage').getAttribute('title').catch(() => '')) !== usage,
+      { timeout: 30_000, interval: 50, what: 'the answer to be continued' });
+    await waitForTurns(chat, 2);
+    // The tiny engine writes random ASCII and CJK text, markup characters included, so the whole answer may render
+    // its first part differently: compared are the message (the same one), its length and the request.
+    const whole = ((await answer.locator('.message-body').textContent()) ?? '').replace(/\s+/g, ' ').trim();
+    if (await answer.getAttribute('data-id') !== answerId || whole.length <= firstPart.length) {
+      throw new Error(`the answer did not grow in place: "${firstPart}" -> "${whole}"`);
+    }
+    const total = await answer.locator('.message-usage').getAttribute('title');
+    if (!/32 answer tokens/.test(total ?? '')) throw new Error(`both parts' tokens are counted: "${total}"`);
+    const line = await waitFor(() => promptLogLines(cfg).findLast((l) => lastUserMessage(l)?.content?.startsWith(CONTINUE_PROMPT_START)),
+      { timeout: 10_000, what: 'the continuation request in the engine prompt log' });
+    // The prompt ends with the assistant's opening tag (an empty assistant message): before it the instruction,
+    // and before that the cut answer after its question.
+    const at = line.messages.findLastIndex((m) => m.role === 'user');
+    const [q, cut] = [line.messages[at - 2], line.messages[at - 1]];
+    if (q?.role !== 'user' || q.content !== question || cut?.role !== 'assistant' || !cut.content.trim()) {
+      throw new Error(`the continuation did not carry the cut answer as the last turn: ${JSON.stringify(line.messages.slice(-4))}`);
+    }
+    log(`      continued: ${firstPart.length} -> ${whole.length} chars, ${total}`);
+  } finally {
+    await changeRemoteSettings(server, { 'tritonChatglm.maxNewTokens': 96 }, /settings changed: .*maxNewTokens/);
+  }
+}
+
+/** The chat's keybindings (package.json): focus from the editor, a new chat inside the view; ArrowUp recall. */
+async function chatKeys(wb) {
+  await openFile(wb, SAMPLE);
+  await wb.page.locator('.editor-instance .monaco-editor .view-lines').first().click();
+  const lastQuestion = 'Count slowly from one to fifty.';
+  await wb.page.keyboard.press('Control+Alt+J');
+  const chat = await wb.frameWith('#root textarea.input', { what: 'the chat panel' });
+  await waitFor(() => chat.evaluate(() => document.hasFocus() && document.activeElement?.classList.contains('input')),
+    { timeout: 20_000, what: 'the chat input to have the keyboard focus after Ctrl+Alt+J' });
+  await wb.page.keyboard.press('Control+L');
+  await chat.locator('.empty-state').waitFor({ timeout: 20_000 });
+  await waitFor(() => chat.evaluate(() => document.activeElement?.classList.contains('input')), { timeout: 10_000, what: 'the input focused in the new chat' });
+  await wb.page.keyboard.press('ArrowUp');
+  const recalled = await chat.locator('textarea.input').inputValue();
+  if (recalled !== lastQuestion) throw new Error(`ArrowUp in the new chat recalled "${recalled}"`);
+  await shot(wb, 'chat-new-chat.png');
+  await chat.locator('textarea.input').fill('');
+}
+
+/** The history as the view title's quick pick: groups, search, rename, delete + Undo, export, open. */
+async function chatHistory(wb) {
+  const page = wb.page;
+  const widget = page.locator('.quick-input-widget');
+  const rows = widget.locator('.quick-input-list .monaco-list-row');
+  const row = (label) => rows.filter({ has: page.locator('.label-name', { hasText: new RegExp(`^\\s*${escape(label)}\\s*$`) }) }).first();
+  const labels = () => rows.locator('.label-name').allTextContents().then((t) => t.map((x) => x.trim()));
+  const open = async () => {
+    if (!(await page.locator('.part.sidebar .composite.title', { hasText: /ChatGLM/i }).count())) await wb.runCommand(title('openChat'));
+    await page.locator('.part.sidebar .title-actions .action-label[aria-label*="Show Chat History"]').click();
+    await widget.waitFor({ state: 'visible' });
+    await rows.first().waitFor();
+  };
+  const button = async (label, tooltip) => {
+    await row(label).hover();
+    await row(label).locator(`.action-label[aria-label="${tooltip}"]`).click();
+  };
+  await open();
+  const separators = await widget.locator('.quick-input-list-separator').allTextContents();
+  for (const s of ['Today', 'Explanations']) if (!separators.some((t) => t.includes(s))) throw new Error(`no "${s}" group: ${JSON.stringify(separators)}`);
+  const all = await labels();
+  for (const name of ['Explain geometry.py:4', 'Explain geometry.py:7', 'Explain geometry.py:10']) {
+    if (!all.includes(name)) throw new Error(`no conversation "${name}" in ${JSON.stringify(all)}`);
+  }
+  if (all.some((l) => l === 'New conversation' || l.startsWith('Explain what this'))) throw new Error(`unnamed or empty conversations listed: ${JSON.stringify(all)}`);
+  await shot(wb, 'chat-history.png');
+
+  // search
+  const input = widget.locator('.quick-input-box input');
+  await input.fill('Count slowly');
+  await waitFor(async () => (await labels()).join('|') === 'Count slowly from one to fifty.', { timeout: 10_000, what: 'the search to leave one chat' });
+  await input.fill('');
+
+  // rename
+  await button('Count slowly from one to fifty.', 'Rename');
+  const box = widget.locator('.quick-input-box input');
+  await waitFor(async () => (await box.inputValue()) === 'Count slowly from one to fifty.', { timeout: 10_000, what: 'the rename box with the title' });
+  await box.fill('Counting test');
+  await box.press('Enter');
+  await waitFor(async () => (await labels()).includes('Counting test'), { timeout: 10_000, what: 'the renamed chat in the list' });
+
+  // delete, then Undo from the notification
+  await wb.clearNotifications().catch(() => {});
+  if (!(await widget.isVisible())) await open();
+  await button('Counting test', 'Delete');
+  await waitFor(async () => !(await labels()).includes('Counting test'), { timeout: 10_000, what: 'the chat to leave the list' });
+  const toast = page.locator('.notifications-toasts .notification-list-item', { hasText: 'Deleted "Counting test".' });
+  await toast.waitFor({ timeout: 10_000 });
+  await shot(wb, 'chat-history-undo.png');
+  await toast.locator('.monaco-button', { hasText: 'Undo' }).click();
+  if (await widget.isVisible()) await page.keyboard.press('Escape');
+  await open();
+  await waitFor(async () => (await labels()).includes('Counting test'), { timeout: 10_000, what: 'Undo to bring the chat back' });
+
+  // export as Markdown through the save dialog (VS Code's own simple dialog in a remote window)
+  await button('Counting test', 'Export as Markdown');
+  const pathBox = widget.locator('.quick-input-box input');
+  await waitFor(async () => /Counting test\.md$/.test(await pathBox.inputValue()), { timeout: 15_000, what: 'the save dialog with the file name' });
+  await pathBox.press('Enter');
+  const exported = join(workspace, 'Counting test.md');
+  await waitFor(() => existsSync(exported), { timeout: 15_000, what: `${exported} to be written` });
+  const md = readFileSync(exported, 'utf8');
+  if (!/^# Counting test\n\n## You\n\nCount slowly from one to fifty\.\n\n## ChatGLM3\n\n/.test(md)) throw new Error(`the export reads: ${md.slice(0, 200)}`);
+
+  // open one: the view shows it and names it in its title
+  await open();
+  await row('Explain geometry.py:7').click();
+  await waitFor(async () => /Explain geometry\.py:7/i.test(await page.locator('.part.sidebar .composite.title').textContent() ?? ''),
+    { timeout: 15_000, what: 'the view title to name the opened conversation' });
+  const chat = await wb.frameWith('#root textarea.input', { what: 'the chat panel' });
+  await waitFor(async () => ((await messageTexts(chat))[0] ?? '').includes('geometry.py'), { timeout: 15_000, what: 'the explanation in the panel' });
+  await shot(wb, 'chat-explain-opened.png');
 }
 
 // -------------------------------------------------------------------------------------------------------- journeys
@@ -230,12 +428,19 @@ async function mainWindowJourneys(extensionsDir) {
     await wb.waitForStatus(/ChatGLM: ready/, { timeout: 240_000 });
     const ready = await tritonGet(cfg, `/v2/models/${MODEL}/ready`);
     if (ready.status !== 200) throw new Error(`model not ready in Triton: ${ready.status}`);
+    // Stale notifications close themselves: the "Load the model now?" of journey 1, the load's progress.
+    await waitFor(async () => (await wb.notifications()).every((t) => !/Load the model now|Loading ChatGLM3/.test(t)),
+      { timeout: 30_000, what: 'the load offer and the load progress to close' })
+      .catch(async (e) => { throw new Error(`${e.message}: ${JSON.stringify(await wb.notifications())}`); });
   }, { wb: current, needs: ['1 fresh install: start server from the palette'] });
 
   const q1 = 'What does a dynamic batcher do?';
   const q2 = 'And why does it help a GPU?';
   await journey('3 chat: streamed answer, follow-up carries the first exchange', async () => {
     chat = await openChat(wb);
+    // A new chat with the model ready: the welcome, with the model's name (looked at in the screenshot).
+    await chat.locator('.empty-state h2', { hasText: 'ChatGLM3-6B' }).waitFor({ timeout: 30_000 });
+    await wb.screenshot(join(resultsDir, 'screenshots', 'chat-empty.png'));
     await ask(chat, q1);
     const a1 = await watchAnswer(chat, 0);
     if (a1.partials.length < 2) throw new Error(`the first answer was not seen growing while streaming (${a1.partials.length} partial renderings)`);
@@ -277,6 +482,21 @@ async function mainWindowJourneys(extensionsDir) {
     for (const q of [q1, q2]) if (!after.some((t) => t.includes(q))) throw new Error(`question "${q}" is missing after the reload`);
   }, { wb: current, needs: ['3 chat: streamed answer, follow-up carries the first exchange'] });
 
+  await journey('4a edit an earlier question: the later turns are replaced', async () => {
+    chat = await openChat(wb);
+    await editEarlierQuestion(wb, chat, cfg, { replaced: q2 });
+  }, { wb: current, needs: ['3 chat: streamed answer, follow-up carries the first exchange'] });
+
+  await journey('4b Continue after the length limit: the same answer grows', async () => {
+    chat = await openChat(wb);
+    await continueAfterLength(wb, chat, cfg, server);
+  }, { wb: current, needs: ['2 load model: progress, then ready'] });
+
+  await journey('4c keys: Ctrl+Alt+J focuses the chat, Ctrl+L starts a new one, ArrowUp recalls', async () => {
+    await chatKeys(wb);
+    chat = await openChat(wb);
+  }, { wb: current, needs: ['4b Continue after the length limit: the same answer grows'] });
+
   await journey('5 explain three selections: comment threads, batched by Triton', async () => {
     const statsBefore = batchStats((await tritonGet(cfg, `/v2/models/${MODEL}/stats`)).body);
     await openFile(wb, SAMPLE);
@@ -300,6 +520,110 @@ async function mainWindowJourneys(extensionsDir) {
     if (!batched.length) throw new Error(`no execution with batch size >= 2 during explain: before ${JSON.stringify(statsBefore)}, after ${JSON.stringify(statsAfter)}`);
     log(`      batch executions (size: count): ${JSON.stringify(statsAfter)}`);
   }, { wb: current, needs: ['2 load model: progress, then ready'] });
+
+  await journey('5a chat history: search, rename, delete with Undo, export; explanations named and apart', async () => {
+    await chatHistory(wb);
+    chat = await openChat(wb);
+  }, { wb: current, needs: ['5 explain three selections: comment threads, batched by Triton', '4b Continue after the length limit: the same answer grows'] });
+  const contextQuestion = 'What does circle_area return?';
+  await journey('5b attach selections and a file, ask: the prompt carries them in the documented layout', async () => {
+    await openFile(wb, SAMPLE);
+    await selectLineRange(wb, 3, 4);
+    // The keybinding (Ctrl+Alt+J here) attaches the selection and opens the chat.
+    await wb.page.keyboard.press('Control+Alt+KeyJ');
+    chat = await wb.frameWith('.composer .attachment-chip[data-kind="selection"]', { what: 'the selection chip in the chat panel' });
+    // The editor's context menu offers the same command (a right-click inside the selection keeps it).
+    await selectLineRange(wb, 6, 7);
+    const inSelection = await lineAt(wb, 6);
+    const menuItem = wb.page.locator('.monaco-menu .action-item .action-label', { hasText: /^Add Selection to Chat$/ }).first();
+    await waitFor(async () => {
+      if (!(await menuItem.isVisible())) await wb.page.mouse.click(inSelection.x, inSelection.y, { button: 'right' });
+      await menuItem.click({ timeout: 5_000 });
+      // The click counts once the menu is gone (one landing while the menu still opens is lost).
+      await menuItem.waitFor({ state: 'hidden', timeout: 2_000 });
+      return true;
+    }, { timeout: 30_000, what: '"Add Selection to Chat" in the editor context menu' });
+    chat = await wb.frameWith('.composer .attachment-chip[data-kind="selection"] + .attachment-chip[data-kind="selection"]', { what: 'the second selection chip' });
+    // Add File…: a quick pick of the workspace's files, without what search.exclude hides.
+    await chat.locator('.composer .attachment-add').click();
+    const picker = wb.page.locator('.quick-input-widget');
+    const input = picker.locator('.quick-input-box input');
+    const rowLabels = () => picker.locator('.quick-input-list .monaco-list-row .label-name').allTextContents();
+    await waitFor(async () => (await rowLabels()).includes(SAMPLE), { timeout: 60_000, what: 'the workspace files in the quick pick' });
+    const offered = await rowLabels();
+    if (offered.some((l) => l.includes('index.js'))) throw new Error(`the quick pick offers node_modules (search.exclude ignored): ${offered.join(', ')}`);
+    await input.fill('notes.md');
+    const row = picker.locator('.quick-input-list .monaco-list-row', { has: wb.page.locator('.label-name', { hasText: /^notes\.md$/ }) }).first();
+    await row.click({ timeout: 15_000 });
+    chat = await wb.frameWith('.composer .attachment-chip[data-kind="file"]', { what: 'the file chip' });
+    const composerChips = () => chipTexts(chat.locator('.composer .attachment-chip'));
+    const before = await composerChips();
+    if (JSON.stringify(before) !== JSON.stringify(['geometry.pycurrent file', 'geometry.py:3-4', 'geometry.py:6-7', 'notes.md'])) throw new Error(`chips above the input: ${JSON.stringify(before)}`);
+    await wb.screenshot(join(resultsDir, 'screenshots', 'chat-attachments-composer.png'));
+
+    const n = await assistantArticles(chat).count();
+    await ask(chat, contextQuestion);
+    await watchAnswer(chat, n);
+    const line = await waitFor(() => promptLogLines(cfg).find((l) => lastUserMessage(l)?.content?.endsWith(contextQuestion)),
+      { timeout: 10_000, what: 'the question in the engine prompt log' });
+    // The documented layout (README "Editor context in chat"): the active file, the two selections, the picked file
+    // (its own ``` fence makes ours four backticks long), each as a header and a fenced block; then the question.
+    const sample = readFileSync(join(workspace, SAMPLE), 'utf8');
+    const notes = readFileSync(join(workspace, NOTES), 'utf8');
+    const expected = [
+      `File: ${SAMPLE}\n\`\`\`python\n${sample}\`\`\``,
+      `File: ${SAMPLE} (lines 3-4)\n\`\`\`python\ndef circle_area(radius):\n    return math.pi * radius ** 2\n\`\`\``,
+      `File: ${SAMPLE} (lines 6-7)\n\`\`\`python\ndef hypotenuse(a, b):\n    return math.sqrt(a * a + b * b)\n\`\`\``,
+      `File: ${NOTES}\n\`\`\`\`markdown\n${notes}\`\`\`\``,
+      contextQuestion,
+    ].join('\n\n');
+    const got = lastUserMessage(line).content;
+    if (got !== expected) {
+      const at = [...expected].findIndex((ch, i) => got[i] !== ch);
+      throw new Error(`the prompt differs from the documented layout at ${at}: ${JSON.stringify(got.slice(Math.max(0, at - 40), at + 80))}`);
+    }
+    // The question shows its chips in the transcript; above the input only the current file stays.
+    const sent = await chipTexts(chat.locator('main.messages article.message.user').last().locator('.attachment-chip'));
+    if (JSON.stringify(sent) !== JSON.stringify(['geometry.py', 'geometry.py:3-4', 'geometry.py:6-7', 'notes.md'])) throw new Error(`chips with the question: ${JSON.stringify(sent)}`);
+    await waitFor(async () => JSON.stringify(await composerChips()) === JSON.stringify(['geometry.pycurrent file']), { what: 'the sent chips to leave the input' });
+    await wb.screenshot(join(resultsDir, 'screenshots', 'chat-attachments.png'));
+    // Switched off, the current file stays off for the next questions.
+    await chat.locator('.composer button.attachment-chip.active-file').click();
+    await waitFor(async () => (await chat.locator('.composer button.attachment-chip.active-file').getAttribute('aria-pressed')) === 'false', { what: 'the current file switched off' });
+  }, { wb: current, needs: ['2 load model: progress, then ready'] });
+
+  await journey('5c over the input budget: told before sending, Cancel keeps the question, Remove sends without it', async () => {
+    const budgetQuestion = 'Which rows repeat?';
+    await chat.locator('.composer .attachment-add').click();
+    const picker = wb.page.locator('.quick-input-widget');
+    await picker.locator('.quick-input-box input').fill('table.py');
+    await picker.locator('.quick-input-list .monaco-list-row', { has: wb.page.locator('.label-name', { hasText: /^table\.py$/ }) }).first().click({ timeout: 60_000 });
+    chat = await wb.frameWith('.composer .attachment-chip[data-kind="file"]', { what: 'the table.py chip' });
+    const requestsBefore = promptLogLines(cfg).length;
+    const dialog = wb.page.locator('.monaco-dialog-box');
+    const answerDialog = async (button) => {
+      await dialog.waitFor({ timeout: 30_000 });
+      const text = (await dialog.textContent()) ?? '';
+      if (!/more than the 6,144 the model accepts\. Nothing has been sent\./.test(text) || !/table\.py: about [\d,]+ tokens/.test(text)) throw new Error(`the budget dialog says: ${text}`);
+      await dialog.locator('.dialog-buttons .monaco-button', { hasText: button }).click();
+      await dialog.waitFor({ state: 'hidden', timeout: 10_000 });
+    };
+    await chat.locator('textarea.input').fill(budgetQuestion);
+    await chat.locator('button[data-action="send"]').click();
+    await wb.screenshot(join(resultsDir, 'screenshots', 'chat-attachments-budget.png')).catch(() => {});
+    await answerDialog(/^Cancel$/);
+    await waitFor(async () => (await chat.locator('textarea.input').inputValue()) === budgetQuestion, { what: 'the question back in the input' });
+    if (promptLogLines(cfg).length !== requestsBefore) throw new Error('a request reached the model although the user cancelled');
+    const n = await assistantArticles(chat).count();
+    await chat.locator('button[data-action="send"]').click();
+    await answerDialog('Remove table.py and Send');
+    await watchAnswer(chat, n);
+    const line = await waitFor(() => promptLogLines(cfg).find((l) => lastUserMessage(l)?.content?.endsWith(budgetQuestion)),
+      { timeout: 10_000, what: 'the question in the engine prompt log' });
+    if (lastUserMessage(line).content !== budgetQuestion) throw new Error(`the question went out with attachments: ${lastUserMessage(line).content.slice(0, 200)}`);
+    const left = await chat.locator('.composer .attachment-chip[data-kind="file"]').count();
+    if (left) throw new Error('the dropped attachment is still above the input');
+  }, { wb: current, needs: ['5b attach selections and a file, ask: the prompt carries them in the documented layout'] });
 
   await journey('6 stop during a long answer: cancelled on the server, partial kept', async () => {
     const cancelledBefore = await cancelledCount(cfg);
@@ -431,21 +755,37 @@ async function openFile(wb, name) {
   await wb.page.locator('.editor-instance .monaco-editor .view-lines').first().waitFor();
 }
 
+/** A point on the text of a (1-based) line of the active editor. */
+async function lineAt(wb, n) {
+  const editor = wb.page.locator('.editor-instance .monaco-editor').first();
+  // Monaco renders lines absolutely positioned; the line-number gutter tells which row is which. (The first of each:
+  // comment threads next to the code hold editors of their own.)
+  const numbers = editor.locator('.margin-view-overlays').first().locator('.line-numbers');
+  const tops = await numbers.evaluateAll((els) => els.map((e) => ({ n: Number(e.textContent), top: e.parentElement.getBoundingClientRect().top })));
+  const row = tops.find((t) => t.n === n);
+  if (!row) throw new Error(`line ${n} is not rendered`);
+  const box = await editor.locator('.view-lines').first().boundingBox();
+  return { x: box.x + 40, y: row.top + 8 };
+}
+
+/** Selects whole (1-based) lines first..last: a click on the first line, Home, then Shift+Down past the last. */
+async function selectLineRange(wb, first, last) {
+  const page = wb.page;
+  const p = await lineAt(wb, first);
+  await page.mouse.click(p.x, p.y);
+  await page.keyboard.press('Home');
+  for (let i = first; i <= last; i += 1) await page.keyboard.press('Shift+ArrowDown');
+  await waitFor(async () => {
+    const text = await page.locator('.statusbar-item[id="status.editor.selection"]').textContent().catch(() => '');
+    return /\(\d+ selected\)/.test(text ?? '') && text;
+  }, { timeout: 10_000, what: `lines ${first}-${last} selected` });
+}
+
 /** Puts one cursor on each (1-based) line with Alt+Click, then selects the lines (multi-cursor, as a user would). */
 async function selectLines(wb, lines) {
   const page = wb.page;
-  const editor = page.locator('.editor-instance .monaco-editor').first();
-  const lineAt = async (n) => {
-    // Monaco renders lines absolutely positioned; the line-number gutter tells which row is which.
-    const numbers = editor.locator('.margin-view-overlays .line-numbers');
-    const tops = await numbers.evaluateAll((els) => els.map((e) => ({ n: Number(e.textContent), top: e.parentElement.getBoundingClientRect().top })));
-    const row = tops.find((t) => t.n === n);
-    if (!row) throw new Error(`line ${n} is not rendered`);
-    const box = await editor.locator('.view-lines').boundingBox();
-    return { x: box.x + 40, y: row.top + 8 };
-  };
   for (const [i, n] of lines.entries()) {
-    const p = await lineAt(n);
+    const p = await lineAt(wb, n);
     if (i > 0) await page.keyboard.down('Alt'); // Alt+Click adds a cursor (editor.multiCursorModifier default)
     await page.mouse.click(p.x, p.y);
     if (i > 0) await page.keyboard.up('Alt');
@@ -464,17 +804,20 @@ async function failureJourneys(extensionsDir) {
   let wb;
   const current = () => wb;
   const failFile = join(cfg.stateDir, 'fail');
+  // A missing prerequisite is "setup needed" (never "server error"): the notice names it with its fix and leads to
+  // the setup checklist; it closes itself once the setup is no longer needed.
   const expectStartFailure = async (re) => {
     await wb.clearNotifications();
     await wb.runCommand(title('startServer'));
-    const text = await wb.waitForNotification(re, { timeout: 60_000 });
-    await wb.waitForStatus(/ChatGLM: server error|ChatGLM: stopped/, { timeout: 30_000 });
+    const text = await wb.waitForNotification(new RegExp(`needs setup.*${re.source}.*Show Setup Checklist`), { timeout: 60_000 });
+    await wb.waitForStatus(/ChatGLM: setup needed/, { timeout: 30_000 });
     if (runningContainers(cfg).length) throw new Error('a container is running after a failed start');
     log(`      message: ${text}`);
   };
   const opened = await journey('8a failure: docker missing', async () => {
     wb = await Workbench.open(server, 'failures');
-    await wb.waitForStatus(/ChatGLM: stopped/);
+    // Docker missing is known from the start: the checks run when the window opens.
+    await wb.waitForStatus(/ChatGLM: setup needed/);
     await expectStartFailure(/Docker was not found.*(Install Docker Engine|path of the docker command)/);
   }, { wb: current });
   // The fix for 8a is to install docker where the setting points: from here on the fake docker is there.
@@ -531,16 +874,195 @@ async function chineseJourney(vsix) {
     await wb.waitForStatus(new RegExp(escape(zh('ChatGLM: stopped'))));
     await wb.runCommand(title('openChat', nlsZh));
     const chat = await wb.frameWith('#root textarea.input', { what: 'the chat panel' });
+    // Send is an icon button: its accessible name and tooltip are what is translated.
     const sendText = await waitFor(async () => {
-      const t = (await chat.locator('button[data-action="send"]').textContent())?.trim();
+      const t = (await chat.locator('button[data-action="send"]').getAttribute('aria-label'))?.trim();
       return t && t !== 'Send' && t;
     }, { timeout: 20_000, what: 'the Send button in Chinese' });
     if (sendText !== zh('Send')) throw new Error(`Send button reads "${sendText}", expected "${zh('Send')}"`);
-    const serverBox = await chat.locator('.server-status').textContent();
-    if (!serverBox?.includes(zh('The Triton server is not running.'))) throw new Error(`server box reads "${serverBox}"`);
+    const tooltip = await chat.locator('button[data-action="send"]').getAttribute('title');
+    if (tooltip !== zh('Send (Enter)')) throw new Error(`Send button's tooltip reads "${tooltip}", expected "${zh('Send (Enter)')}"`);
+    const placeholder = await chat.locator('textarea.input').getAttribute('placeholder');
+    if (placeholder !== zh('Ask ChatGLM3')) throw new Error(`the input's placeholder reads "${placeholder}"`);
+    // Until the model is ready the setup checklist stands where the server notice was.
+    const checklist = chat.locator('section.setup');
+    await waitFor(async () => (await checklist.locator('.setup-title').textContent()) === zh('Set up ChatGLM3'), { timeout: 30_000, what: 'the checklist in Chinese' })
+      .catch(async (e) => { throw new Error(`${e.message}: "${await checklist.textContent()}"`); });
+    const startText = (await checklist.locator('.setup-actions button.primary').textContent())?.trim();
+    if (startText !== zh('Start ChatGLM')) throw new Error(`Start ChatGLM reads "${startText}"`);
+    const summary = (await checklist.locator('.setup-summary').textContent()) ?? '';
+    if (summary !== zh('Everything ChatGLM3 needs is in place.')) throw new Error(`checklist summary reads "${summary}"`);
     await wb.screenshot(join(resultsDir, 'zh-cn-chat-panel.png'));
     await server.stop();
   }, { wb: () => wb });
+}
+
+
+// ------------------------------------------------------------------------------------------------- guided setup
+
+/** The chat view's setup checklist: its rows as the user sees them. */
+async function checklistRows(chat) {
+  return chat.locator('section.setup .setup-item').evaluateAll((els) => Object.fromEntries(els.map((e) => [e.getAttribute('data-check'), {
+    level: e.getAttribute('data-level'), text: (e.textContent ?? '').replace(/\s+/g, ' ').trim(),
+  }])));
+}
+
+async function waitForRow(chat, check, level, { timeout = 60_000 } = {}) {
+  let rows = {};
+  try {
+    return await waitFor(async () => { rows = await checklistRows(chat); return rows[check]?.level === level && rows[check]; },
+      { timeout, what: `the setup checklist's ${check} row to be ${level}` });
+  } catch (e) {
+    throw new Error(`${e.message}; rows: ${JSON.stringify(rows)}`);
+  }
+}
+
+/** Clicks a button of the checklist: a row's fix (by its check) or the one action below the rows. */
+async function clickSetup(chat, fix, check) {
+  const button = check
+    ? chat.locator(`section.setup .setup-item[data-check="${check}"] button[data-fix="${fix}"]`)
+    : chat.locator(`section.setup .setup-actions button[data-fix="${fix}"]`);
+  await button.waitFor({ timeout: 30_000 });
+  await button.click();
+}
+
+/** Opens the extension's walkthrough; its steps as shown (title, checked). */
+async function walkthroughSteps(wb) {
+  if (!(await wb.page.locator('.gettingStartedContainer').isVisible())) await wb.runCommand(title('openWalkthrough'));
+  const steps = wb.page.locator('.gettingStartedContainer .getting-started-step');
+  await waitFor(async () => (await steps.count()) >= 5, { timeout: 30_000, what: 'the walkthrough steps' });
+  return steps.evaluateAll((els) => els.map((e) => ({ title: e.querySelector('.step-title')?.textContent?.trim() ?? '', done: e.getAttribute('aria-checked') === 'true' })));
+}
+
+/**
+ * A first-time user with nothing set up (no docker at the configured path, no weights folder, no serving image):
+ * the checklist names every problem at once, each fix is applied from the checklist as a user would, then the one
+ * action Start ChatGLM takes it to ready. Screenshots at each stage (test-results/e2e/screenshots/setup-*.png).
+ */
+async function setupJourney(extensionsDir) {
+  const dockerLink = join(root, 'setup/bin/docker');
+  // No weights folder (the default, empty) and a docker path where nothing is installed yet.
+  const cfg = await windowConfig('setup', { 'tritonChatglm.dockerPath': dockerLink, 'tritonChatglm.weightsPath': undefined });
+  // An empty image list: no image exists until it is built.
+  const server = await startCodeServer({ name: 'setup', extensionsDir, folder: workspace, remoteSettings: cfg.settings, env: windowEnv(cfg, { FAKE_DOCKER_IMAGES: '' }) });
+  let wb;
+  const shot = (name) => wb.screenshot(join(resultsDir, 'screenshots', name));
+  await journey('10 guided setup: everything missing → each fix from the checklist → Start ChatGLM → ready', async () => {
+    wb = await Workbench.open(server, 'setup');
+    // A missing prerequisite is "setup needed" from the start, not "stopped" and never "server error".
+    await wb.waitForStatus(/ChatGLM: setup needed/, { timeout: 60_000 });
+    // The walkthrough as a new user meets it (VS Code tracks its steps from the moment it first shows one;
+    // the Welcome page does that at start-up, which the test windows turn off): nothing done yet.
+    const walkthrough = await walkthroughSteps(wb);
+    if (walkthrough.length !== 5 || walkthrough.some((x) => x.done)) throw new Error(`walkthrough before the setup: ${JSON.stringify(walkthrough)}`);
+    await shot('setup-walkthrough-start.png');
+    await wb.runCommand('View: Close Editor');
+    const chat = await openChat(wb);
+    const missing = await waitFor(async () => {
+      const rows = await checklistRows(chat);
+      return rows.docker?.level === 'error' && rows.weights?.level === 'error' && rows;
+    }, { timeout: 60_000, what: 'the checklist with Docker and the weights missing' });
+    for (const id of ['daemon', 'nvidia-runtime', 'image']) {
+      if (missing[id]?.level !== 'blocked') throw new Error(`${id} should be "not checked yet" while Docker is missing: ${JSON.stringify(missing[id])}`);
+    }
+    if (!/Docker was not found/.test(missing.docker.text)) throw new Error(`docker row: ${missing.docker.text}`);
+    if (await chat.locator('.server-status').isVisible()) throw new Error('the server notice is shown beside the checklist');
+    if (!(await chat.locator('section.setup .setup-actions button.primary[data-fix="recheck"]').isVisible())) throw new Error('Re-check is not the one action');
+    await wb.runCommand('View: Hide Panel').catch(() => {});
+    await docScreenshot(wb, 'setup-checklist.png');
+
+    // "Open Settings" of the Docker row: the Remote tab (this is a remote window), where the setting exists.
+    await clickSetup(chat, 'openSettings', 'docker');
+    const editor = wb.page.locator('.settings-editor');
+    await editor.waitFor({ timeout: 30_000 });
+    const tab = await waitFor(async () => (await wb.page.locator('.settings-editor .settings-tabs-widget .action-item .action-label.checked').textContent())?.trim(),
+      { timeout: 30_000, what: 'the selected settings tab' });
+    if (!/Remote/.test(tab)) throw new Error(`Open Settings selected the "${tab}" tab`);
+    await waitFor(async () => (await editor.locator('.setting-item-title').allTextContents()).some((t) => /Docker Path/.test(t)),
+      { timeout: 30_000, what: 'the Docker Path setting in the Remote tab' });
+    if (await editor.locator('.no-results-message').isVisible()) throw new Error('"No Settings Found"');
+    await shot('setup-remote-settings.png');
+    await wb.runCommand('View: Close Editor');
+
+    // Install Docker: the checklist links to the instructions (opened by the host: VS Code asks before leaving).
+    await clickSetup(chat, 'installDocker', 'docker');
+    const dialog = wb.page.locator('.monaco-dialog-box');
+    await dialog.waitFor({ timeout: 20_000 });
+    const asked = (await dialog.textContent()) ?? '';
+    if (!asked.includes('docs.docker.com')) throw new Error(`the link dialog does not name docs.docker.com: ${asked}`);
+    await dialog.locator('.monaco-button', { hasText: /^Cancel$/ }).click();
+    // ... and the user installs it where the setting points, then re-checks.
+    mkdirSync(dirname(dockerLink), { recursive: true });
+    symlinkSync(fakeDocker, dockerLink);
+    await clickSetup(chat, 'recheck');
+    await waitForRow(chat, 'docker', 'ok');
+    await waitForRow(chat, 'daemon', 'ok');
+    await waitForRow(chat, 'nvidia-runtime', 'ok');
+    const image = await waitForRow(chat, 'image', 'error');
+    if (!/triton-chatglm:24\.10/.test(image.text)) throw new Error(`image row: ${image.text}`);
+
+    // Choose Weights Folder…: the folder picker of the remote machine; the folder above the checkpoint is enough.
+    await clickSetup(chat, 'chooseWeights', 'weights');
+    const picker = wb.page.locator('.quick-input-widget');
+    const input = picker.locator('.quick-input-box input');
+    await input.waitFor({ state: 'visible', timeout: 20_000 });
+    // The dialog fills in its start folder itself once it has read it: type over it only after that.
+    const target = `${dirname(checkpoint)}/`;
+    const row = picker.locator('.quick-input-list .monaco-list-row', { hasText: basename(checkpoint) }).first();
+    await waitFor(async () => {
+      if ((await input.inputValue()) !== target) await input.fill(target);
+      return (await input.inputValue()) === target && row.isVisible();
+    }, { timeout: 30_000, interval: 500, what: `the folder picker to list ${target}` });
+    await shot('setup-weights-picker.png');
+    await picker.locator('.quick-input-action .monaco-button', { hasText: 'Use as Weights Folder' }).click();
+    await waitForRow(chat, 'weights', 'ok');
+    // Written where it applies: the remote (machine) settings, not the user settings that a remote window ignores.
+    const machine = JSON.parse(readFileSync(join(server.userDataDir, 'Machine/settings.json'), 'utf8'));
+    const user = JSON.parse(readFileSync(join(server.userDataDir, 'User/settings.json'), 'utf8'));
+    if (machine['tritonChatglm.weightsPath'] !== checkpoint) throw new Error(`remote settings have weightsPath ${machine['tritonChatglm.weightsPath']}`);
+    if ('tritonChatglm.weightsPath' in user) throw new Error('weightsPath was written to the user settings');
+
+    // Build Serving Image from the checklist; its row shows the build, then passes.
+    await clickSetup(chat, 'buildImage', 'image');
+    await waitForRow(chat, 'image', 'ok', { timeout: 120_000 });
+    const ready = await waitFor(async () => (await chat.locator('section.setup').getAttribute('data-phase')) === 'ready',
+      { timeout: 60_000, what: 'the checklist to be complete' }).then(() => checklistRows(chat));
+    await wb.waitForStatus(/ChatGLM: stopped/, { timeout: 30_000 });
+    log(`      checklist: ${Object.entries(ready).map(([k, v]) => `${k}=${v.level}`).join(', ')}`);
+    await shot('setup-ready.png');
+
+    // The one action.
+    await clickSetup(chat, 'startChatglm');
+    await wb.waitForStatus(/ChatGLM: starting|ChatGLM: loading|ChatGLM: not loaded/, { timeout: 60_000 });
+    await shot('setup-starting.png');
+    await wb.waitForStatus(/ChatGLM: ready/, { timeout: 300_000 });
+    const modelReady = await tritonGet(cfg, `/v2/models/${MODEL}/ready`);
+    if (modelReady.status !== 200) throw new Error(`model not ready in Triton: ${modelReady.status}`);
+    await waitFor(async () => !(await chat.locator('section.setup').isVisible()), { timeout: 20_000, what: 'the checklist to go once the model is ready' });
+    // Stale notifications close themselves: no progress left over, no "Load the model now?" in the one action.
+    const left = await waitFor(async () => {
+      const n = await wb.notifications();
+      return n.every((t) => !/Starting the ChatGLM3 server|Loading ChatGLM3|needs setup|Building the serving image/.test(t)) && n;
+    }, { timeout: 30_000, what: 'the progress notifications to end' });
+    if (left.some((t) => /Load the model now/.test(t))) throw new Error('Start ChatGLM asked to load the model');
+    log(`      notifications left: ${JSON.stringify(left)}`);
+    await shot('setup-done.png');
+    // The chat works now.
+    await ask(chat, 'Is it working?');
+    const answer = await watchAnswer(chat, 0);
+    if (!answer.text.trim()) throw new Error('no answer after the setup');
+  }, { wb: () => wb });
+
+  await journey('10b walkthrough: every step checked by what the user did', async () => {
+    const states = await waitFor(async () => {
+      const s = await walkthroughSteps(wb);
+      return s.every((x) => x.done) && s;
+    }, { timeout: 30_000, what: 'all five walkthrough steps checked' })
+      .catch(async (e) => { throw new Error(`${e.message}: ${JSON.stringify(await walkthroughSteps(wb))}`); });
+    log(`      walkthrough: ${states.map((x) => `${x.done ? '✓' : '·'} ${x.title}`).join(' | ')}`);
+    await shot('setup-walkthrough.png');
+  }, { wb: () => wb, needs: ['10 guided setup: everything missing → each fix from the checklist → Start ChatGLM → ready'] });
+  await server.stop();
 }
 
 const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -553,7 +1075,7 @@ async function main() {
   log(`run directory ${root}`);
   const only = typeof args.only === 'string' ? args.only : '';
   const want = (...keys) => !only || keys.some((k) => only === k || only.startsWith(k));
-  const ui = want('1', '2', '3', '4', '5', '6', '7', 'main', '8', 'failures', '9', 'zh');
+  const ui = want('1', '2', '3', '4', '5', '6', '7', 'main', '8', 'failures', '9', 'zh', '10', 'setup');
   const desktopSuite = want('extension-host') && process.env.E2E_VSCODE;
   if (ui || !desktopSuite) codeServerBin(); // fails early with the install hint
   let vsix, extensionsDir;
@@ -566,6 +1088,7 @@ async function main() {
   if (want('1', '2', '3', '4', '5', '6', '7', 'main')) await mainWindowJourneys(extensionsDir);
   if (want('8', 'failures')) await failureJourneys(extensionsDir);
   if (want('9', 'zh')) await chineseJourney(vsix);
+  if (want('10', 'setup')) await setupJourney(extensionsDir);
   if (want('extension-host')) {
     const cfg = await windowConfig('exthost');
     const r = await runExtensionHostSuite({ cfg, env: windowEnv(cfg), folder: workspace, dir: join(root, 'exthost') });

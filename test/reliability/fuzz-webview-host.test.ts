@@ -11,13 +11,21 @@ import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { FileConversationStore } from '../../src/core/chat/fileStore';
 import { isProtocolError, parseHostToWebview, parseWebviewToHost } from '../../src/protocol';
-import { createFakeVscode, installVscodeModule, Uri } from '../unit/vscode/support/fakeVscode';
+import { activateExtension, resolveChatView } from '../unit/vscode/support/activate';
+import { createFakeVscode, fakeDocument, installVscodeModule, Position, Selection, Uri } from '../unit/vscode/support/fakeVscode';
 import { startStubTriton, type StubTriton } from '../unit/vscode/support/stubTriton';
 import { SOAK, sleep, waitFor } from './support/server';
 
-const root = join(__dirname, '../..');
-const TYPES = ['ready', 'send', 'stop', 'regenerate', 'editLast', 'newChat', 'selectConversation', 'deleteConversation',
-  'copyCode', 'insertCode', 'openInEditor', 'startServer', 'loadModel', 'openSettings', 'retry'];
+const TYPES = ['ready', 'send', 'stop', 'regenerate', 'editQuestion', 'continueAnswer', 'copyMessage', 'focusChanged',
+  'copyCode', 'insertCode', 'openInEditor', 'startServer', 'loadModel', 'openSettings', 'retry',
+  'removeAttachment', 'toggleActiveFile', 'addFile', 'openAttachment', 'setupAction',
+  // removed from the protocol (the panel's old buttons and history list): near-misses now
+  'editLast', 'newChat', 'selectConversation', 'deleteConversation'];
+/** The setup checklist's clicks; in external mode it offers none of them, so each must be refused (and logged). */
+const SETUP_ACTIONS = ['startChatglm', 'recheck', 'chooseWeights', 'buildImage', 'cancelBuild', 'installDocker', 'startDocker',
+  'dockerPermissions', 'installNvidiaToolkit', 'openSettings', 'showLogs'];
+const SETUP_CHECKS = ['docker', 'daemon', 'nvidia-runtime', 'image', 'weights', 'ports', 'gpu-memory'];
+
 
 let stub: StubTriton;
 let storage: string;
@@ -41,9 +49,12 @@ const hostile = fc.oneof(
     type: fc.oneof(fc.constantFrom(...TYPES, 'runCommand', '__proto__', 'constructor', 'toString', 'SEND', ''), fc.anything()),
     text: fc.oneof(fc.string(), fc.anything(), fc.constant('x'.repeat(40_000)), fc.constant('   ')),
     id: fc.oneof(fc.string(), fc.constant('../../etc/passwd'), fc.constant('a'.repeat(65)), fc.anything()),
-    messageId: fc.oneof(fc.string(), fc.constant('../../etc/passwd'), fc.anything()),
+    messageId: fc.oneof(fc.string(), fc.constant('../../etc/passwd'), fc.constant('a'.repeat(65)), fc.anything()),
     title: fc.anything(), code: fc.anything(), language: fc.oneof(fc.string(), fc.constant('javascript"><script>')),
     command: fc.constant('workbench.action.terminal.new'), extra: fc.anything(),
+    action: fc.oneof(fc.constantFrom(...SETUP_ACTIONS, 'workbench.action.terminal.new', 'https://example.com'), fc.anything()),
+    check: fc.oneof(fc.constantFrom(...SETUP_CHECKS, '../x'), fc.anything()),
+    enabled: fc.anything(), uri: fc.constantFrom('file:///etc/passwd', 'command:workbench.action.terminal.new'),
   }, { requiredKeys: ['type'] }),
 );
 
@@ -57,22 +68,54 @@ const notServerCommand = (m: unknown) => {
   const parsed = parseWebviewToHost(m);
   return isProtocolError(parsed) || !SERVER_COMMANDS.has(parsed.type);
 };
+/**
+ * Message ids: random well-formed ones, or a placeholder that deliver() replaces with a real id of the conversation
+ * the panel shows (from the last state the host posted), so the toolbar's paths run against real messages.
+ */
+const NEW_CHAT = { viewTitle: 'newChat' } as const;
+const REAL_QUESTION = '@question';
+const REAL_ANSWER = '@answer';
+const LAST_ANSWER = '@last-answer';
 const knownId = fc.oneof(fc.stringMatching(/^[A-Za-z0-9_-]{1,64}$/), fc.constant('missing-id'));
+const messageId = fc.oneof(fc.stringMatching(/^[A-Za-z0-9_-]{1,64}$/), fc.constant('missing-id'), fc.constantFrom(REAL_QUESTION, REAL_ANSWER, LAST_ANSWER));
 const valid = fc.oneof(
-  fc.constantFrom(...['ready', 'stop', 'regenerate', 'newChat', 'openSettings'].map((type) => ({ type }))),
+  fc.constantFrom(...['ready', 'stop', 'openSettings'].map((type) => ({ type }))),
   fc.string({ minLength: 1, maxLength: 200 }).filter((s) => s.trim() !== '').map((text) => ({ type: 'send', text })),
-  fc.string({ minLength: 1, maxLength: 50 }).filter((s) => s.trim() !== '').map((text) => ({ type: 'editLast', text })),
-  knownId.map((id) => ({ type: 'selectConversation', id })),
-  knownId.map((id) => ({ type: 'deleteConversation', id })),
+  fc.tuple(messageId, fc.string({ minLength: 1, maxLength: 50 }).filter((s) => s.trim() !== '')).map(([id, text]) => ({ type: 'editQuestion', messageId: id, text })),
+  messageId.map((id) => ({ type: 'regenerate', messageId: id })),
+  messageId.map((id) => ({ type: 'continueAnswer', messageId: id })),
+  messageId.map((id) => ({ type: 'copyMessage', messageId: id })),
+  fc.boolean().map((focused) => ({ type: 'focusChanged', focused })),
+  // Not a message: New Chat from the view's title bar, between the panel's messages.
+  fc.constant(NEW_CHAT),
   knownId.map((messageId) => ({ type: 'retry', messageId })),
   fc.string({ maxLength: 300 }).map((code) => ({ type: 'copyCode', code })),
   fc.string({ maxLength: 300 }).map((code) => ({ type: 'insertCode', code })),
   fc.tuple(fc.string({ maxLength: 300 }), fc.stringMatching(/^[A-Za-z0-9_+#.-]{0,32}$/)).map(([code, language]) => ({ type: 'openInEditor', code, language })),
+  fc.tuple(fc.constantFrom(...SETUP_ACTIONS), fc.option(fc.constantFrom(...SETUP_CHECKS), { nil: undefined }))
+    .map(([action, check]) => ({ type: 'setupAction', action, ...(check ? { check } : {}) })),
+  // attachments: the chips' messages (Add File… opens a quick pick that the fake dismisses)
+  knownId.map((id) => ({ type: 'removeAttachment', id })),
+  knownId.map((id) => ({ type: 'openAttachment', id })),
+  fc.boolean().map((enabled) => ({ type: 'toggleActiveFile', enabled })),
+  fc.constant({ type: 'addFile' }),
 );
 
 function deliver(m: unknown): void {
   // The contract with VS Code: the listener must not throw, whatever arrives.
-  assert.doesNotThrow(() => receive(m), `receive threw for ${safeDescribe(m)}`);
+  const real = withRealIds(m);
+  assert.doesNotThrow(() => receive(real), `receive threw for ${safeDescribe(real)}`);
+}
+
+/** Replaces a placeholder message id by one of the shown conversation (a random one of its kind). */
+function withRealIds(m: unknown): unknown {
+  const id = (m as { messageId?: unknown } | null)?.messageId;
+  if (typeof id !== 'string' || !id.startsWith('@')) return m;
+  const state = [...posted].reverse().find((p) => (p as { type?: string }).type === 'state') as { messages: { id: string; role: string }[] } | undefined;
+  const messages = state?.messages ?? [];
+  const pool = id === LAST_ANSWER ? messages.slice(-1) : messages.filter((x) => x.role === (id === REAL_QUESTION ? 'user' : 'assistant'));
+  const pick = pool[Math.floor(Math.random() * pool.length)];
+  return { ...(m as object), messageId: pick?.id ?? 'missing-id' };
 }
 
 function safeDescribe(m: unknown): string {
@@ -92,29 +135,21 @@ describe('webview protocol, host side, under random messages', { timeout: 600_00
     storage = mkdtempSync(join(tmpdir(), 'reliability-host-'));
     fake = createFakeVscode({ 'tritonChatglm.serverMode': 'external', 'tritonChatglm.externalUrl': stub.url });
     uninstall = installVscodeModule(fake.vscode);
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    ext = require('../../src/vscode/extension') as typeof ext;
-    const memento = new Map<string, unknown>();
-    await ext.activate({
-      subscriptions: [], extensionUri: Uri.file(root), extensionPath: root, globalStorageUri: Uri.file(storage),
-      globalState: { get: (k: string) => memento.get(k), update: async (k: string, v: unknown) => { memento.set(k, v); }, keys: () => [...memento.keys()] },
-    } as never);
-    const provider = fake.rec.viewProviders.get('tritonChatglm.chat')!;
+    ext = await activateExtension(storage);
     const resolve = () => {
-      const view = {
-        webview: {
-          options: {}, cspSource: 'vscode-resource:', html: '', asWebviewUri: (u: Uri) => u,
-          onDidReceiveMessage: (l: (m: unknown) => void) => { receive = l; return { dispose() {} }; },
-          postMessage: async (m: unknown) => { posted.push(m); return true; },
-        },
-        onDidDispose: () => ({ dispose() {} }),
-      };
-      provider.resolveWebviewView(view);
-      return view.webview.html;
+      const view = resolveChatView(fake, posted);
+      receive = view.receive;
+      return view.html;
     };
     html1 = resolve();
     html2 = resolve(); // the panel re-created (hidden and shown again): a new page, a new nonce
     await waitFor('the model state adopted from the stub', () => fake.rec.context.get('tritonChatglm.modelState') === 'ready', 20_000);
+    // An editor with a selection attached: questions go out with the active file and the selection (the chips'
+    // messages below then act on real attachments).
+    fake.setActiveEditor({ document: fakeDocument(Uri.file('/w/geometry.py'), 'import math\n\ndef area(r):\n    return math.pi * r * r\n', 'python'),
+      selections: [new Selection(new Position(2, 0), new Position(4, 0))] });
+    await fake.vscode.commands.executeCommand('tritonChatglm.addSelectionToChat');
+    posted.length = 0;
   });
   after(async () => {
     await ext?.deactivate();
@@ -148,7 +183,7 @@ describe('webview protocol, host side, under random messages', { timeout: 600_00
   // when runAnswer rejects (its startAnswer throws ANSWER_IN_PROGRESS because the first send's answer started
   // in between), handle() catches `p`, but the promise made by `.finally()` rejects with nobody listening.
   test('BUG chatController.answer: two quick sends in one conversation leave no unhandled rejection', async () => {
-    deliver({ type: 'newChat' });
+    await fake.vscode.commands.executeCommand('tritonChatglm.newChat');
     await sleep(20);
     posted.length = 0;
     deliver({ type: 'send', text: 'first quick question' });
@@ -165,7 +200,8 @@ describe('webview protocol, host side, under random messages', { timeout: 600_00
     let delivered = 0;
     await fc.assert(fc.asyncProperty(fc.array(fc.oneof({ weight: 3, arbitrary: valid }, { weight: 1, arbitrary: hostile.filter(notServerCommand) }), { minLength: 1, maxLength: 25 }), async (messages) => {
       for (const m of messages) {
-        deliver(m);
+        if (m === NEW_CHAT) await fake.vscode.commands.executeCommand('tritonChatglm.newChat');
+        else deliver(m);
         delivered += 1;
         if (Math.random() < 0.3) await sleep(2); // let some answers stream between messages
       }
@@ -182,7 +218,7 @@ describe('webview protocol, host side, under random messages', { timeout: 600_00
 
     // Still working: a plain question gets its answer, and the store on disk loads cleanly.
     posted.length = 0;
-    deliver({ type: 'newChat' });
+    await fake.vscode.commands.executeCommand('tritonChatglm.newChat');
     deliver({ type: 'send', text: 'still alive?' });
     const done = await waitFor('messageDone after the fuzz', () => posted.find((m) => (m as { type?: string }).type === 'messageDone') as { status: string } | undefined);
     assert.equal(done.status, 'complete');

@@ -65,7 +65,9 @@ let harness: Harness;
 before(async () => { harness = await startHarness(); });
 after(async () => { await harness?.close(); });
 
-const ALLOWED_PATHS = new Set(['/panel.html', '/dist/webview.js', '/media/chat/chat.css', '/theme.css', '/favicon.ico']);
+const ALLOWED_PATHS = new Set(['/panel.html', '/dist/webview.js', '/dist/webview.css', '/media/chat/chat.css', '/media/icons/chatglm.svg', '/theme.css', '/favicon.ico']);
+/** The panel's own files: the above and the codicon font its bundled stylesheet names (dist/codicon-<hash>.ttf). */
+const isPanelFile = (path: string) => ALLOWED_PATHS.has(path) || /^\/dist\/codicon-[A-Z0-9]+\.ttf$/.test(path);
 
 async function inspectPanel(panel: Panel) {
   await panel.nextFrames(3);
@@ -87,7 +89,7 @@ async function inspectPanel(panel: Panel) {
       active: active.map((e) => e.tagName),
       attrs,
       hrefs: within('[href]').map((a) => a.getAttribute('href') ?? ''),
-      headExtras: Array.from(document.head.querySelectorAll('link, style, base, meta[http-equiv="refresh"]')).map((e) => e.outerHTML).filter((h) => !/theme\.css|chat\.css|Content-Security-Policy/.test(h)),
+      headExtras: Array.from(document.head.querySelectorAll('link, style, base, meta[http-equiv="refresh"]')).map((e) => e.outerHTML).filter((h) => !/theme\.css|chat\.css|webview\.css|Content-Security-Policy/.test(h)),
       bodyLength: articles.reduce((n, a) => n + (a.textContent?.length ?? 0), 0),
     };
   });
@@ -126,7 +128,7 @@ describe('XSS corpus in model output', { timeout: 300_000 }, () => {
       // Clicking every link runs nothing.
       for (const a of await panel.page.locator('#root a').all()) await a.click({ modifiers: [], timeout: 2_000 }).catch(() => undefined);
       assert.equal(await panel.page.evaluate(() => (window as unknown as { __pwned?: unknown }).__pwned), undefined, 'clicking links runs nothing');
-      const remote = harness.requests.filter((u) => !u.startsWith(harness.origin) || !ALLOWED_PATHS.has(new URL(u).pathname));
+      const remote = harness.requests.filter((u) => !u.startsWith(harness.origin) || !isPanelFile(new URL(u).pathname));
       assert.deepEqual(remote, [], 'no request left the page (images, styles, frames, fonts)');
       if (csp) assert.deepEqual(await panel.cspViolations(), [], 'the sanitiser left nothing for the CSP to block');
       assert.deepEqual(panel.errors, [], 'no page errors');

@@ -60,9 +60,11 @@ describe('chat webview', () => {
     assert.equal(await body.locator('.code-block').getAttribute('data-lang'), 'python');
     assert.ok(!(await body.textContent())?.includes('NOPE'));
     assert.equal(await page.getAttribute('article[data-id="a2"]', 'aria-busy'), 'false');
-    const meta = await page.textContent('article[data-id="a2"] .message-meta');
-    assert.match(meta ?? '', /2 earlier messages were left out/);
-    assert.match(meta ?? '', /20 prompt tokens, 60 answer tokens/);
+    // the figures are a tooltip on the answer's toolbar, not text under every answer
+    const usage = await page.getAttribute('article[data-id="a2"] .message-toolbar .message-usage', 'title');
+    assert.match(usage ?? '', /20 prompt tokens, 60 answer tokens/);
+    assert.match(usage ?? '', /2 earlier messages were left out/);
+    assert.doesNotMatch(await page.textContent('article[data-id="a2"]') ?? '', /prompt tokens|left out/);
     // the earlier message was never re-rendered
     assert.equal(await page.evaluate(() => (document.querySelector('article[data-id="a1"]') as HTMLElement & { __mark?: boolean }).__mark), true);
     // a state echoing the same messages keeps every node
@@ -145,7 +147,7 @@ describe('chat webview', () => {
     await page.waitForFunction(() => (sessionStorage.getItem('vscodeState') ?? '').includes('unsent draft'));
     await page.reload();
     await page.waitForSelector('article[data-id="a1"]');
-    assert.equal(await page.textContent('article[data-id="u1"] .message-body'), 'persist me');
+    assert.equal((await page.textContent('article[data-id="u1"] .message-body'))?.trim(), 'persist me');
     assert.match(await page.textContent('article[data-id="a1"] .message-body') ?? '', /streamed so far/);
     assert.equal(await page.textContent('article[data-id="a1"] .message-role'), '助手');
     assert.equal(await page.inputValue('textarea'), 'unsent draft');
@@ -179,7 +181,7 @@ describe('chat webview', () => {
     await closePanel(panel);
   });
 
-  it('marks partial answers (stopped, failed, interrupted); edit-last and regenerate post their messages', async () => {
+  it('marks partial answers (stopped, failed, interrupted); any answer can be regenerated, any question edited in place', async () => {
     const panel = await openPanel();
     const { page } = panel;
     await panel.send(stateMsg([
@@ -191,43 +193,53 @@ describe('chat webview', () => {
     assert.match(await page.textContent('article[data-id="a2"] .message-marker') ?? '', /Failed — partial answer: connection reset/);
     assert.match(await page.textContent('article[data-id="a3"] .message-marker') ?? '', /Interrupted/);
     await panel.clearPosted();
-    await page.click('button[data-action="regenerate"]');
-    await page.click('button[data-action="editLast"]');
-    assert.equal(await page.inputValue('textarea'), 'last question');
-    assert.equal(await page.textContent('button[data-action="send"]'), 'Send Edited');
+    await page.hover('article[data-id="a1"]');
+    await page.click('article[data-id="a1"] button[data-action="regenerate"]');
+    await page.hover('article[data-id="u2"]');
+    await page.click('article[data-id="u2"] button[data-action="editQuestion"]');
+    // the question turns into an input holding its text; what sending would replace is dimmed
+    const editor = page.locator('article[data-id="u2"] .question-editor textarea');
+    assert.equal(await editor.inputValue(), 'q2');
+    assert.equal(await page.evaluate(() => document.activeElement?.classList.contains('question-edit-input')), true);
+    assert.deepEqual(await page.locator('article.superseded').evaluateAll((els) => els.map((e) => e.getAttribute('data-id'))), ['a2', 'u3', 'a3']);
     await page.keyboard.type(' (edited)');
     await page.keyboard.press('Enter');
-    assert.deepEqual(await panel.posted(), [{ type: 'regenerate' }, { type: 'editLast', text: 'last question (edited)' }]);
-    // Escape cancels an edit when nothing is streaming
-    await page.click('button[data-action="editLast"]');
+    assert.deepEqual(await panel.posted(), [{ type: 'regenerate', messageId: 'a1' }, { type: 'editQuestion', messageId: 'u2', text: 'q2 (edited)' }]);
+    assert.equal(await page.locator('.question-editor').count(), 0, 'the editor closes when sent');
+    assert.equal(await page.locator('article.superseded').count(), 0);
+    assert.equal(await page.evaluate(() => document.activeElement?.classList.contains('input')), true, 'the focus goes back to the input');
+    // Escape cancels an edit and leaves the question as it was; so does Cancel
+    await page.click('article[data-id="u3"] button[data-action="editQuestion"]', { force: true });
+    await page.keyboard.type(' changed');
     await page.keyboard.press('Escape');
-    assert.equal(await page.inputValue('textarea'), '');
-    assert.equal(await page.textContent('button[data-action="send"]'), 'Send');
+    assert.equal(await page.locator('.question-editor').count(), 0);
+    assert.equal((await page.textContent('article[data-id="u3"] .message-body'))?.trim(), 'last question');
+    await page.click('article[data-id="u1"] button[data-action="editQuestion"]', { force: true });
+    await page.click('.question-editor button[data-action="cancelEdit"]');
+    assert.equal(await page.locator('.question-editor').count(), 0);
+    assert.equal((await panel.posted()).length, 2, 'nothing more was posted');
     await closePanel(panel);
   });
 
-  it('conversation list: new chat, select and delete post their messages; l10n relabels the panel', async () => {
+  it('the panel has no buttons of its own above the messages; l10n relabels it; malformed host messages are ignored', async () => {
     const panel = await openPanel();
     const { page } = panel;
-    await panel.send(stateMsg([], { conversations: [
-      { id: 'c2', title: 'Second', createdAt: 1, updatedAt: 3, messageCount: 2 },
-      { id: 'c1', title: '', createdAt: 1, updatedAt: 2, messageCount: 0 },
-    ] }));
-    await panel.clearPosted();
-    await page.click('button[data-action="toggleHistory"]');
-    assert.equal(await page.getAttribute('button[data-action="toggleHistory"]', 'aria-expanded'), 'true');
-    assert.deepEqual(await page.locator('.history-select').allTextContents(), ['Second', 'New conversation']);
-    await page.click('.history-select[data-id="c2"]');
-    await page.click('.history-delete[data-id="c1"]');
-    await page.click('button[data-action="newChat"]');
-    assert.deepEqual(await panel.posted(), [{ type: 'selectConversation', id: 'c2' }, { type: 'deleteConversation', id: 'c1' }, { type: 'newChat' }]);
-    await panel.send({ type: 'l10n', strings: { newChat: '新建对话', send: '发送' } });
-    assert.equal(await page.textContent('button[data-action="newChat"]'), '新建对话');
-    assert.equal(await page.textContent('button[data-action="send"]'), '发送');
+    await panel.send(stateMsg([user('u1', 'q'), assistant('a1', 'a')]));
+    // New Chat and the history are the view's title actions (package.json), not text buttons in the panel
+    for (const gone of ['newChat', 'toggleHistory', 'selectConversation', 'deleteConversation', 'editLast', 'cancelEdit']) {
+      assert.equal(await page.locator(`[data-action="${gone}"]`).count(), 0, gone);
+    }
+    assert.equal(await page.locator('header.toolbar, nav.history, .history-list').count(), 0);
+    await panel.send({ type: 'l10n', strings: { send: '发送', sendTooltip: '发送（Enter）', inputPlaceholder: '向 ChatGLM3 提问', regenerate: '重新生成' } });
+    assert.equal(await page.getAttribute('button[data-action="send"]', 'aria-label'), '发送');
+    assert.equal(await page.getAttribute('button[data-action="send"]', 'title'), '发送（Enter）');
+    assert.equal(await page.getAttribute('textarea.input', 'placeholder'), '向 ChatGLM3 提问');
+    assert.equal(await page.getAttribute('article[data-id="a1"] button[data-action="regenerate"]', 'aria-label'), '重新生成');
     // malformed host messages are ignored
     await panel.send({ type: 'state', messages: 'nope' });
     await panel.send({ type: 'evil', html: '<img src=x>' });
-    assert.equal(await page.locator('.history-select').count(), 2);
+    await panel.send({ ...(stateMsg([]) as Record<string, unknown>), conversations: [] });
+    assert.equal(await page.locator('main.messages article').count(), 2);
     await closePanel(panel);
   });
 

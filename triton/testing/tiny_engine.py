@@ -17,6 +17,9 @@ decoded prompt and the messages it contained; TINY_ENGINE_STEP_DELAY_MS=<ms> mak
 or decode step) last at least that long: a paced stand-in for a GPU step; TINY_ENGINE_SEED=<int> changes the weights; TINY_ENGINE_STOP_AFTER=<n>
 makes every row emit <|user|> after n answer tokens (finish_reason "stop"); TINY_ENGINE_FAIL_MARKER=<text> makes a
 decode step fail once a row whose prompt contains <text> has 3 tokens (the engine-failure path);
+TINY_ENGINE_SCRIPTS=<json file> holds [{"match": <text>, "answer": <markdown>}]: a row whose last user message
+contains a match answers with that text, forced token by token (byte tokens, so a CJK character spans three) and
+then stops, for pictures that show a readable answer; the file is read at each admission, so a run may change it;
 TINY_ENGINE_THREADS=<n> torch threads (default 1).
 """
 from __future__ import annotations
@@ -25,7 +28,7 @@ import json
 import os
 import threading
 import time
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import torch
 
@@ -121,13 +124,18 @@ SHAPES = torch.stack([torch.zeros(VOCAB_SIZE, dtype=torch.float64).masked_fill_(
 SHAPES[START_CHARACTER, BYTE_OFFSET + 0xE4:BYTE_OFFSET + 0xEA] += CJK_BONUS
 
 
+def _forced_shape(token: int) -> torch.Tensor:
+    return torch.full((VOCAB_SIZE,), MASKED, dtype=torch.float64).index_fill_(0, torch.tensor([token]), 0.0)
+
+
 class _SlotShape:
     """Per-slot state of the output shaping: tokens produced so far and UTF-8 continuation bytes still owed."""
 
-    def __init__(self, fails: bool):
+    def __init__(self, fails: bool, script: Optional[List[int]] = None):
         self.produced = 0
         self.pending = 0
         self.fails = fails
+        self.script = script
 
     def took(self, token: int) -> None:
         self.produced += 1
@@ -153,7 +161,7 @@ class TinyEngine(NativeEngine):
         for c in chunks:
             if c.start == 0:
                 text = self._log_prompt(c.prompt)
-                self._shapes[c.slot] = _SlotShape(bool(marker) and marker in text)
+                self._shapes[c.slot] = _SlotShape(bool(marker) and marker in text, self._scripted_answer(c.prompt))
         logits = super().prefill(chunks)
         self._pace(started)
         return self._shape([c.slot for c in chunks], logits)
@@ -179,16 +187,34 @@ class TinyEngine(NativeEngine):
     def _shape(self, slots: Sequence[int], logits: torch.Tensor) -> torch.Tensor:
         """Adds each row's mask (one of SHAPES, by the row's state) to its logits."""
         stop_after = int(os.environ.get("TINY_ENGINE_STOP_AFTER", "0") or 0)
-        states = []
+        masks = []
         for slot in slots:
             shape = self._shapes[slot]
             if shape.produced == 0:
-                states.append(METADATA_LINE)  # the (empty) metadata line ChatGLM3 starts every answer with
+                masks.append(SHAPES[METADATA_LINE])  # the (empty) metadata line ChatGLM3 starts every answer with
+            elif shape.script is not None:
+                index = shape.produced - 1
+                masks.append(_forced_shape(shape.script[index]) if index < len(shape.script) else SHAPES[STOP])
             elif stop_after and shape.produced - 1 >= stop_after:
-                states.append(STOP)
+                masks.append(SHAPES[STOP])
             else:
-                states.append(CONTINUE_CHARACTER if shape.pending else START_CHARACTER)
-        return logits + SHAPES.index_select(0, torch.tensor(states, dtype=torch.long)).to(logits.dtype)
+                masks.append(SHAPES[CONTINUE_CHARACTER if shape.pending else START_CHARACTER])
+        return logits + torch.stack(masks).to(logits.dtype)
+
+    def _scripted_answer(self, prompt: Sequence[int]) -> Optional[List[int]]:
+        """The tokens of the first TINY_ENGINE_SCRIPTS answer whose match the row's last user message contains."""
+        path = os.environ.get("TINY_ENGINE_SCRIPTS")
+        if not path or not os.path.exists(path):
+            return None
+        users = [m["content"] for m in _split_messages(self.tokenizer, prompt) if m["role"] == "user"]
+        if not users:
+            return None
+        with open(path, encoding="utf-8") as f:
+            scripts = json.load(f)
+        for script in scripts:
+            if script["match"] in users[-1]:
+                return self.tokenizer.encode(script["answer"])
+        return None
 
     @staticmethod
     def _pace(started: float) -> None:

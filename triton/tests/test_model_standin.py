@@ -192,6 +192,18 @@ def test_stop_token_ends_row_with_stop(monkeypatch, model):
     assert outs[0].completion_tokens == 6  # the metadata newline + 5 answer tokens; the stop id is not counted
 
 
+def test_scripted_answer_is_streamed_token_by_token_beside_a_random_row(tmp_path, monkeypatch, model):
+    answer = "## Reading a file\n\n```python\nprint(open('a.txt').read())\n```\n\n这段代码读取文件。"
+    scripts = tmp_path / "scripts.json"
+    scripts.write_text(json.dumps([{"match": "read a file", "answer": answer}]), encoding="utf-8")
+    monkeypatch.setenv("TINY_ENGINE_SCRIPTS", str(scripts))
+    outs = run(model, [make_request("How do I read a file?", max_new_tokens=400), make_request("other", max_new_tokens=8)])
+    assert outs[0].text == answer and outs[0].history[-1]["content"] == answer  # the metadata line is not shown
+    assert outs[0].finish_reason == "stop" and len(outs[0].deltas) > 5  # streamed, not one delta
+    assert outs[0].completion_tokens == 1 + len(answer.encode("utf-8"))  # metadata newline + one token per byte
+    assert outs[1].finish_reason == "length" and answer not in outs[1].text
+
+
 def test_non_decoupled_returns_one_full_response_per_request_in_order(scheduler):
     m = load_model(decoupled=False, scheduler=scheduler)
     try:

@@ -4,10 +4,11 @@
 import { DEFAULT_MODEL_SETTINGS, MODEL_NAME } from '../repository';
 import type { ExtensionSettings } from '../settings/settingsSchema';
 import { chatOnce, isTritonError, streamChat, TritonError, type ChatFinalEvent, type TritonClient } from '../triton';
+import type { RequestRefusal } from './continuation';
 import type { ConversationService } from './conversationService';
 import type { StoredMessage } from './conversation';
 import type { ChatRequest } from './messages';
-import type { BuildRequestError } from './requestBuilder';
+import type { BuildRequestOptions, BuildRequestResult } from './requestBuilder';
 
 export interface AnswerCall {
   streaming: boolean;
@@ -74,8 +75,8 @@ export interface AnswerRunnerDeps {
   checkServer(): void;
   /** What a failed answer says, in the person's language, and the code to log it under. */
   describeFailure(error: unknown): { code: string; text: string };
-  /** What an answer says when its question could not be sent (too long, none). */
-  describeRefusal(refusal: BuildRequestError): string;
+  /** What an answer says when its question could not be sent (too long, none) or it could not be continued. */
+  describeRefusal(refusal: RequestRefusal): string;
   log: { error(message: string, error?: unknown): void };
   /** An answer started or ended in this conversation. */
   onBusyChanged(conversationId: string): void;
@@ -84,6 +85,13 @@ export interface AnswerRunnerDeps {
   onSettled(conversationId: string, message: StoredMessage): void;
   /** After onSettled of a failed answer: the code of its failure (e.g. `connection-lost`, which can be retried). */
   onFailed?(conversationId: string, messageId: string, code: string): void;
+}
+
+/** How an answer begins: a new one for the last question, or the last answer reopened to be continued. */
+interface AnswerStart {
+  /** The message the answer streams into (already `streaming`). */
+  start(): StoredMessage;
+  build(options: BuildRequestOptions): BuildRequestResult | RequestRefusal;
 }
 
 export class AnswerRunner {
@@ -109,7 +117,21 @@ export class AnswerRunner {
 
   /** Answers the last question of the conversation; aborting `outer` stops it too. */
   answer(conversationId: string, outer?: AbortSignal, onDelta?: (text: string) => void): Promise<AnswerOutcome> {
-    const p = this.run(conversationId, outer, onDelta);
+    return this.keep(this.run(conversationId, {
+      start: () => this.deps.service.startAnswer(conversationId),
+      build: (options) => this.deps.service.buildRequest(conversationId, options),
+    }, outer, onDelta));
+  }
+
+  /** Continues the conversation's last answer, cut at the length limit: the new text is appended to it. */
+  continue(conversationId: string, answerId: string): Promise<AnswerOutcome> {
+    return this.keep(this.run(conversationId, {
+      start: () => this.deps.service.startContinuation(conversationId, answerId),
+      build: (options) => this.deps.service.buildContinueRequest(conversationId, answerId, options),
+    }, undefined, undefined));
+  }
+
+  private keep(p: Promise<AnswerOutcome>): Promise<AnswerOutcome> {
     this.running.add(p);
     // Settle handler on both paths: the caller handles the rejection, this bookkeeping must not re-raise it.
     const forget = () => { this.running.delete(p); };
@@ -117,11 +139,11 @@ export class AnswerRunner {
     return p;
   }
 
-  private async run(conversationId: string, outer: AbortSignal | undefined, onDelta: ((text: string) => void) | undefined): Promise<AnswerOutcome> {
+  private async run(conversationId: string, how: AnswerStart, outer: AbortSignal | undefined, onDelta: ((text: string) => void) | undefined): Promise<AnswerOutcome> {
     const { service } = this.deps;
     const client = this.deps.client();
     const settings = this.deps.settings();
-    const message = service.startAnswer(conversationId);
+    const message = how.start();
     const ctrl = new AbortController();
     const onOuter = () => ctrl.abort();
     outer?.addEventListener('abort', onOuter, { once: true });
@@ -138,7 +160,7 @@ export class AnswerRunner {
     const settle = async (done: Promise<StoredMessage>) => this.deps.onSettled(conversationId, await done);
     try {
       if (!client) throw new TritonError('server-not-running', 'Not connected to a Triton server.', { operation: 'generate-stream', model: MODEL_NAME });
-      const built = service.buildRequest(conversationId, {
+      const built = how.build({
         historyLen: settings.historyTurns,
         maxInputTokens: DEFAULT_MODEL_SETTINGS.maxInputTokens,
         temperature: settings.temperature,

@@ -1,5 +1,6 @@
 // The stored conversation model: ChatGLM3 history messages plus what the UI needs (ids, status, usage).
 import { z } from 'zod';
+import { attachmentSchema, type Attachment } from './attachments';
 import type { ChatMessage, ChatRole, FinishReason } from './messages';
 
 /**
@@ -22,12 +23,19 @@ export interface StoredMessage {
   completionTokens?: number;
   /** Older messages left out of this answer's input (client-side trimming + the model's own trimming). */
   historyTrimmed?: number;
+  /** User messages only: the editor context sent with the question (absent in files written before attachments). */
+  attachments?: Attachment[];
 }
+
+/** A conversation typed in the chat panel, or one Explain Selection started (named after its file and lines). */
+export type ConversationKind = 'chat' | 'explain';
 
 export interface Conversation {
   id: string;
-  /** From the first question (whitespace collapsed, shortened); empty until there is one, or as renamed. */
+  /** From the first question (whitespace collapsed, shortened); empty until there is one, or as renamed or given. */
   title: string;
+  /** Absent means `chat` (and is how chats are stored, so files of earlier versions read the same). */
+  kind?: ConversationKind;
   createdAt: number;
   updatedAt: number;
   systemPrompt?: string;
@@ -40,6 +48,7 @@ export interface ConversationSummary {
   createdAt: number;
   updatedAt: number;
   messageCount: number;
+  kind: ConversationKind;
 }
 
 export const TITLE_MAX_CHARS = 60;
@@ -53,7 +62,12 @@ export function titleFrom(text: string): string {
 }
 
 export function summarize(c: Conversation): ConversationSummary {
-  return { id: c.id, title: c.title, createdAt: c.createdAt, updatedAt: c.updatedAt, messageCount: c.messages.length };
+  return { id: c.id, title: c.title, createdAt: c.createdAt, updatedAt: c.updatedAt, messageCount: c.messages.length, kind: c.kind ?? 'chat' };
+}
+
+/** Whether an answer may be continued: it ended at the length limit (Continue appends to it, see continuation.ts). */
+export function canContinue(m: Pick<StoredMessage, 'role' | 'status' | 'finishReason'>): boolean {
+  return m.role === 'assistant' && m.status === 'complete' && m.finishReason === 'length';
 }
 
 export function newId(): string {
@@ -75,6 +89,7 @@ export const storedMessageSchema = z.object({
   promptTokens: count.optional(),
   completionTokens: count.optional(),
   historyTrimmed: count.optional(),
+  attachments: z.array(attachmentSchema).optional(),
 });
 
 export const conversationSchema = z.object({
@@ -82,6 +97,7 @@ export const conversationSchema = z.object({
   title: z.string(),
   createdAt: finite,
   updatedAt: finite,
+  kind: z.enum(['chat', 'explain']).optional(),
   systemPrompt: z.string().optional(),
   messages: z.array(storedMessageSchema),
 });

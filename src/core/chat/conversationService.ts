@@ -1,11 +1,15 @@
 // Conversation operations for the chat panel and the CLI. State lives in memory; saving is throttled while an
 // answer streams, but every user message is flushed to the store before the caller may send the request.
+import { buildContinuationRequest, type ContinuationRefusal } from './continuation';
+import type { Attachment } from './attachments';
 import {
+  canContinue,
   newId as defaultNewId,
   markInterrupted,
   summarize,
   titleFrom,
   type Conversation,
+  type ConversationKind,
   type ConversationSummary,
   type StoredMessage,
 } from './conversation';
@@ -20,6 +24,7 @@ export type ChatErrorCode =
   | 'answer-in-progress'
   | 'nothing-to-regenerate'
   | 'nothing-to-edit'
+  | 'nothing-to-continue'
   | 'not-streaming';
 
 /** Errors carry a code for the UI to localize and an English message for logs and the CLI. */
@@ -55,6 +60,8 @@ export class ConversationService {
   private readonly pendingTrim = new Map<string, number>();
   /** Deleted while an answer was streaming: the stream may still deliver and end into it (never saved). */
   private readonly detached = new Map<string, Conversation>();
+  /** Answers being continued (by conversation): the answer tokens counted before the continuation began. */
+  private readonly continuing = new Map<string, { messageId: string; completionTokens: number }>();
   private timer: ReturnType<typeof setTimeout> | undefined;
   private dirty = false;
   private saving: Promise<void> = Promise.resolve();
@@ -76,9 +83,9 @@ export class ConversationService {
     return result.problems;
   }
 
-  /** Newest first. */
+  /** Newest first; a conversation nobody wrote in yet is not listed (nor saved, see flush). */
   list(): ConversationSummary[] {
-    return [...this.conversations.values()].sort((a, b) => b.updatedAt - a.updatedAt).map(summarize);
+    return [...this.conversations.values()].filter((c) => c.messages.length > 0).sort((a, b) => b.updatedAt - a.updatedAt).map(summarize);
   }
 
   /** A deep copy, safe to hand to the webview or keep. */
@@ -87,32 +94,38 @@ export class ConversationService {
     return c ? structuredClone(c) : undefined;
   }
 
-  create(options: { systemPrompt?: string } = {}): Conversation {
+  /** A title given here (Explain's "Explain a.py:3–9") is kept; otherwise the first question names it. */
+  create(options: { systemPrompt?: string; kind?: ConversationKind; title?: string } = {}): Conversation {
     const t = this.now();
-    const c: Conversation = { id: this.makeId(), title: '', createdAt: t, updatedAt: t, messages: [] };
+    const c: Conversation = { id: this.makeId(), title: options.title ? titleFrom(options.title) : '', createdAt: t, updatedAt: t, messages: [] };
+    if (options.kind === 'explain') c.kind = 'explain';
     if (options.systemPrompt) c.systemPrompt = options.systemPrompt;
     this.conversations.set(c.id, c);
     this.changed(c.id, false);
     return structuredClone(c);
   }
 
-  /** Adds the question and writes it to the store before returning: it survives whatever happens to the request. */
-  async appendUserMessage(conversationId: string, text: string): Promise<StoredMessage> {
+  /**
+   * Adds the question (with the editor context attached to it, if any) and writes it to the store before returning:
+   * it survives whatever happens to the request.
+   */
+  async appendUserMessage(conversationId: string, text: string, attachments: readonly Attachment[] = []): Promise<StoredMessage> {
     const c = this.must(conversationId);
     if (text.trim() === '') throw new ChatError('empty-text', 'The message is empty.');
-    if (this.streamingOf(c)) throw new ChatError('answer-in-progress', 'An answer is still being generated in this conversation.');
+    this.refuseWhileAnswering(c);
     const m: StoredMessage = { id: this.makeId(), role: 'user', content: text, status: 'complete', createdAt: this.now() };
+    if (attachments.length) m.attachments = structuredClone([...attachments]);
     c.messages.push(m);
     if (!c.title) c.title = titleFrom(text);
     this.touch(c);
     await this.flush();
-    return { ...m };
+    return structuredClone(m);
   }
 
   /** Adds an empty `streaming` assistant message answering the last question. */
   startAnswer(conversationId: string): StoredMessage {
     const c = this.must(conversationId);
-    if (this.streamingOf(c)) throw new ChatError('answer-in-progress', 'An answer is still being generated in this conversation.');
+    this.refuseWhileAnswering(c);
     const last = c.messages.at(-1);
     if (!last || last.role !== 'user') throw new ChatError('nothing-to-regenerate', 'There is no question to answer.');
     const m: StoredMessage = { id: this.makeId(), role: 'assistant', content: '', status: 'streaming', createdAt: this.now() };
@@ -135,7 +148,10 @@ export class ConversationService {
     m.status = 'complete';
     m.finishReason = final.finishReason;
     m.promptTokens = final.promptTokens;
-    m.completionTokens = final.completionTokens;
+    // A continued answer counts the tokens of all its parts.
+    const continued = this.continuing.get(conversationId);
+    m.completionTokens = final.completionTokens + (continued?.messageId === messageId ? continued.completionTokens : 0);
+    this.continuing.delete(conversationId);
     const trimmed = (this.pendingTrim.get(conversationId) ?? 0) + final.historyTrimmed;
     this.pendingTrim.delete(conversationId);
     if (trimmed > 0) m.historyTrimmed = trimmed;
@@ -158,10 +174,26 @@ export class ConversationService {
   /** Drops the last answer (whatever its status) so the last question can be answered again with startAnswer(). */
   async regenerate(conversationId: string): Promise<StoredMessage> {
     const c = this.must(conversationId);
-    if (this.streamingOf(c)) throw new ChatError('answer-in-progress', 'An answer is still being generated in this conversation.');
-    if (c.messages.at(-1)?.role === 'assistant') c.messages.pop();
-    const question = c.messages.at(-1);
-    if (!question || question.role !== 'user') throw new ChatError('nothing-to-regenerate', 'There is no question to answer again.');
+    const last = c.messages.at(-1);
+    if (last?.role === 'assistant') return this.regenerateAnswer(conversationId, last.id);
+    this.refuseWhileAnswering(c);
+    if (!last) throw new ChatError('nothing-to-regenerate', 'There is no question to answer again.');
+    return { ...last };
+  }
+
+  /**
+   * Drops the answer `answerId` and every later turn, so that its question (returned) is the last message and can be
+   * answered again with startAnswer(). Any answer, not only the last one: the turns after it are replaced.
+   */
+  async regenerateAnswer(conversationId: string, answerId: string): Promise<StoredMessage> {
+    const c = this.must(conversationId);
+    this.refuseWhileAnswering(c);
+    const idx = c.messages.findIndex((m) => m.id === answerId);
+    const question = c.messages[idx - 1];
+    if (idx < 1 || c.messages[idx].role !== 'assistant' || question.role !== 'user') {
+      throw new ChatError('nothing-to-regenerate', 'There is no question to answer again.');
+    }
+    c.messages.splice(idx);
     this.touch(c);
     await this.flush();
     return { ...question };
@@ -170,26 +202,65 @@ export class ConversationService {
   /** Replaces the text of the last question and drops its answer; the caller then starts a new answer. */
   async editLast(conversationId: string, text: string): Promise<StoredMessage> {
     const c = this.must(conversationId);
+    const last = [...c.messages].reverse().find((m) => m.role === 'user');
+    if (!last) throw new ChatError('nothing-to-edit', 'There is no question to edit.');
+    return this.editQuestion(conversationId, last.id, text);
+  }
+
+  /**
+   * Replaces the text of question `questionId` and drops everything after it (its answer and the later turns, as
+   * Copilot does); the caller then starts a new answer. A title taken from the first question follows its edit.
+   */
+  async editQuestion(conversationId: string, questionId: string, text: string): Promise<StoredMessage> {
+    const c = this.must(conversationId);
     if (text.trim() === '') throw new ChatError('empty-text', 'The message is empty.');
-    if (this.streamingOf(c)) throw new ChatError('answer-in-progress', 'An answer is still being generated in this conversation.');
-    let idx = -1;
-    for (let i = c.messages.length - 1; i >= 0; i -= 1) if (c.messages[i].role === 'user') { idx = i; break; }
-    if (idx < 0) throw new ChatError('nothing-to-edit', 'There is no question to edit.');
-    const wasAutoTitle = c.title === titleFrom(c.messages[idx].content);
+    this.refuseWhileAnswering(c);
+    const idx = c.messages.findIndex((m) => m.id === questionId);
+    if (idx < 0 || c.messages[idx].role !== 'user') throw new ChatError('nothing-to-edit', 'There is no such question to edit.');
+    const first = c.messages.findIndex((m) => m.role === 'user');
+    const wasAutoTitle = c.title === titleFrom(c.messages[first].content);
     c.messages.splice(idx + 1);
     c.messages[idx] = { ...c.messages[idx], content: text, createdAt: this.now() };
-    if (idx === 0 && wasAutoTitle) c.title = titleFrom(text); // a title the user chose is kept
+    if (idx === first && wasAutoTitle) c.title = titleFrom(text); // a title the user chose is kept
     this.touch(c);
     await this.flush();
     return { ...c.messages[idx] };
   }
 
-  async delete(conversationId: string): Promise<void> {
+  /**
+   * Reopens the last answer, cut at the length limit, for more text: it becomes `streaming` again (deltas append to
+   * it) and finish() records the final state with the answer tokens of both parts. Build its request with
+   * buildContinueRequest().
+   */
+  startContinuation(conversationId: string, answerId: string): StoredMessage {
+    const c = this.must(conversationId);
+    this.refuseWhileAnswering(c);
+    const m = c.messages.at(-1);
+    if (!m || m.id !== answerId || !canContinue(m)) {
+      throw new ChatError('nothing-to-continue', 'Only the last answer, cut at the length limit, can be continued.');
+    }
+    this.continuing.set(conversationId, { messageId: m.id, completionTokens: m.completionTokens ?? 0 });
+    m.status = 'streaming';
+    this.touch(c);
+    return { ...m };
+  }
+
+  /** Deletes a conversation; returns a copy of it for restore() (the Undo of the history list). */
+  async delete(conversationId: string): Promise<Conversation> {
     const c = this.must(conversationId);
     this.conversations.delete(conversationId);
     if (this.streamingOf(c)) this.detached.set(conversationId, c);
     this.pendingTrim.delete(conversationId);
     this.changed(conversationId, false);
+    await this.flush();
+    return structuredClone(c);
+  }
+
+  /** Puts a deleted conversation back (an answer that was streaming in it comes back `interrupted`). */
+  async restore(conversation: Conversation): Promise<void> {
+    if (this.conversations.has(conversation.id)) return;
+    this.conversations.set(conversation.id, structuredClone(markInterrupted(conversation)));
+    this.changed(conversation.id, false);
     await this.flush();
   }
 
@@ -208,7 +279,14 @@ export class ConversationService {
    */
   buildRequest(conversationId: string, options: BuildRequestOptions = {}): BuildRequestResult {
     const result = buildChatRequest(this.must(conversationId), options);
-    if (result.ok) this.pendingTrim.set(conversationId, result.trimmedByTurns + result.trimmedByTokens);
+    this.remember(conversationId, result);
+    return result;
+  }
+
+  /** The request that continues the answer opened by startContinuation() (see continuation.ts). */
+  buildContinueRequest(conversationId: string, answerId: string, options: BuildRequestOptions = {}): BuildRequestResult | ContinuationRefusal {
+    const result = buildContinuationRequest(this.must(conversationId), answerId, options);
+    this.remember(conversationId, result);
     return result;
   }
 
@@ -240,6 +318,7 @@ export class ConversationService {
     if (error !== undefined) m.error = error;
     if (status === 'stopped') m.finishReason = 'cancelled';
     this.pendingTrim.delete(conversationId);
+    this.continuing.delete(conversationId);
     this.detached.delete(conversationId);
     this.touch(c);
     await this.flush();
@@ -254,6 +333,15 @@ export class ConversationService {
 
   private streamingOf(c: Conversation): StoredMessage | undefined {
     return c.messages.find((m) => m.status === 'streaming');
+  }
+
+  private refuseWhileAnswering(c: Conversation): void {
+    if (this.streamingOf(c)) throw new ChatError('answer-in-progress', 'An answer is still being generated in this conversation.');
+  }
+
+  /** Remembers the client-side trimming of a request built for the answer now running (added at finish()). */
+  private remember(conversationId: string, result: BuildRequestResult | ContinuationRefusal): void {
+    if (result.ok) this.pendingTrim.set(conversationId, result.trimmedByTurns + result.trimmedByTokens);
   }
 
   /** A conversation an answer is being written into: a live one, or one deleted mid-answer. */

@@ -1,8 +1,11 @@
 // Builds the model request for the last question of a conversation: ChatGLM3 history from complete turns,
-// trimmed by turns (historyLen) and by an estimated token budget, with a report of what was left out.
+// trimmed by turns (historyLen) and by an estimated token budget, with a report of what was left out. Every user
+// message goes out with its attachments in the layout of attachmentsLayout.ts.
+import { fixedRequestTokens } from './attachmentsBudget';
+import { formatUserMessage } from './attachmentsLayout';
 import type { ChatMessage, ChatRequest } from './messages';
 import type { Conversation, StoredMessage } from './conversation';
-import { estimateTokens, MESSAGE_OVERHEAD_TOKENS, PROMPT_OVERHEAD_TOKENS } from './tokenEstimate';
+import { estimateTokens, MESSAGE_OVERHEAD_TOKENS } from './tokenEstimate';
 
 export interface BuildRequestOptions {
   /** Turns of history kept (0 = none); absent = all that fit. Also passed on to the model. */
@@ -41,11 +44,18 @@ interface Turn {
 
 const costOf = (m: ChatMessage) => estimateTokens(m.content) + MESSAGE_OVERHEAD_TOKENS;
 
+/** A stored message as the model receives it: a question with its attachments, an answer as written. */
+function modelContent(m: StoredMessage): string {
+  return m.role === 'user' ? formatUserMessage(m.content, m.attachments) : m.content;
+}
+
 /**
  * The prompt is the last user message; the history is the turns before it. Policy: a turn goes into the history
  * only when its answer is `complete` — a stopped/failed/interrupted partial answer stays visible in the chat but is
  * not presented to the model as something it said, and its question is left out with it (a question without an
- * answer would break ChatGLM3's alternating user/assistant history). The system prompt is never trimmed.
+ * answer would break ChatGLM3's alternating user/assistant history). The system prompt and the current question with
+ * its attachments are never trimmed (they must fit on their own: checkBudget() tells the user before sending);
+ * older turns go out with their own attachments and are dropped whole, oldest first.
  */
 export function buildChatRequest(conversation: Conversation, options: BuildRequestOptions = {}): BuildRequestResult {
   const messages = conversation.messages;
@@ -54,7 +64,7 @@ export function buildChatRequest(conversation: Conversation, options: BuildReque
     if (messages[i].role === 'user') { lastUser = i; break; }
   }
   if (lastUser < 0) return { ok: false, code: 'no-question', message: 'The conversation has no question to send.' };
-  const prompt = messages[lastUser].content;
+  const prompt = modelContent(messages[lastUser]);
 
   const turns: Turn[] = [];
   let skippedIncomplete = 0;
@@ -79,8 +89,13 @@ export function buildChatRequest(conversation: Conversation, options: BuildReque
   }
 
   const system: ChatMessage[] = conversation.systemPrompt ? [{ role: 'system', content: conversation.systemPrompt }] : [];
-  const fixedCost = PROMPT_OVERHEAD_TOKENS + estimateTokens(prompt) + MESSAGE_OVERHEAD_TOKENS + system.reduce((n, m) => n + costOf(m), 0);
-  const turnCosts = turns.map((t) => costOf(t.user) + costOf(t.answer));
+  const fixedCost = fixedRequestTokens(prompt, conversation.systemPrompt);
+  const history: ChatMessage[] = [...system];
+  const turnMessages = turns.map((t): [ChatMessage, ChatMessage] => [
+    { role: 'user', content: modelContent(t.user) },
+    { role: 'assistant', content: modelContent(t.answer) },
+  ]);
+  const turnCosts = turnMessages.map(([u, a]) => costOf(u) + costOf(a));
   let total = fixedCost + turnCosts.reduce((a, b) => a + b, 0);
 
   let trimmedByTokens = 0;
@@ -98,12 +113,11 @@ export function buildChatRequest(conversation: Conversation, options: BuildReque
       total -= turnCosts[dropTurns];
       dropTurns += 1;
     }
-    turns.splice(0, dropTurns);
+    turnMessages.splice(0, dropTurns);
     trimmedByTokens = dropTurns * 2;
   }
 
-  const history: ChatMessage[] = [...system];
-  for (const t of turns) history.push({ role: 'user', content: t.user.content }, { role: 'assistant', content: t.answer.content });
+  for (const pair of turnMessages) history.push(...pair);
 
   const request: ChatRequest = { prompt, history };
   if (options.temperature !== undefined) request.temperature = options.temperature;

@@ -8,7 +8,7 @@ import { containerExitedError, ServerError } from './errors';
 import { parseInspect, type ContainerInfo } from './inspect';
 import { throwIfAborted, waitForLive } from './liveness';
 import { runPreflight, type PreflightOptions, type PreflightReport } from './preflight';
-import { connectHost, type ServerSettings } from './settings';
+import { connectHost, resolveSettings, type ServerSettings } from './settings';
 
 export interface Disposable {
   dispose(): void;
@@ -45,6 +45,8 @@ export type StartStep = 'preflight' | 'removing-old' | 'running' | 'waiting-live
 export interface StartOptions {
   /** Run the preflight checks first and throw the first blocking error (default true). */
   preflight?: boolean | PreflightOptions;
+  /** Receives the whole preflight report before a blocking error is thrown (the setup checklist shows every check). */
+  onPreflight?: (report: PreflightReport) => void;
   signal?: AbortSignal;
   /** Receives the container's log lines from `docker logs -f` until the container stops or the manager is disposed. */
   onLog?: (line: string) => void;
@@ -153,18 +155,22 @@ export class ContainerManager implements Disposable {
     if (opts.preflight !== false) {
       opts.onProgress?.('preflight');
       const report = await this.preflight({ ...(typeof opts.preflight === 'object' ? opts.preflight : {}), signal });
+      opts.onPreflight?.(report);
       if (report.firstError) throw report.firstError;
     }
     throwIfAborted(signal);
+    // The settings are used as configured until here (the preflight names what is missing, e.g. the weights
+    // folder); what `docker run` gets must be valid.
+    const settings = resolveSettings(this.settings);
     if (existing) {
       opts.onProgress?.('removing-old');
       await this.removeIfOurs();
     }
 
     opts.onProgress?.('running');
-    this.ref = this.settings.containerName;
+    this.ref = settings.containerName;
     const key = newAdminKey();
-    const run = await this.docker.run(buildRunArgs(this.settings, key), { signal, secret: key, timeoutMs: 120_000 });
+    const run = await this.docker.run(buildRunArgs(settings, key), { signal, secret: key, timeoutMs: 120_000 });
     if (run.exitCode !== 0) {
       const error = this.docker.failure(run, key);
       // Docker creates the container before failing to start it (port taken, no GPU driver): do not leave it behind.
@@ -175,7 +181,7 @@ export class ContainerManager implements Disposable {
     if (opts.onLog) this.followLogs(opts.onLog);
 
     opts.onProgress?.('waiting-live');
-    const url = `http://${connectHost(this.settings.bindAddress)}:${this.settings.httpPort}`;
+    const url = `http://${connectHost(settings.bindAddress)}:${settings.httpPort}`;
     try {
       await this.waitLive(url, containerId, opts);
     } catch (e) {
@@ -248,7 +254,7 @@ export class ContainerManager implements Disposable {
 
   /** Whether the configured image exists locally. */
   async imagePresent(signal?: AbortSignal): Promise<boolean> {
-    const report = await runPreflight(this.docker, this.settings, { skip: ['nvidia-runtime', 'weights', 'ports'], signal });
+    const report = await runPreflight(this.docker, this.settings, { skip: ['nvidia-runtime', 'weights', 'ports', 'gpu-memory'], signal });
     const check = report.checks.find((c) => c.id === 'image');
     if (check?.level === 'error' && check.error?.code !== 'image-missing') throw check.error;
     return check?.level === 'ok';

@@ -41,7 +41,7 @@ export interface LineStream {
 // execa 9 is ESM-only and this package compiles to CommonJS: load it lazily (esbuild bundles it either way).
 type ExecaModule = typeof import('execa', { with: { 'resolution-mode': 'import' } });
 let execaModule: Promise<ExecaModule> | undefined;
-function loadExeca(): Promise<ExecaModule> {
+export function loadExeca(): Promise<ExecaModule> {
   execaModule ??= import('execa');
   return execaModule;
 }

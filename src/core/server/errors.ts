@@ -12,6 +12,8 @@ export type ServerErrorCode =
   | 'container-exited'
   | 'weights-missing'
   | 'weights-invalid'
+  /** Not enough free GPU memory for the model (a warning of the preflight; the load would fail). */
+  | 'gpu-memory-low'
   | 'settings-invalid'
   | 'liveness-timeout'
   | 'cancelled'

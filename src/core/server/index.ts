@@ -1,4 +1,4 @@
-// Public surface of the container layer: settings, docker argument builders, errors, preflight,
+// Public surface of the container layer: settings, docker argument builders, errors, preflight (GPU memory included),
 // and the ContainerManager.
 export * from './errors';
 export * from './settings';
@@ -6,7 +6,8 @@ export * from './dockerArgs';
 export { DockerCli, type DockerCliOptions, type DockerResult, type ExecOptions, type LineStream } from './dockerCli';
 export * from './inspect';
 export * from './preflight';
-export { validateWeights } from './weights';
+export * from './gpuMemory';
+export { locateWeights, validateWeights, WeightsError, type WeightsProblem } from './weights';
 export { checkPortFree } from './ports';
 export { isLive, waitForLive, type LivenessOptions } from './liveness';
 export * from './containerManager';

@@ -1,91 +1,202 @@
-// Checks run before `docker run`, each with its own code, message and fix, so the user sees "install the NVIDIA
-// Container Toolkit" instead of a docker stack trace. Later checks that depend on the daemon are skipped when it
-// cannot be reached (they would only repeat the same failure).
-import type { DockerCli } from './dockerCli';
+// Every check a start needs, run at once and each reported on its own — Docker installed, daemon access, the
+// NVIDIA runtime, the image, the weights, the ports, GPU memory — so the user sees the whole list of what to fix
+// instead of one error at a time. A check that needs the daemon is "blocked" (never "ok") while the daemon cannot
+// be reached; one that cannot be known here (GPU memory without nvidia-smi) is "unknown".
+import type { DockerCli, DockerResult } from './dockerCli';
 import { imageInspectArgs, runtimesArgs, versionArgs } from './dockerArgs';
 import { ServerError } from './errors';
+import { CHATGLM3_FP16_MIB, gpuMemoryProblem, probeGpusWithNvidiaSmi, selectedGpus, type GpuMemory, type GpuUnknownReason, type ProbeGpus } from './gpuMemory';
 import { checkPortFree } from './ports';
 import type { ServerSettings } from './settings';
 import { validateWeights } from './weights';
 
-export type PreflightCheckId = 'docker' | 'nvidia-runtime' | 'image' | 'weights' | 'ports';
+/** In the order a person fixes them (and the checklist shows them). */
+export const PREFLIGHT_CHECKS = ['docker', 'daemon', 'nvidia-runtime', 'image', 'weights', 'ports', 'gpu-memory'] as const;
+export type PreflightCheckId = (typeof PREFLIGHT_CHECKS)[number];
+
+/**
+ * - `warning`: likely a problem but not certain (Docker Desktop gives GPUs without listing an `nvidia` runtime;
+ *   another program may free GPU memory), so it does not block a start.
+ * - `blocked`: not run because a check it needs failed (`blockedBy`).
+ * - `unknown`: cannot be known on this machine (`note` says why); does not block.
+ * - `skipped`: the caller asked not to run it.
+ */
+export type CheckLevel = 'ok' | 'warning' | 'error' | 'blocked' | 'unknown' | 'skipped';
+
+/** What a check found, for the line a person reads next to its mark. */
+export interface CheckFacts {
+  dockerVersion?: string;
+  daemonVersion?: string;
+  image?: string;
+  weightsPath?: string;
+  ports?: number[];
+  bindAddress?: string;
+  gpus?: GpuMemory[];
+  requiredMiB?: number;
+}
 
 export interface PreflightCheck {
   id: PreflightCheckId;
-  /**
-   * 'warning': likely a problem but not certain (e.g. Docker Desktop gives GPUs without listing an `nvidia`
-   * runtime), so it does not block the start; `docker run` reports the definite error.
-   */
-  level: 'ok' | 'warning' | 'error' | 'skipped';
+  level: CheckLevel;
+  /** The problem of an `error` or `warning`. */
   error?: ServerError;
+  /** The check that kept a `blocked` one from running. */
+  blockedBy?: PreflightCheckId;
+  /** Why a check is `unknown`: a code for the front ends to word, and the evidence in English (the CLI prints it). */
+  unknownReason?: GpuUnknownReason;
+  note?: string;
+  facts?: CheckFacts;
 }
 
 export interface PreflightReport {
+  /** No check is `error` or `blocked`: a start can go ahead. */
   ok: boolean;
+  /** Every check of PREFLIGHT_CHECKS, in that order. */
   checks: PreflightCheck[];
-  /** The first blocking error, if any. */
+  /** The first blocking error, if any (what a start throws). */
   firstError: ServerError | undefined;
 }
 
 export interface PreflightOptions {
   skip?: PreflightCheckId[];
   signal?: AbortSignal;
+  /** GPU memory one model copy needs, per selected GPU (default: ChatGLM3-6B in fp16). */
+  requiredGpuMiB?: number;
+  /** How GPU memory is read (default: the host's nvidia-smi). */
+  probeGpus?: ProbeGpus;
 }
+
+type Outcome = Omit<PreflightCheck, 'id'>;
+
+const DOCKER_TIMEOUT_MS = 30_000;
 
 export async function runPreflight(docker: DockerCli, s: ServerSettings, opts: PreflightOptions = {}): Promise<PreflightReport> {
   const skip = new Set(opts.skip ?? []);
-  const checks: PreflightCheck[] = [];
-  const record = async (id: PreflightCheckId, fn: () => Promise<'ok' | 'warning' | ServerError>, blockedBy?: PreflightCheck) => {
-    if (skip.has(id) || (blockedBy && blockedBy.level === 'error')) {
-      checks.push({ id, level: 'skipped' });
-      return checks[checks.length - 1];
-    }
-    let outcome: 'ok' | 'warning' | ServerError;
+  const { signal } = opts;
+  const guard = async (id: PreflightCheckId, fn: () => Promise<Outcome>): Promise<PreflightCheck> => {
+    if (skip.has(id)) return { id, level: 'skipped' };
     try {
-      outcome = await fn();
+      return { id, ...(await fn()) };
     } catch (e) {
-      outcome = e instanceof ServerError ? e : new ServerError({ code: 'unknown', message: String(e), fix: 'Try again.' });
+      const error = e instanceof ServerError ? e : new ServerError({ code: 'unknown', message: String(e), fix: 'Try again.' });
+      return { id, level: 'error', error };
     }
-    const check: PreflightCheck = outcome instanceof ServerError ? { id, level: 'error', error: outcome } : { id, level: outcome };
-    checks.push(check);
-    return check;
   };
 
-  const daemon = await record('docker', async () => {
-    const r = await docker.run(versionArgs(), { signal: opts.signal, timeoutMs: 30_000 });
-    return r.exitCode === 0 ? 'ok' : docker.failure(r);
-  });
-  await record('nvidia-runtime', async () => {
-    const r = await docker.run(runtimesArgs(), { signal: opts.signal, timeoutMs: 30_000 });
-    if (r.exitCode !== 0) return docker.failure(r);
-    if (runtimesIncludeNvidia(r.stdout)) return 'ok';
-    return new ServerError({
+  // `docker version` answers both "is the client there" and "does the daemon answer" (its Server part).
+  const version = skip.has('docker') && skip.has('daemon') ? undefined : docker.run(versionArgs(), { signal, timeoutMs: DOCKER_TIMEOUT_MS });
+  const dockerCheck = guard('docker', async () => dockerInstalled(docker, await version!));
+  const daemonCheck = dockerCheck.then((installed) => installed.level === 'error'
+    ? guard('daemon', async () => ({ level: 'blocked', blockedBy: 'docker' }))
+    : guard('daemon', async () => daemonAnswers(docker, await version!)));
+  // Dependants start as soon as the daemon answered; the independent checks run meanwhile.
+  const afterDaemon = (id: PreflightCheckId, fn: () => Promise<Outcome>) => daemonCheck.then((daemon) => daemon.level === 'ok' || daemon.level === 'skipped'
+    ? guard(id, fn)
+    : guard(id, async () => ({ level: 'blocked', blockedBy: daemon.level === 'blocked' ? daemon.blockedBy ?? 'daemon' : 'daemon' })));
+  const checks = await Promise.all([
+    dockerCheck,
+    daemonCheck,
+    afterDaemon('nvidia-runtime', () => nvidiaRuntime(docker, signal)),
+    afterDaemon('image', () => imagePresent(docker, s.image, signal)),
+    guard('weights', () => weights(s.weightsPath)),
+    guard('ports', () => ports(s)),
+    guard('gpu-memory', () => gpuMemory(s, opts)),
+  ]);
+  const firstError = checks.find((c) => c.level === 'error')?.error;
+  return { ok: !checks.some((c) => c.level === 'error' || c.level === 'blocked'), checks, firstError };
+}
+
+/** Whether a check stops a start. */
+export function isBlocking(check: PreflightCheck): boolean {
+  return check.level === 'error' || check.level === 'blocked';
+}
+
+async function dockerInstalled(docker: DockerCli, r: DockerResult): Promise<Outcome> {
+  // A client that ran at all (even one that could not reach its daemon, or hung on it) is installed.
+  if (r.canceled || (r.exitCode === undefined && !r.timedOut)) return { level: 'error', error: docker.failure(r) };
+  const client = versionField(r.stdout, 'Client');
+  return { level: 'ok', facts: client ? { dockerVersion: client } : {} };
+}
+
+async function daemonAnswers(docker: DockerCli, r: DockerResult): Promise<Outcome> {
+  if (r.exitCode !== 0) return { level: 'error', error: docker.failure(r) };
+  const server = versionField(r.stdout, 'Server');
+  return { level: 'ok', facts: server ? { daemonVersion: server } : {} };
+}
+
+async function nvidiaRuntime(docker: DockerCli, signal: AbortSignal | undefined): Promise<Outcome> {
+  const r = await docker.run(runtimesArgs(), { signal, timeoutMs: DOCKER_TIMEOUT_MS });
+  if (r.exitCode !== 0) return { level: 'error', error: docker.failure(r) };
+  if (runtimesIncludeNvidia(r.stdout)) return { level: 'ok' };
+  // Advisory: Docker Desktop (WSL 2) passes GPUs through without a runtime named "nvidia"; `docker run` tells for sure.
+  return {
+    level: 'warning',
+    error: new ServerError({
       code: 'nvidia-runtime-missing',
       message: 'Docker has no "nvidia" runtime: the NVIDIA Container Toolkit seems not to be installed or configured.',
       fix: 'Install the NVIDIA Container Toolkit, run `sudo nvidia-ctk runtime configure --runtime=docker` and restart Docker.',
       detail: r.stdout,
-    });
-  }, daemon);
-  await record('image', async () => {
-    const r = await docker.run(imageInspectArgs(s.image), { signal: opts.signal, timeoutMs: 30_000 });
-    if (r.exitCode === 0) return 'ok';
-    const e = docker.failure(r);
-    // `image inspect` of a missing image prints "No such image"; anything else (daemon trouble) stays as classified.
-    return e.code === 'unknown' ? new ServerError({ code: 'image-missing', message: `The image "${s.image}" is not available locally.`, fix: 'Build it from triton/Dockerfile (the extension offers to) or set another image.', detail: r.stderr }) : withImage(e, s.image);
-  }, daemon);
-  await record('weights', async () => {
-    await validateWeights(s.weightsPath);
-    return 'ok';
-  });
-  await record('ports', async () => {
-    for (const p of [s.httpPort, s.grpcPort, s.metricsPort]) await checkPortFree(p, s.bindAddress);
-    return 'ok';
-  });
+    }),
+  };
+}
 
-  // A missing nvidia runtime is advisory (see PreflightCheck.level): downgrade it to a warning.
-  for (const c of checks) if (c.id === 'nvidia-runtime' && c.level === 'error' && c.error?.code === 'nvidia-runtime-missing') c.level = 'warning';
-  const firstError = checks.find((c) => c.level === 'error')?.error;
-  return { ok: firstError === undefined, checks, firstError };
+async function imagePresent(docker: DockerCli, image: string, signal: AbortSignal | undefined): Promise<Outcome> {
+  const r = await docker.run(imageInspectArgs(image), { signal, timeoutMs: DOCKER_TIMEOUT_MS });
+  if (r.exitCode === 0) return { level: 'ok', facts: { image } };
+  const e = docker.failure(r);
+  // `image inspect` of a missing image prints "No such image"; anything else (daemon trouble) stays as classified.
+  if (e.code !== 'unknown' && e.code !== 'image-missing') return { level: 'error', error: e };
+  return {
+    level: 'error',
+    facts: { image },
+    error: new ServerError({ code: 'image-missing', message: `The image "${image}" is not available locally.`, fix: 'Build it from triton/Dockerfile (the extension offers to) or set another image.', detail: r.stderr }),
+  };
+}
+
+async function weights(path: string): Promise<Outcome> {
+  if (!path.trim()) {
+    throw new ServerError({ code: 'weights-missing', message: 'No weights folder is set.', fix: 'Choose the folder of the ChatGLM3-6B checkpoint (config.json, tokenizer.model, *.safetensors).' });
+  }
+  const facts = { weightsPath: path };
+  try {
+    await validateWeights(path);
+  } catch (e) {
+    if (e instanceof ServerError) return { level: 'error', error: e, facts };
+    throw e;
+  }
+  return { level: 'ok', facts };
+}
+
+async function ports(s: ServerSettings): Promise<Outcome> {
+  const list = [s.httpPort, s.grpcPort, s.metricsPort];
+  if (new Set(list).size !== list.length) {
+    throw new ServerError({ code: 'settings-invalid', message: 'The HTTP, gRPC and metrics ports must differ.', fix: 'Give each of them its own port in the settings.' });
+  }
+  for (const p of list) await checkPortFree(p, s.bindAddress);
+  return { level: 'ok', facts: { ports: list, bindAddress: s.bindAddress } };
+}
+
+async function gpuMemory(s: ServerSettings, opts: PreflightOptions): Promise<Outcome> {
+  if (s.gpuIds !== 'all' && s.gpuIds.some((id) => id.startsWith('MIG-'))) {
+    return { level: 'unknown', unknownReason: 'mig', note: 'nvidia-smi --query-gpu does not list the memory of MIG devices; the load shows whether the model fits.' };
+  }
+  const probe = await (opts.probeGpus ?? probeGpusWithNvidiaSmi)(opts.signal);
+  if ('unknown' in probe) return { level: 'unknown', unknownReason: probe.unknown, note: probe.note };
+  const requiredMiB = opts.requiredGpuMiB ?? CHATGLM3_FP16_MIB;
+  const problem = gpuMemoryProblem(probe.gpus, s.gpuIds, requiredMiB);
+  const facts: CheckFacts = { gpus: selectedGpus(probe.gpus, s.gpuIds).selected, requiredMiB };
+  return problem ? { level: 'warning', error: problem, facts } : { level: 'ok', facts };
+}
+
+/** `docker version --format '{{json .}}'` → the client's or the daemon's version. */
+function versionField(stdout: string, part: 'Client' | 'Server'): string | undefined {
+  try {
+    const v = JSON.parse(stdout.trim().split('\n')[0] ?? '') as Record<string, { Version?: unknown } | null>;
+    const version = v[part]?.Version;
+    return typeof version === 'string' ? version : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** `docker info --format '{{json .Runtimes}}'` → whether an nvidia runtime is registered. */
@@ -96,9 +207,4 @@ export function runtimesIncludeNvidia(stdout: string): boolean {
   } catch {
     return /nvidia/i.test(stdout);
   }
-}
-
-function withImage(e: ServerError, image: string): ServerError {
-  if (e.code !== 'image-missing') return e;
-  return new ServerError({ code: 'image-missing', message: `The image "${image}" is not available locally.`, fix: e.fix, detail: e.detail });
 }

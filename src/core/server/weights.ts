@@ -6,6 +6,24 @@ import { ServerError } from './errors';
 
 const FIX = 'Download THUDM/chatglm3-6b (config.json, tokenizer.model, *.safetensors or *.bin) and set the weights path to that directory.';
 
+/** What a checkpoint folder lacks, as codes the front ends word (the English text is built from them). */
+export type WeightsProblem = 'no-config' | 'config-unreadable' | 'not-chatglm' | 'no-tokenizer' | 'no-weight-files';
+
+const PROBLEM_TEXT: Record<WeightsProblem, string> = {
+  'no-config': 'config.json is missing',
+  'config-unreadable': 'config.json is not valid JSON',
+  'not-chatglm': 'config.json does not describe a ChatGLM model (model_type "chatglm")',
+  'no-tokenizer': 'tokenizer.model is missing',
+  'no-weight-files': 'no weight files (*.safetensors or *.bin)',
+};
+
+/** A folder that is not a checkpoint: which parts are missing (`problems`), with the path. */
+export class WeightsError extends ServerError {
+  constructor(readonly path: string, readonly problems: readonly WeightsProblem[]) {
+    super({ code: 'weights-invalid', message: `"${path}" is not a ChatGLM3-6B checkpoint: ${problems.map((p) => PROBLEM_TEXT[p]).join('; ')}.`, fix: FIX });
+  }
+}
+
 export async function validateWeights(dir: string): Promise<void> {
   let entries: string[];
   try {
@@ -14,25 +32,17 @@ export async function validateWeights(dir: string): Promise<void> {
   } catch {
     throw new ServerError({ code: 'weights-missing', message: `The weights directory "${dir}" does not exist or cannot be read.`, fix: FIX });
   }
-  const problems: string[] = [];
+  const problems: WeightsProblem[] = [];
   if (!entries.includes('config.json')) {
-    problems.push('config.json is missing');
+    problems.push('no-config');
   } else {
     const cfg = await readJson(join(dir, 'config.json'));
-    if (cfg === undefined) problems.push('config.json is not valid JSON');
-    else if (!isChatGlmConfig(cfg)) problems.push('config.json does not describe a ChatGLM model (model_type "chatglm")');
+    if (cfg === undefined) problems.push('config-unreadable');
+    else if (!isChatGlmConfig(cfg)) problems.push('not-chatglm');
   }
-  if (!entries.includes('tokenizer.model')) problems.push('tokenizer.model is missing');
-  if (!entries.some((f) => f.endsWith('.safetensors') || (f.endsWith('.bin') && f !== 'training_args.bin'))) {
-    problems.push('no weight files (*.safetensors or *.bin)');
-  }
-  if (problems.length) {
-    throw new ServerError({
-      code: 'weights-invalid',
-      message: `"${dir}" is not a ChatGLM3-6B checkpoint: ${problems.join('; ')}.`,
-      fix: FIX,
-    });
-  }
+  if (!entries.includes('tokenizer.model')) problems.push('no-tokenizer');
+  if (!entries.some((f) => f.endsWith('.safetensors') || (f.endsWith('.bin') && f !== 'training_args.bin'))) problems.push('no-weight-files');
+  if (problems.length) throw new WeightsError(dir, problems);
 }
 
 function isChatGlmConfig(cfg: unknown): boolean {
@@ -48,4 +58,25 @@ async function readJson(path: string): Promise<unknown> {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The checkpoint a chosen folder holds: the folder itself, or its only sub-folder that is one (people often pick
+ * the download folder one level up). Throws the folder's own problem otherwise.
+ */
+export async function locateWeights(dir: string): Promise<string> {
+  let problem: unknown;
+  try {
+    await validateWeights(dir);
+    return dir;
+  } catch (e) {
+    problem = e;
+  }
+  const subdirs = await readdir(dir, { withFileTypes: true }).then((entries) => entries.filter((e) => e.isDirectory()).map((e) => join(dir, e.name)), () => []);
+  const found: string[] = [];
+  for (const sub of subdirs.slice(0, 50)) {
+    if (await validateWeights(sub).then(() => true, () => false)) found.push(sub);
+  }
+  if (found.length === 1) return found[0]!;
+  throw problem;
 }

@@ -8,6 +8,7 @@ export * from './connection';
 export * from './observe';
 export * from './ports';
 export * from './serverSession';
+export * from './setup';
 export * from './sessionSettings';
 
 /** A ContainerManager whose docker command lines go to the log. */

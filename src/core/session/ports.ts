@@ -2,7 +2,7 @@
 // reports through SessionUi, writes through SessionLog; the container layer, the Triton client and the timers come
 // in as interfaces so the policy is tested with fakes.
 import type { InstallOptions, InstallResult } from '../repository';
-import type { Disposable, LineStream, ServerHandle, ServerSettings, ServerStatus, StartOptions, StartStep } from '../server';
+import type { Disposable, LineStream, PreflightOptions, PreflightReport, ServerHandle, ServerSettings, ServerStatus, StartOptions, StartStep } from '../server';
 import type { LifecycleStatePort } from '../state/lifecycle';
 import type { LoadProgress, TritonClient, TritonClientOptions } from '../triton';
 import type { SessionSettings } from './sessionSettings';
@@ -36,8 +36,11 @@ export interface SessionUi {
    * start) or when the person cancels (a cancellable notification, Ctrl+C).
    */
   progress<T>(operation: SessionOperation, task: (report: ProgressReport, signal: AbortSignal) => Promise<T>, signal: AbortSignal): Promise<T>;
-  /** The server just started: load the model now? */
-  offerLoad(): Promise<boolean>;
+  /**
+   * The server just started: load the model now? Resolves true when the person accepts. `stale` aborts when the
+   * question no longer applies (the model loads or is ready, the server stops): the offer then closes itself.
+   */
+  offerLoad(stale: AbortSignal): Promise<boolean>;
   /** A failure no caller waits for: the server died on its own, or the load accepted from offerLoad failed. */
   showError(context: 'load' | 'server', error: unknown): void;
 }
@@ -71,6 +74,8 @@ export const realTimers: Timers = {
 
 /** What the policy asks of the container layer (a ContainerManager). */
 export interface ContainerControl {
+  /** Every setup check at once (see runPreflight). */
+  preflight(options?: PreflightOptions): Promise<PreflightReport>;
   status(signal?: AbortSignal): Promise<ServerStatus>;
   start(options: StartOptions): Promise<ServerHandle>;
   stop(signal?: AbortSignal): Promise<void>;
@@ -96,6 +101,8 @@ export interface SessionDeps<C extends SessionClient> {
   timers: Timers;
   /** Told when the client changes (connected, reconnected, gone). */
   onClientChanged?(client: C | undefined): void;
+  /** Told when the setup report or its "checking" flag changes (see ServerSession.setup). */
+  onSetupChanged?(): void;
 }
 
 export interface SessionOptions {
@@ -110,4 +117,9 @@ export interface SessionOptions {
   loadTimeoutMs?: number;
   /** How long an unload may take to reach UNAVAILABLE. */
   unloadTimeoutMs: number;
+  /**
+   * Keep the setup checks current without being asked: after the server stops or is lost (the extension does,
+   * for its checklist; a one-shot CLI command checks only when it starts).
+   */
+  recheckSetup?: boolean;
 }

@@ -1,26 +1,47 @@
 // The one server/model policy, used by the extension and the CLI alike:
-//   start  install the model repository → run the container → attach → watch for its exit
+//   setup  every preflight check at once; a missing prerequisite is "setup needed", never a server error
+//   start  install the model repository → check the setup → run the container → attach → watch for its exit
 //   load   reinstall → unload first when the files changed (no second copy in GPU memory) → load → wait until ready
+//   Start ChatGLM = start (when no server runs) + load; activate = attach, check the setup, auto-start if asked
 //   reload = load of a READY model; unload; stop (a restart is stop + start); attach, probe, report (the status)
 // The connection (connection.ts) holds the container, the client and the exit watch and health polling. Every
 // state the policy reaches goes through the lifecycle state machine; the front ends show it and word it.
 import { MODEL_NAME } from '../repository';
-import { resolveSettings, ServerError, type ServerHandle } from '../server';
+import { CHATGLM3_FP16_MIB, type PreflightReport, type ServerHandle } from '../server';
+import { canInfer, type ServerState } from '../state/lifecycle';
 import { SessionConnection, type AttachResult, type ServerReport } from './connection';
 import { failure, isCancellation } from './observe';
 import type { ContainerControl, ProgressReport, SessionClient, SessionDeps, SessionOptions } from './ports';
 import type { SessionSettings } from './sessionSettings';
+import { isSetupProblem, withStartFailure } from './setup';
 
 /** Poll interval of the repository index while waiting for an unload. */
 const STATE_POLL_MS = 250;
+
+/** No server of ours runs and none is on its way: the setup checks may run (a running one holds the ports). */
+const serverDown = (server: ServerState) => server === 'stopped' || server === 'setup' || server === 'error';
+
+/** The last setup report and whether a check runs now (what the setup checklist is drawn from). */
+export interface SetupSnapshot {
+  report: PreflightReport | undefined;
+  checking: boolean;
+}
 
 export class ServerSession<C extends SessionClient> {
   private readonly connection: SessionConnection<C>;
   /** The start or load that a stop, an unload or a crash must cancel. */
   private operation: AbortController | undefined;
+  private setupReport: PreflightReport | undefined;
+  private checksRunning = 0;
+  /** Each check's turn: a report older than the one shown never replaces it. */
+  private checkTurn = 0;
+  private shownTurn = 0;
 
   constructor(private readonly deps: SessionDeps<C>, private readonly options: SessionOptions) {
-    this.connection = new SessionConnection(deps, options, () => this.operation?.abort());
+    this.connection = new SessionConnection(deps, options, () => {
+      this.operation?.abort();
+      if (options.recheckSetup) void this.checkSetup();
+    });
   }
 
   get client(): C | undefined {
@@ -43,6 +64,18 @@ export class ServerSession<C extends SessionClient> {
   /** Finds the server without starting one (see SessionConnection.attach). */
   attach(): Promise<AttachResult> {
     return this.connection.attach();
+  }
+
+  /**
+   * The extension's start-up: find our running server; when there is none, check the setup, and start ChatGLM
+   * when the setup is complete and `autoStart` asks for it. Resolves when that is done (the start included).
+   */
+  async activate(): Promise<void> {
+    await this.attach().catch((e: unknown) => this.log.warn(`Could not look for a running container: ${e instanceof Error ? e.message : String(e)}`));
+    const report = await this.checkSetup();
+    if (!report?.ok || !this.deps.settings().autoStart || !serverDown(this.state.current.server)) return;
+    this.log.info('autoStart: the setup is complete; starting ChatGLM.');
+    await this.startChatglm();
   }
 
   /** Server mode or URL changed: drop the old connection and look again. */
@@ -68,29 +101,89 @@ export class ServerSession<C extends SessionClient> {
     return this.connection.report();
   }
 
+  // ---- setup --------------------------------------------------------------------------------------------------
+
+  /** The last setup report and whether a check runs now. */
+  get setup(): SetupSnapshot {
+    return { report: this.setupReport, checking: this.checksRunning > 0 };
+  }
+
+  /**
+   * Runs every setup check at once (managed mode, while no server runs: a running one holds the ports and has
+   * proven its setup). A missing prerequisite makes the lifecycle "setup needed"; all passing ends it. Resolves
+   * with the report (undefined in external mode; the last one while a server runs).
+   */
+  async checkSetup(): Promise<PreflightReport | undefined> {
+    const settings = this.deps.settings();
+    if (settings.mode !== 'managed') return undefined;
+    if (!serverDown(this.state.current.server)) return this.setupReport;
+    const turn = ++this.checkTurn;
+    this.checksRunning++;
+    this.deps.onSetupChanged?.();
+    const container = this.deps.createContainer(settings.server);
+    try {
+      const report = await container.preflight({ requiredGpuMiB: requiredGpuMiB(settings) });
+      // A start that began meanwhile ran its own checks; this report must not move its state.
+      if (serverDown(this.state.current.server)) this.showSetup(report, turn);
+      return report;
+    } finally {
+      container.dispose();
+      this.checksRunning--;
+      this.deps.onSetupChanged?.();
+    }
+  }
+
+  private showSetup(report: PreflightReport, turn: number, moveState = true): void {
+    if (turn < this.shownTurn) return;
+    this.shownTurn = turn;
+    this.setupReport = report;
+    if (moveState) {
+      if (report.firstError) this.state.dispatch({ type: 'setupNeeded', error: failure(report.firstError) });
+      else this.state.dispatch({ type: 'setupComplete' });
+    }
+    this.deps.onSetupChanged?.();
+  }
+
   // ---- start / stop -------------------------------------------------------------------------------------------
 
   /**
-   * Starts the managed server (or joins ours when it already runs). Resolves with its handle; undefined when the
-   * state refused a start or it was cancelled (the container is removed then). Throws what made it fail.
+   * Start ChatGLM, the one action: starts the managed server when none runs (without asking to load), then loads
+   * the model. Resolves true when the model is ready; false when it was refused or cancelled. Throws what failed;
+   * a missing prerequisite leaves the lifecycle at "setup needed".
    */
-  async start(options: { preflight?: boolean } = {}): Promise<ServerHandle | undefined> {
+  async startChatglm(): Promise<boolean> {
+    if (canInfer(this.state.current)) return true;
+    if (this.deps.settings().mode === 'managed' && serverDown(this.state.current.server)) {
+      if (!(await this.start({ offerLoad: false }))) return false;
+    }
+    const { server, model } = this.state.current;
+    if (server !== 'running' || (model !== 'unloaded' && model !== 'failed')) return canInfer(this.state.current);
+    return this.load();
+  }
+
+  /**
+   * Starts the managed server (or joins ours when it already runs). Resolves with its handle; undefined when the
+   * state refused a start or it was cancelled (the container is removed then). Throws what made it fail; a
+   * missing prerequisite (every check reported in `setup`) is "setup needed", anything else a server error.
+   */
+  async start(options: { preflight?: boolean; offerLoad?: boolean } = {}): Promise<ServerHandle | undefined> {
     const settings = this.deps.settings();
     if (settings.mode !== 'managed') return undefined;
-    if (!settings.server.weightsPath) {
-      throw new ServerError({ code: 'weights-missing', message: 'No weights path is set.', fix: 'Set the path of the ChatGLM3-6B checkpoint directory.' });
-    }
     if (!this.state.dispatch({ type: 'startRequested' })) return undefined;
     let container: ContainerControl | undefined;
+    const turn = ++this.checkTurn;
     const handle = await this.cancellable('start', async (report, signal) => {
       report.step('preparing-repository');
       await this.install(settings);
       this.connection.warnIfExposed(settings.server.bindAddress, 'will be');
-      container = this.deps.createContainer(resolveSettings(settings.server));
+      // Configured settings: the preflight names what is missing (a weights folder not chosen yet); the
+      // container layer validates them before `docker run`.
+      container = this.deps.createContainer(settings.server);
       this.connection.progressDetail = (text) => report.detail(text);
       const started = await container.start({
         signal,
-        ...(options.preflight === false ? { preflight: false } : {}),
+        preflight: options.preflight === false ? false : { requiredGpuMiB: requiredGpuMiB(settings) },
+        onPreflight: (checked) => this.showSetup(checked, turn, false),
         onLog: (line) => this.connection.onContainerLog(line),
         onProgress: (step) => report.step(step),
       });
@@ -107,13 +200,19 @@ export class ServerSession<C extends SessionClient> {
       },
       failed: (e) => {
         void this.connection.release();
-        this.state.dispatch({ type: 'startFailed', error: failure(e) });
+        if (isSetupProblem(e)) {
+          this.setupReport = withStartFailure(this.setupReport, e);
+          this.state.dispatch({ type: 'setupNeeded', error: failure(e) });
+          this.deps.onSetupChanged?.();
+        } else {
+          this.state.dispatch({ type: 'startFailed', error: failure(e) });
+        }
       },
     });
     if (!handle) return undefined;
     this.state.dispatch({ type: 'serverUp' });
     this.log.info('The server is live.');
-    void this.offerLoadAfterStart();
+    if (options.offerLoad !== false) void this.offerLoadAfterStart();
     return handle;
   }
 
@@ -140,10 +239,21 @@ export class ServerSession<C extends SessionClient> {
       this.state.dispatch({ type: 'serverStopped' });
       if (container !== this.connection.container) container.dispose();
     }
+    // The ports are free again and the checklist is shown again: make it current.
+    if (this.options.recheckSetup) void this.checkSetup();
   }
 
+  /** Asks once; the question closes itself as soon as it no longer applies (loading, ready, server gone). */
   private async offerLoadAfterStart(): Promise<void> {
-    if (!(await this.deps.ui.offerLoad())) return;
+    const stale = new AbortController();
+    const watch = this.state.onDidChange((s) => { if (s.server !== 'running' || s.model !== 'unloaded') stale.abort(); });
+    let accepted: boolean;
+    try {
+      accepted = await this.deps.ui.offerLoad(stale.signal);
+    } finally {
+      watch.dispose();
+    }
+    if (!accepted || stale.signal.aborted) return;
     await this.load().catch((e: unknown) => this.deps.ui.showError('load', e));
   }
 
@@ -275,4 +385,9 @@ export class ServerSession<C extends SessionClient> {
     this.operation?.abort();
     await this.connection.dispose();
   }
+}
+
+/** One model copy per instance on each selected GPU. */
+function requiredGpuMiB(settings: SessionSettings): number {
+  return CHATGLM3_FP16_MIB * (settings.model.instanceCount ?? 1);
 }

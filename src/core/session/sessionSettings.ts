@@ -15,6 +15,8 @@ export interface SessionSettings {
   repository: { source: string; destination: string };
   external: { url: string; headers: Record<string, string>; metricsUrl?: string; adminKey?: string };
   requestTimeoutMs: number;
+  /** Start ChatGLM when the extension activates and the setup is complete. */
+  autoStart: boolean;
 }
 
 export interface RepositoryPaths {
@@ -36,5 +38,6 @@ export function toSessionSettings(settings: ExtensionSettings, repository: Repos
       ...(externalAdminKey ? { adminKey: externalAdminKey } : {}),
     },
     requestTimeoutMs: settings.requestTimeoutSeconds * 1000,
+    autoStart: settings.autoStart,
   };
 }

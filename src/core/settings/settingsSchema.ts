@@ -82,6 +82,7 @@ export const SETTINGS = {
   gpuIds: spec({ default: [] as string[], validate: gpuIds, scope: 'machine', restricted: true, effect: 'restartServer' }),
   shmSize: spec({ default: '2g', validate: shmSize, scope: 'machine', restricted: true, effect: 'restartServer' }),
   weightsPath: spec({ default: '', validate: absolutePathOrEmpty, scope: 'machine', restricted: true, effect: 'restartServer' }),
+  autoStart: spec({ default: false, validate: isBool, scope: 'machine', restricted: true, effect: 'none' }),
   engine: spec({ default: 'native' as 'native' | 'hf', validate: oneOf('native', 'hf'), scope: 'machine', restricted: true, effect: 'reloadModel' }),
   maxBatchSize: spec({ default: 8, validate: intIn(1, 64), scope: 'machine', restricted: true, effect: 'reloadModel' }),
   queueDelayMs: spec({ default: 20, validate: intIn(0, 10_000), scope: 'machine', restricted: true, effect: 'reloadModel' }),

@@ -4,6 +4,8 @@
 import type { LifecycleState, ModelState, ServerState } from './lifecycle';
 
 export type LifecycleAction =
+  | 'startChatglm'
+  | 'recheckSetup'
   | 'start'
   | 'stop'
   | 'restart'
@@ -19,7 +21,8 @@ export interface ActionContext {
   building: boolean;
 }
 
-const serverDownOrFailed = (s: ServerState) => s === 'stopped' || s === 'error';
+/** No server runs and none is on its way (setup needed, stopped, or failed). */
+const serverDown = (s: ServerState) => s === 'stopped' || s === 'setup' || s === 'error';
 const modelLoadable = (m: ModelState) => m === 'unloaded' || m === 'failed' || m === 'ready';
 
 /** Whether `action` may run now. `load` while ready means reload (unload, wait, load). */
@@ -27,8 +30,14 @@ export function isActionAvailable(action: LifecycleAction, state: LifecycleState
   const managed = state.mode === 'managed';
   const { server, model } = state;
   switch (action) {
+    case 'startChatglm':
+      // Start + load, or only the load when the server already runs. In "setup needed" it runs the checks again
+      // and shows what is still missing.
+      return (managed && serverDown(server)) || (server === 'running' && (model === 'unloaded' || model === 'failed'));
+    case 'recheckSetup':
+      return managed && serverDown(server);
     case 'start':
-      return managed && serverDownOrFailed(server);
+      return managed && serverDown(server);
     case 'stop':
       return managed && (server === 'starting' || server === 'running' || server === 'error');
     case 'restart':
@@ -48,7 +57,7 @@ export function isActionAvailable(action: LifecycleAction, state: LifecycleState
 }
 
 export const LIFECYCLE_ACTIONS: readonly LifecycleAction[] = [
-  'start', 'stop', 'restart', 'load', 'unload', 'buildImage', 'showStatus', 'explain',
+  'startChatglm', 'recheckSetup', 'start', 'stop', 'restart', 'load', 'unload', 'buildImage', 'showStatus', 'explain',
 ];
 
 export function availableActions(state: LifecycleState, ctx: ActionContext): LifecycleAction[] {
@@ -78,7 +87,9 @@ export function contextKeyValues(state: LifecycleState, ctx: ActionContext): Rec
  * `explain` has no enablement: the command explains why it cannot run and offers Start / Load instead.
  */
 export const ENABLEMENT: Readonly<Partial<Record<LifecycleAction, string>>> = {
-  start: "tritonChatglm.serverMode == managed && tritonChatglm.serverState =~ /^(stopped|error)$/",
+  startChatglm: "tritonChatglm.serverMode == managed && tritonChatglm.serverState =~ /^(stopped|setup|error)$/ || tritonChatglm.serverState == running && tritonChatglm.modelState =~ /^(unloaded|failed)$/",
+  recheckSetup: "tritonChatglm.serverMode == managed && tritonChatglm.serverState =~ /^(stopped|setup|error)$/",
+  start: "tritonChatglm.serverMode == managed && tritonChatglm.serverState =~ /^(stopped|setup|error)$/",
   stop: "tritonChatglm.serverMode == managed && tritonChatglm.serverState =~ /^(starting|running|error)$/",
   restart: "tritonChatglm.serverMode == managed && tritonChatglm.serverState =~ /^(running|error)$/",
   load: "tritonChatglm.serverState == running && tritonChatglm.modelState =~ /^(unloaded|failed|ready)$/",

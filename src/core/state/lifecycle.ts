@@ -1,12 +1,14 @@
 // The server + model lifecycle as a pure state machine. The VS Code layer (status bar, context keys, quick pick,
 // chat panel) only renders this state; every change goes through `transition`, so impossible combinations
 // (a model "ready" on a stopped server, a load while the server is down) cannot be represented.
+// `setup` is "setup needed": a prerequisite of a managed start is missing (no Docker, no weights, no image...).
+// Nothing failed, so it is never shown as an error; the setup checklist says what to do.
 
-export type ServerState = 'stopped' | 'starting' | 'running' | 'stopping' | 'error';
+export type ServerState = 'stopped' | 'setup' | 'starting' | 'running' | 'stopping' | 'error';
 export type ModelState = 'unloaded' | 'loading' | 'ready' | 'unloading' | 'failed';
 export type ServerMode = 'managed' | 'external';
 
-export const SERVER_STATES: readonly ServerState[] = ['stopped', 'starting', 'running', 'stopping', 'error'];
+export const SERVER_STATES: readonly ServerState[] = ['stopped', 'setup', 'starting', 'running', 'stopping', 'error'];
 export const MODEL_STATES: readonly ModelState[] = ['unloaded', 'loading', 'ready', 'unloading', 'failed'];
 
 /** A failure kept with the state so the UI can show it again (status bar tooltip, chat panel banner). */
@@ -32,6 +34,10 @@ export type LifecycleEvent =
   | { type: 'startRequested' }
   | { type: 'serverUp' }
   | { type: 'startFailed'; error: LifecycleFailure }
+  /** The setup checks (or a start) found a missing prerequisite; `error` is the first of them. */
+  | { type: 'setupNeeded'; error: LifecycleFailure }
+  /** The setup checks passed: nothing is missing any more. */
+  | { type: 'setupComplete' }
   | { type: 'stopRequested' }
   | { type: 'serverStopped' }
   /** The server went away on its own (container exited, connection refused while it should be up). */
@@ -56,6 +62,8 @@ export function initialState(mode: ServerMode): LifecycleState {
 }
 
 const reject = (state: LifecycleState): TransitionResult => ({ state, accepted: false });
+/** No server of ours runs and none is on its way: a start may begin. */
+const isDown = (server: ServerState): boolean => server === 'stopped' || server === 'setup' || server === 'error';
 const accept = (state: LifecycleState): TransitionResult => ({ state, accepted: true });
 
 /** Drops the error fields that no longer apply (an error belongs to the state it explains). */
@@ -66,7 +74,7 @@ function make(
   errors: { serverError?: LifecycleFailure; modelError?: LifecycleFailure } = {},
 ): LifecycleState {
   const next: { -readonly [K in keyof LifecycleState]: LifecycleState[K] } = { mode: base.mode, server, model };
-  if (server === 'error' && errors.serverError) next.serverError = errors.serverError;
+  if ((server === 'error' || server === 'setup') && errors.serverError) next.serverError = errors.serverError;
   if (model === 'failed' && errors.modelError) next.modelError = errors.modelError;
   return next;
 }
@@ -78,7 +86,7 @@ export function transition(state: LifecycleState, event: LifecycleEvent): Transi
       // Another mode means another server: forget everything we knew about the old one.
       return accept(initialState(event.mode));
     case 'startRequested':
-      if (state.mode !== 'managed' || (server !== 'stopped' && server !== 'error')) return reject(state);
+      if (state.mode !== 'managed' || !isDown(server)) return reject(state);
       return accept(make(state, 'starting', 'unloaded'));
     case 'serverUp':
       if (server !== 'starting') return reject(state);
@@ -86,14 +94,21 @@ export function transition(state: LifecycleState, event: LifecycleEvent): Transi
     case 'startFailed':
       if (server !== 'starting') return reject(state);
       return accept(make(state, 'error', 'unloaded', { serverError: event.error }));
+    case 'setupNeeded':
+      if (state.mode !== 'managed' || (server !== 'starting' && !isDown(server))) return reject(state);
+      if (server === 'setup' && state.serverError?.code === event.error.code && state.serverError.message === event.error.message) return reject(state);
+      return accept(make(state, 'setup', 'unloaded', { serverError: event.error }));
+    case 'setupComplete':
+      if (server !== 'setup') return reject(state);
+      return accept(make(state, 'stopped', 'unloaded'));
     case 'stopRequested':
-      if (state.mode !== 'managed' || server === 'stopped' || server === 'stopping') return reject(state);
+      if (state.mode !== 'managed' || server === 'stopped' || server === 'setup' || server === 'stopping') return reject(state);
       return accept(make(state, 'stopping', model === 'ready' || model === 'loading' ? 'unloading' : 'unloaded'));
     case 'serverStopped':
       if (server === 'stopped') return reject(state);
       return accept(make(state, 'stopped', 'unloaded'));
     case 'serverLost':
-      if (server === 'stopped' || server === 'stopping') return reject(state);
+      if (server === 'stopped' || server === 'setup' || server === 'stopping') return reject(state);
       return accept(make(state, 'error', 'unloaded', { serverError: event.error }));
     case 'loadRequested':
       if (server !== 'running' || model === 'loading' || model === 'unloading') return reject(state);
@@ -120,7 +135,7 @@ function observe(state: LifecycleState, event: Extract<LifecycleEvent, { type: '
   if (!event.live) {
     // Not answering while starting is normal (the container is still booting); while stopping it is the goal.
     if (server === 'starting' || server === 'stopping') return reject(state);
-    if (server === 'stopped' || server === 'error') return reject(state);
+    if (isDown(server)) return reject(state);
     // In external mode an unreachable server is simply "stopped" (we do not own it); in managed mode the
     // caller reports a crash with `serverLost` and its evidence, so a failed probe alone means stopped too.
     return accept(make(state, 'stopped', 'unloaded'));
@@ -141,11 +156,14 @@ export interface LifecycleStatePort {
   readonly current: LifecycleState;
   /** Applies an event; returns false (and changes nothing) when it is not valid now. */
   dispatch(event: LifecycleEvent): boolean;
+  /** Calls `listener` after every accepted event, until the returned handle is disposed. */
+  onDidChange(listener: (state: LifecycleState) => void): { dispose(): void };
 }
 
 /** The state and `transition`, nothing else: what the CLI and the tests hold. */
 export class LifecycleMachine implements LifecycleStatePort {
   private state: LifecycleState;
+  private readonly listeners = new Set<(state: LifecycleState) => void>();
 
   constructor(mode: ServerMode) {
     this.state = initialState(mode);
@@ -157,8 +175,15 @@ export class LifecycleMachine implements LifecycleStatePort {
 
   dispatch(event: LifecycleEvent): boolean {
     const { state, accepted } = transition(this.state, event);
-    if (accepted) this.state = state;
-    return accepted;
+    if (!accepted) return false;
+    this.state = state;
+    for (const listener of [...this.listeners]) listener(state);
+    return true;
+  }
+
+  onDidChange(listener: (state: LifecycleState) => void): { dispose(): void } {
+    this.listeners.add(listener);
+    return { dispose: () => { this.listeners.delete(listener); } };
   }
 }
 

@@ -1,32 +1,50 @@
 // The chat's host side: the validated webview messages drive the ConversationService (persisted in global
-// storage) and the core's AnswerRunner. Questions are saved before they are sent; Stop aborts the request (the
-// closed connection makes Triton cancel it); a crash or a reload keeps the partial answer, marked.
+// storage) and the core's AnswerRunner; the history list and the Markdown export act on conversations through it.
+// Questions are saved before they are sent; Stop aborts the request (the closed connection makes Triton cancel it);
+// a crash or a reload keeps the partial answer, marked.
 import * as vscode from 'vscode';
-import { AnswerRunner, toAnswerSettings, type AnswerOutcome, type ConversationService } from '../../core/chat';
+import { AnswerRunner, toAnswerSettings, type AnswerOutcome, type Attachment, type Conversation, type ConversationService, type ConversationSummary } from '../../core/chat';
 import type { RunningAnswer } from '../../core/status/activity';
 import { canInfer } from '../../core/state/lifecycle';
 import { LIMITS, type HostToWebview, type WebviewToHost } from '../../protocol';
-import { COMMANDS } from '../commandIds';
+import { COMMANDS, VSCODE_COMMANDS } from '../commandIds';
 import type { SettingsService } from '../config/settingsService';
 import { errorText, presentError } from '../errors/presentError';
 import type { Log } from '../log';
 import type { ServerController } from '../server/serverController';
 import type { LifecycleStore } from '../state/lifecycleStore';
-import { clip, deltaMessages, doneMessage, stateMessage, type SendToWebview } from './chatViewState';
+import { clip, deltaMessages, doneMessage, stateMessage } from './chatViewState';
 import { copyCode, insertAtCursor, openInEditor } from './codeActions';
+import { EditorContext } from './editorContext';
+import { openChatLink } from './linkOpener';
 
 export type { AnswerOutcome } from '../../core/chat';
 
 const ACTIVE_KEY = 'tritonChatglm.activeConversation';
+/**
+ * True while the chat panel has the keyboard focus: the `when` of its keybindings (package.json). A webview view
+ * is an iframe laid over its pane, so VS Code's own focusedView does not reliably follow it.
+ */
+const CHAT_FOCUS_CONTEXT = 'tritonChatglm.chatFocus';
+
+/** The chat view as the controller sees it (see ChatViewProvider). */
+export interface ChatView {
+  post(message: HostToWebview): void;
+  /** The active conversation's title, shown next to the view's name ('' for a new chat). */
+  showTitle(title: string): void;
+}
 
 export class ChatController implements vscode.Disposable {
   private activeId: string | null;
-  private sendToView: SendToWebview | undefined;
+  private view: ChatView | undefined;
   private readonly answers: AnswerRunner;
   private readonly answersChanged = new vscode.EventEmitter<void>();
   /** An answer (chat or Explain) started or ended: see runningAnswers(). */
   readonly onDidChangeAnswers = this.answersChanged.event;
-  private readonly subscriptions: vscode.Disposable[] = [this.answersChanged];
+  private readonly historyChanged = new vscode.EventEmitter<void>();
+  /** Conversations were added, changed or removed (the open history list refreshes). */
+  readonly onDidChangeHistory = this.historyChanged.event;
+  private readonly subscriptions: vscode.Disposable[] = [this.answersChanged, this.historyChanged];
 
   constructor(
     private readonly service: ConversationService,
@@ -35,7 +53,9 @@ export class ChatController implements vscode.Disposable {
     private readonly settings: SettingsService,
     private readonly memento: vscode.Memento,
     private readonly log: Log,
+    private readonly context: EditorContext,
   ) {
+    context.connect((m) => this.post(m));
     const saved = memento.get<string>(ACTIVE_KEY);
     this.activeId = saved && service.get(saved) ? saved : service.list()[0]?.id ?? null;
     this.answers = new AnswerRunner({
@@ -48,11 +68,18 @@ export class ChatController implements vscode.Disposable {
         const presentation = presentError(e);
         return { code: presentation.code, text: clip(errorText(presentation), LIMITS.errorText) };
       },
-      describeRefusal: (refusal) => refusal.code === 'prompt-too-long'
-        ? vscode.l10n.t('The question is too long for the model\'s input budget (about {0} tokens). Shorten it.', refusal.estimatedInputTokens ?? 0)
-        : vscode.l10n.t('There is no question to answer.'),
+      describeRefusal: (refusal) => {
+        switch (refusal.code) {
+          case 'prompt-too-long':
+            return vscode.l10n.t('The question is too long for the model\'s input budget (about {0} tokens). Shorten it.', refusal.estimatedInputTokens ?? 0);
+          case 'too-long-to-continue':
+            return vscode.l10n.t('The answer is too long to be continued within the model\'s input budget.');
+          default:
+            return vscode.l10n.t('There is no question to answer.');
+        }
+      },
       log,
-      onBusyChanged: () => { this.postState(); this.answersChanged.fire(); },
+      onBusyChanged: () => { this.changed(); this.answersChanged.fire(); },
       onDelta: (conversationId, messageId, text) => { for (const m of deltaMessages(conversationId, messageId, text)) this.post(m); },
       onSettled: (conversationId, message) => {
         const done = doneMessage(conversationId, message);
@@ -60,33 +87,40 @@ export class ChatController implements vscode.Disposable {
       },
       onFailed: (conversationId, messageId, code) => this.offerRetry(conversationId, messageId, code),
     });
-    this.subscriptions.push(store.onDidChange(() => this.postState()));
+    this.subscriptions.push(store.onDidChange(() => this.postState()), server.onDidChangeSetup(() => this.post(server.setupMessage())));
   }
 
   /** The chat view connects (or goes away: undefined). */
-  connectView(send: SendToWebview | undefined): void {
-    this.sendToView = send;
+  connectView(view: ChatView | undefined): void {
+    this.view = view;
+  }
+
+  get activeConversationId(): string | null {
+    return this.activeId;
   }
 
   /** Called for every message that passed the protocol parser. */
   async handle(msg: WebviewToHost): Promise<void> {
     try {
+      if (EditorContext.handles(msg)) { await this.context.handle(msg, () => this.activeAttachments()); return; }
       switch (msg.type) {
-        case 'ready': this.postState(); return;
+        case 'ready': this.postState(); this.context.postChips(); this.post(this.server.setupMessage()); return;
         case 'send': await this.send(msg.text); return;
         case 'stop': this.stopActive(); return;
-        case 'regenerate': await this.regenerate(); return;
-        case 'editLast': await this.editLast(msg.text); return;
-        case 'newChat': this.newChat(); return;
-        case 'selectConversation': this.select(msg.id); return;
-        case 'deleteConversation': await this.delete(msg.id); return;
+        case 'regenerate': await this.regenerate(msg.messageId); return;
+        case 'editQuestion': await this.editQuestion(msg.messageId, msg.text); return;
+        case 'continueAnswer': await this.continueAnswer(msg.messageId); return;
+        case 'copyMessage': await this.copyMessage(msg.messageId); return;
+        case 'focusChanged': await this.setFocused(msg.focused); return;
         case 'copyCode': await copyCode(msg.code); return;
         case 'insertCode': await insertAtCursor(msg.code); return;
+        case 'openLink': await openChatLink(msg.url, msg.text); return;
         case 'openInEditor': await openInEditor(msg.code, msg.language); return;
         case 'startServer': await vscode.commands.executeCommand(COMMANDS.startServer); return;
         case 'loadModel': await vscode.commands.executeCommand(COMMANDS.loadModel); return;
         case 'openSettings': await vscode.commands.executeCommand(COMMANDS.openSettings); return;
         case 'retry': await this.retry(msg.messageId); return;
+        case 'setupAction': await this.server.runSetupAction(msg); return;
       }
     } catch (e) {
       this.log.error(`chat: ${msg.type} failed`, e);
@@ -94,10 +128,20 @@ export class ChatController implements vscode.Disposable {
     }
   }
 
+  /** A new chat: nothing is created until its first question (an empty conversation is never kept). */
   newChat(): void {
-    this.setActive(this.createConversation());
+    this.setActive(null);
     this.postState();
+    this.focusInput();
+  }
+
+  focusInput(): void {
     this.post({ type: 'focusInput' });
+  }
+
+  /** Whether the panel has the keyboard focus (the view also reports losing it when it is hidden or closed). */
+  async setFocused(focused: boolean): Promise<void> {
+    await vscode.commands.executeCommand(VSCODE_COMMANDS.setContext, CHAT_FOCUS_CONTEXT, focused);
   }
 
   select(id: string): void {
@@ -106,48 +150,93 @@ export class ChatController implements vscode.Disposable {
     this.postState();
   }
 
+  /** Saved conversations, newest first (the history list). */
+  list(): ConversationSummary[] {
+    return this.service.list();
+  }
+
+  /** A copy of a conversation (the export). */
+  conversation(id: string): Conversation | undefined {
+    return this.service.get(id);
+  }
+
   /** Sends a question in the active conversation (a new one when there is none). */
   async send(text: string): Promise<void> {
     if (!this.ensureReady()) return;
     const id = this.activeId && this.service.get(this.activeId) ? this.activeId : this.setActive(this.createConversation());
-    await this.service.appendUserMessage(id, text);
-    this.postState();
+    // Checked against the input budget before anything is sent; cancelled, the question goes back into the input.
+    const attachments = await this.context.forSend(text, this.service.get(id)?.systemPrompt);
+    if (!attachments) { this.post({ type: 'draft', text }); return; }
+    await this.service.appendUserMessage(id, text, attachments);
+    this.context.sent(attachments);
+    this.changed();
     await this.answers.answer(id);
   }
 
-  async regenerate(): Promise<void> {
-    if (!this.activeId || !this.ensureReady()) return;
-    await this.service.regenerate(this.activeId);
-    this.postState();
-    await this.answers.answer(this.activeId);
+  /** Answers the question of `answerId` again; the turns after it are replaced. */
+  async regenerate(answerId: string): Promise<void> {
+    await this.changeAndAnswer((id) => this.service.regenerateAnswer(id, answerId));
   }
 
-  async editLast(text: string): Promise<void> {
-    if (!this.activeId || !this.ensureReady()) return;
-    await this.service.editLast(this.activeId, text);
-    this.postState();
-    await this.answers.answer(this.activeId);
+  /** Replaces question `questionId` and answers it; the turns after it are replaced. */
+  async editQuestion(questionId: string, text: string): Promise<void> {
+    await this.changeAndAnswer((id) => this.service.editQuestion(id, questionId, text));
+  }
+
+  /** Changes the active conversation so that its last message is a question, then answers it. */
+  private async changeAndAnswer(change: (conversationId: string) => Promise<unknown>): Promise<void> {
+    const id = this.activeId;
+    if (!id || !this.ensureReady()) return;
+    await change(id);
+    this.changed();
+    await this.answers.answer(id);
+  }
+
+  /** Continues the last answer, cut at the length limit; the new text is appended to it. */
+  async continueAnswer(answerId: string): Promise<void> {
+    const id = this.activeId;
+    if (!id || !this.ensureReady()) return;
+    await this.answers.continue(id, answerId);
+  }
+
+  async copyMessage(messageId: string): Promise<void> {
+    const message = this.activeId ? this.service.get(this.activeId)?.messages.find((m) => m.id === messageId) : undefined;
+    if (message) await copyCode(message.content);
   }
 
   stopActive(): void {
     if (this.activeId) this.answers.stop(this.activeId);
   }
 
-  async delete(id: string): Promise<void> {
+  /** Deletes a conversation (stopping its answer); returns it for restore(). */
+  async delete(id: string): Promise<Conversation | undefined> {
+    if (!this.service.get(id)) return undefined;
     this.answers.stop(id);
-    await this.service.delete(id);
-    if (this.activeId === id) this.setActive(this.service.list()[0]?.id ?? null);
-    this.postState();
+    const removed = await this.service.delete(id);
+    if (this.activeId === id) this.setActive(null);
+    this.changed();
+    return removed;
+  }
+
+  /** The Undo of delete(). */
+  async restore(conversation: Conversation): Promise<void> {
+    await this.service.restore(conversation);
+    this.changed();
+  }
+
+  async rename(id: string, title: string): Promise<void> {
+    await this.service.rename(id, title);
+    this.changed();
   }
 
   /**
-   * A new conversation holding one question, answered like any other (used by Explain Selection). It is not
-   * made active, so explaining ten selections does not flip the panel ten times.
+   * A new conversation holding one question, answered like any other (used by Explain Selection, which names it
+   * after the file and lines). It is not made active, so explaining ten selections does not flip the panel ten times.
    */
-  async ask(question: string, signal: AbortSignal | undefined, onDelta?: (text: string) => void): Promise<{ conversationId: string; outcome: AnswerOutcome }> {
-    const id = this.createConversation();
+  async ask(question: string, signal: AbortSignal | undefined, onDelta?: (text: string) => void, options: { title?: string } = {}): Promise<{ conversationId: string; outcome: AnswerOutcome }> {
+    const id = this.createConversation({ kind: 'explain', ...options });
     await this.service.appendUserMessage(id, question);
-    this.postState();
+    this.changed();
     const outcome = await this.answers.answer(id, signal, onDelta);
     return { conversationId: id, outcome };
   }
@@ -158,7 +247,12 @@ export class ChatController implements vscode.Disposable {
     this.setActive(conversationId);
     await vscode.commands.executeCommand(COMMANDS.openChat);
     this.postState();
-    this.post({ type: 'focusInput' });
+    this.focusInput();
+  }
+
+  /** Attachments of the questions of the conversation shown (their transcript chips open them). */
+  private activeAttachments(): Attachment[] {
+    return (this.activeId ? this.service.get(this.activeId)?.messages : undefined)?.flatMap((m) => m.attachments ?? []) ?? [];
   }
 
   /** The answers being generated now (chat and Explain), with their conversations' titles. */
@@ -187,9 +281,9 @@ export class ChatController implements vscode.Disposable {
     return false;
   }
 
-  private createConversation(): string {
+  private createConversation(options: { kind?: 'explain'; title?: string } = {}): string {
     const systemPrompt = this.settings.current.systemPrompt;
-    return this.service.create(systemPrompt ? { systemPrompt } : {}).id;
+    return this.service.create({ ...options, ...(systemPrompt ? { systemPrompt } : {}) }).id;
   }
 
   private setActive<T extends string | null>(id: T): T {
@@ -199,18 +293,33 @@ export class ChatController implements vscode.Disposable {
   }
 
   private post(message: HostToWebview): void {
-    this.sendToView?.(message);
+    this.view?.post(message);
+  }
+
+  /** Conversations changed: the panel and the history list follow. */
+  private changed(): void {
+    this.historyChanged.fire();
+    this.postState();
   }
 
   postState(): void {
-    if (!this.sendToView) return;
+    if (!this.view) return;
     const active = this.activeId ? this.service.get(this.activeId) : undefined;
-    this.post(stateMessage(this.service.list(), active, active ? this.answers.isAnswering(active.id) : false, this.store.current));
+    const busy = active ? this.answers.isAnswering(active.id) : false;
+    this.post(stateMessage(active, busy, this.store.current, active?.messages.some((m) => m.role === 'user') ? undefined : this.lastQuestion()));
+    this.view.showTitle(active?.title ?? '');
+  }
+
+  /** The last question of the most recent chat (what ArrowUp recalls in a new chat). */
+  private lastQuestion(): string | undefined {
+    const recent = this.service.list().find((c) => c.kind === 'chat');
+    const messages = recent ? this.service.get(recent.id)?.messages ?? [] : [];
+    return [...messages].reverse().find((m) => m.role === 'user')?.content;
   }
 
   /** Stops listening; answers still streaming are saved as such (they reload as `interrupted`), then flushed. */
   async dispose(): Promise<void> {
-    this.sendToView = undefined;
+    this.view = undefined;
     for (const d of this.subscriptions) d.dispose();
     await this.answers.dispose();
     await this.service.dispose().catch((e: unknown) => this.log.error('Saving conversations failed', e));

@@ -1,5 +1,6 @@
 // The chat side panel (WebviewView): strict CSP, resources only from dist/ and media/, and every message from
-// the webview parsed by the shared protocol (zod schemas) before anything acts on it.
+// the webview parsed by the shared protocol (zod schemas) before anything acts on it. The active conversation's
+// title is the view's title.
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -48,10 +49,18 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         if (this.view === view) {
           this.view = undefined;
           this.chat.connectView(undefined);
+          void this.chat.setFocused(false);
         }
       }),
+      // A hidden panel may never see its blur: its Ctrl+L must not outlive it.
+      view.onDidChangeVisibility(() => { if (!view.visible) void this.chat.setFocused(false); }),
     );
-    this.chat.connectView((m) => this.post(m));
+    const viewName = view.title;
+    this.chat.connectView({
+      post: (m) => this.post(m),
+      // In the view's title bar ("ChatGLM: <conversation>"): the panel itself has no list or title of its own.
+      showTitle: (title) => { if (this.view === view) view.title = title || viewName; },
+    });
   }
 
   private receive(raw: unknown): void {

@@ -1,35 +1,39 @@
-// What the chat panel is shown, as protocol messages: the conversation list and the active conversation, the
-// server banner with the actions valid now, and an answer's final state. Everything is clipped to the
-// protocol's limits, so the webview's validation never has to drop a host message.
+// What the chat panel is shown, as protocol messages: the active conversation, the server banner with the actions
+// valid now, and an answer's final state. Everything is clipped to the protocol's limits, so the webview's
+// validation never has to drop a host message.
 import * as vscode from 'vscode';
-import type { Conversation, ConversationSummary, StoredMessage } from '../../core/chat';
+import type { Conversation, StoredMessage } from '../../core/chat';
 import type { LifecycleState } from '../../core/state/lifecycle';
 import { LIMITS, type HostToWebview, type MessageView, type ServerView } from '../../protocol';
-
-/** Sends one message to the chat webview. */
-export type SendToWebview = (message: HostToWebview) => void;
+import { toAttachmentView } from './editorContext';
 
 /** Error codes whose fix is in the settings: the banner offers Open Settings. */
 const SETTINGS_ERRORS = new Set(['weights-missing', 'weights-invalid', 'settings-invalid', 'port-allocated', 'image-missing']);
 
+/** The model as the empty state names it. */
+export const MODEL_DISPLAY_NAME = 'ChatGLM3-6B';
+
 export function stateMessage(
-  conversations: readonly ConversationSummary[],
   active: Conversation | undefined,
   busy: boolean,
   lifecycle: LifecycleState,
+  /** The last question asked anywhere, for ArrowUp in a conversation that has none yet. */
+  previousQuestion?: string,
 ): HostToWebview {
   return {
     type: 'state',
-    conversations: conversations.slice(0, LIMITS.conversations).map((c) => ({ ...c, title: clip(c.title, LIMITS.title) })),
     activeId: active ? active.id : null,
     messages: (active?.messages ?? []).slice(-LIMITS.messages).map(toView),
     server: serverView(lifecycle),
     busy,
+    modelName: MODEL_DISPLAY_NAME,
+    ...(previousQuestion ? { previousQuestion: clip(previousQuestion, LIMITS.userText) } : {}),
   };
 }
 
 function serverView(s: LifecycleState): ServerView {
-  const server: ServerView['server'] = s.server === 'error' ? 'failed' : s.server === 'stopping' ? 'stopped' : s.server;
+  // "setup needed" is drawn by the setup checklist (setup message), which hides this box meanwhile.
+  const server: ServerView['server'] = s.server === 'error' ? 'failed' : s.server === 'stopping' || s.server === 'setup' ? 'stopped' : s.server;
   const model: ServerView['model'] = s.server !== 'running' ? 'unknown' : s.model === 'unloading' ? 'unloaded' : s.model;
   const actions: ServerView['actions'] = [];
   if (s.mode === 'managed' && (s.server === 'stopped' || s.server === 'error')) actions.push('startServer');
@@ -71,6 +75,7 @@ function toView(m: StoredMessage): MessageView {
   if (m.promptTokens !== undefined) v.promptTokens = m.promptTokens;
   if (m.completionTokens !== undefined) v.completionTokens = m.completionTokens;
   if (m.historyTrimmed !== undefined) v.historyTrimmed = m.historyTrimmed;
+  if (m.attachments?.length) v.attachments = m.attachments.slice(0, LIMITS.attachments).map((a) => toAttachmentView(a));
   return v;
 }
 

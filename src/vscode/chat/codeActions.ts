@@ -1,11 +1,16 @@
 // What the chat panel's code-block buttons do in the editor: copy, insert at every cursor, open as a new file.
+// Copy and Insert warn first when the text holds invisible or bidirectional control characters.
 import * as vscode from 'vscode';
+import { confirmInvisibleCharacters } from './invisibleCodeWarning';
 
-export async function copyCode(code: string): Promise<void> {
-  await vscode.env.clipboard.writeText(code);
+/** Copies `text` (a code block, or a whole message) to the clipboard. */
+export async function copyCode(text: string): Promise<void> {
+  if (!(await confirmInvisibleCharacters(text, 'copy'))) return;
+  await vscode.env.clipboard.writeText(text);
 }
 
 export async function insertAtCursor(code: string): Promise<void> {
+  if (!(await confirmInvisibleCharacters(code, 'insert'))) return;
   const editor = vscode.window.activeTextEditor;
   if (!editor) {
     void vscode.window.showInformationMessage(vscode.l10n.t('Open an editor to insert the code into.'));

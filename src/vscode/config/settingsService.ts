@@ -1,8 +1,9 @@
 // Reads the settings through `inspect()` (so workspace values of restricted settings can be ignored), re-reads
-// them on change or when the workspace becomes trusted, and reports what a change requires.
+// them on change or when the workspace becomes trusted, reports what a change requires, writes them and opens
+// them in the Settings editor, both where they apply (remote settings in a remote window).
 import * as vscode from 'vscode';
 import { changeEffect, parseSettings, type ParsedSettings, type SettingProblem } from '../../core/settings/settingsParser';
-import { VSCODE_COMMANDS } from '../commandIds';
+import { EXTENSION_ID, VSCODE_COMMANDS } from '../commandIds';
 import { SECTION, type ExtensionSettings, type SettingEffect, type SettingKey } from '../../core/settings/settingsSchema';
 
 export interface SettingsChange {
@@ -55,9 +56,24 @@ export class SettingsService implements vscode.Disposable {
     return parseSettings((key) => config.inspect(key), vscode.workspace.isTrusted);
   }
 
-  /** Opens the Settings editor filtered to this extension (or to one setting). */
+  /**
+   * Opens the Settings editor filtered to this extension (or to one setting), on the tab where the settings
+   * exist: in a remote window (Remote-SSH, WSL, code-server) machine-scoped settings apply only from the remote
+   * settings, and the User tab would say "No Settings Found"; the Remote tab also shows the window-scoped ones.
+   */
   static open(key?: SettingKey): Thenable<unknown> {
-    return vscode.commands.executeCommand(VSCODE_COMMANDS.openSettings, key ? `${SECTION}.${key}` : `@ext:triton-chatglm.triton-chatglm`);
+    const query = key ? `${SECTION}.${key}` : `@ext:${EXTENSION_ID}`;
+    if (vscode.env.remoteName !== undefined) return vscode.commands.executeCommand(VSCODE_COMMANDS.openRemoteSettings, { query });
+    return vscode.commands.executeCommand(VSCODE_COMMANDS.openSettings, query);
+  }
+
+  /**
+   * Writes a setting where it applies. ConfigurationTarget.Global is the user's settings; for a machine-scoped
+   * setting in a remote window VS Code writes it to the remote machine's settings instead (its configuration
+   * service routes USER writes of MACHINE-scoped keys to USER_REMOTE), which is where it takes effect.
+   */
+  async update<K extends SettingKey>(key: K, value: ExtensionSettings[K] | undefined): Promise<void> {
+    await vscode.workspace.getConfiguration(SECTION).update(key, value, vscode.ConfigurationTarget.Global);
   }
 
   dispose(): void {

@@ -8,7 +8,7 @@ import { isTritonError } from '../../core/triton';
 import { COMMANDS, type CommandId } from '../commandIds';
 import type { Log } from '../log';
 
-export type ErrorAction = 'buildImage' | 'openSettings' | 'showLogs' | 'startServer' | 'loadModel' | 'restartServer';
+export type ErrorAction = 'buildImage' | 'openSettings' | 'showLogs' | 'startServer' | 'loadModel' | 'restartServer' | 'chooseWeights';
 
 export interface ErrorPresentation {
   code: string;
@@ -39,9 +39,11 @@ export function presentError(error: unknown): ErrorPresentation {
       case 'container-exited':
         return { code: error.code, message: error.exitCode !== undefined ? vscode.l10n.t('The server stopped: the Triton container exited with code {0}.', error.exitCode) : vscode.l10n.t('The server stopped: the Triton container exited.'), fix: vscode.l10n.t('Your conversations are kept. Read the server log, then restart the server.'), actions: ['showLogs', 'restartServer'] };
       case 'weights-missing':
-        return { code: error.code, message: vscode.l10n.t('The ChatGLM3-6B weights were not found.'), fix: vscode.l10n.t('Set the weights path to the directory of the ChatGLM3-6B checkpoint.'), actions: ['openSettings'] };
+        return { code: error.code, message: vscode.l10n.t('The ChatGLM3-6B weights were not found.'), fix: vscode.l10n.t('Choose the folder of the ChatGLM3-6B checkpoint (Choose Weights Folder…).'), actions: ['chooseWeights'] };
       case 'weights-invalid':
-        return { code: error.code, message: vscode.l10n.t('The weights directory does not look like a ChatGLM3-6B checkpoint.'), fix: vscode.l10n.t('Set the weights path to the directory that contains config.json, the tokenizer and the weight files.'), actions: ['openSettings'] };
+        return { code: error.code, message: vscode.l10n.t('The weights directory does not look like a ChatGLM3-6B checkpoint.'), fix: vscode.l10n.t('Choose the folder that contains config.json, the tokenizer and the weight files (Choose Weights Folder…).'), actions: ['chooseWeights'] };
+      case 'gpu-memory-low':
+        return { code: error.code, message: vscode.l10n.t('The GPU may not have enough free memory for ChatGLM3-6B (about 13 GB).'), fix: vscode.l10n.t('Close the programs that use the GPU, or choose another GPU in the settings.'), actions: ['openSettings'] };
       case 'settings-invalid':
         return { code: error.code, message: vscode.l10n.t('A server setting is invalid: {0}', error.message), fix: vscode.l10n.t('Correct it in the settings.'), actions: ['openSettings'] };
       case 'liveness-timeout':
@@ -89,6 +91,8 @@ export function presentError(error: unknown): ErrorPresentation {
       case 'nothing-to-regenerate':
       case 'nothing-to-edit':
         return { code: error.code, message: vscode.l10n.t('There is no question to answer again.'), actions: [] };
+      case 'nothing-to-continue':
+        return { code: error.code, message: vscode.l10n.t('Only the last answer, cut at the maximum length, can be continued.'), actions: [] };
       default:
         return { code: error.code, message: vscode.l10n.t('The conversation was not found.'), actions: [] };
     }
@@ -109,6 +113,7 @@ const ACTION_COMMANDS: Record<ErrorAction, CommandId> = {
   startServer: COMMANDS.startServer,
   loadModel: COMMANDS.loadModel,
   restartServer: COMMANDS.restartServer,
+  chooseWeights: COMMANDS.chooseWeightsFolder,
 };
 
 function actionLabel(action: ErrorAction): string {
@@ -119,6 +124,7 @@ function actionLabel(action: ErrorAction): string {
     case 'startServer': return vscode.l10n.t('Start Server');
     case 'loadModel': return vscode.l10n.t('Load Model');
     case 'restartServer': return vscode.l10n.t('Restart Server');
+    case 'chooseWeights': return vscode.l10n.t('Choose Weights Folder…');
   }
 }
 

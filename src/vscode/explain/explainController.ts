@@ -193,7 +193,9 @@ export class ExplainController implements vscode.Disposable {
       const selection = { startLine: sel.start.line, endLine: sel.end.line, endCharacter: sel.end.character };
       const { first, last } = selectedLines(selection);
       const range = new vscode.Range(new vscode.Position(first, 0), new vscode.Position(last, doc.lineAt(last).text.length));
-      return { prompt, thread: this.createThread(doc.uri, range, selectionLocation(fileName, selection)) };
+      // The conversation it is kept as, named after what was explained (the history groups these apart).
+      const title = vscode.l10n.t('Explain {0}', selectionLocation(fileName, selection));
+      return { prompt, title, thread: this.createThread(doc.uri, range, selectionLocation(fileName, selection)) };
     });
     const trimmed = items.filter((i) => i.prompt.trimmed);
     if (trimmed.length > 0) {
@@ -220,7 +222,7 @@ export class ExplainController implements vscode.Disposable {
         try {
           const outcomes = await fanout(items, (item, i, signal) => {
             dequeue[i]!();
-            return this.explainOne(item.thread, item.prompt.prompt, item.prompt.trimmed, signal, (phase) => waiting.set(i, phase));
+            return this.explainOne(item.thread, item.prompt.prompt, item.title, item.prompt.trimmed, signal, (phase) => waiting.set(i, phase));
           }, {
             concurrency: settings.explainMaxConcurrency,
             signal: run.signal,
@@ -266,6 +268,7 @@ export class ExplainController implements vscode.Disposable {
   private async explainOne(
     view: ExplanationThread,
     prompt: string,
+    title: string,
     trimmed: boolean,
     signal: AbortSignal | undefined,
     onPhase: (phase: ExplainPhase) => void,
@@ -281,7 +284,7 @@ export class ExplainController implements vscode.Disposable {
       if (!text) onPhase('answering');
       text += delta;
       timer ??= setTimeout(() => render(vscode.l10n.t('answering…')), RENDER_INTERVAL_MS);
-    });
+    }, { title });
     onPhase('done');
     if (timer) clearTimeout(timer);
     this.conversationOf.set(view.thread, conversationId);
@@ -307,7 +310,10 @@ export class ExplainController implements vscode.Disposable {
     if (picked === load) await vscode.commands.executeCommand(COMMANDS.loadModel);
   }
 
-  /** "Continue in Chat" on a thread: opens its conversation in the panel. */
+  /**
+   * "Continue in Chat" on a thread: opens its conversation in the panel with the explained code attached to the next
+   * question, as "Add Selection to Chat" attaches it (the code as it is now, from the thread's range).
+   */
   async continueInChat(thread: vscode.CommentThread | undefined): Promise<void> {
     const id = thread ? this.conversationOf.get(thread) : undefined;
     if (!id) {
@@ -315,6 +321,7 @@ export class ExplainController implements vscode.Disposable {
       return;
     }
     await this.chat.reveal(id);
+    if (thread?.range) await vscode.commands.executeCommand(COMMANDS.addSelectionToChat, thread.uri, thread.range);
   }
 
   dismiss(thread: vscode.CommentThread | undefined): void {

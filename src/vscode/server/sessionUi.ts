@@ -1,10 +1,13 @@
 // The server session's user interface in VS Code: each operation as a progress notification with its elapsed
-// time, its steps and Triton's own words localized, the offer to load after a start, and errors with their fixes.
+// time, its steps and Triton's own words localized, the offer to load after a start (closing itself once it no
+// longer applies), and errors with their fixes.
 import * as vscode from 'vscode';
 import type { SessionOperation, SessionStep, SessionUi } from '../../core/session';
 import type { ModelState } from '../../core/triton';
 import { showError } from '../errors/presentError';
 import type { Log } from '../log';
+import { COMMANDS } from '../commandIds';
+import { showNotice } from '../util/notice';
 import { withElapsedProgress } from '../util/progress';
 
 export function createSessionUi(log: Log): SessionUi {
@@ -14,9 +17,10 @@ export function createSessionUi(log: Log): SessionUi {
       detail: (text) => reporter.detail(text),
       loadProgress: (progress) => { if (progress.state) reporter.detail(indexStateText(progress.state)); },
     }, taskSignal))),
-    offerLoad: async () => {
-      const load = vscode.l10n.t('Load Model');
-      return (await vscode.window.showInformationMessage(vscode.l10n.t('The ChatGLM3 server is running. Load the model now?'), load)) === load;
+    // The offer's link runs Load Model itself; the offer closes when the model loads or the server stops.
+    offerLoad: async (stale) => {
+      await showNotice(vscode.l10n.t('The ChatGLM3 server is running. Load the model now?'), [{ label: vscode.l10n.t('Load Model'), command: COMMANDS.loadModel }], stale);
+      return false;
     },
     showError: (context, error) => void showError(log, context === 'load' ? 'Load' : 'Server', error),
   };
@@ -34,7 +38,7 @@ function titleOf(operation: SessionOperation): string {
 function stepText(step: SessionStep): string {
   switch (step) {
     case 'preparing-repository': return vscode.l10n.t('Preparing the model repository');
-    case 'preflight': return vscode.l10n.t('Checking Docker, the GPU runtime, the image, the weights and the ports');
+    case 'preflight': return vscode.l10n.t('Checking Docker, the GPU, the serving image, the weights and the ports');
     case 'removing-old': return vscode.l10n.t('Removing the old stopped container');
     case 'running': return vscode.l10n.t('Starting the container');
     case 'waiting-live': return vscode.l10n.t('Waiting for Triton to answer');

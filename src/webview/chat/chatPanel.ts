@@ -1,5 +1,6 @@
-// The chat panel: renders the host's state through its parts (server notice, conversation list, messages,
-// composer), streams answers, and turns the user's clicks into protocol messages. Every visible string comes from
+// The chat panel: renders the host's state through its parts (server notice, empty state, messages, composer),
+// streams answers, and turns the user's clicks into protocol messages. Like Copilot Chat it has no buttons of its
+// own above the messages: New Chat and the history are the view's title actions. Every visible string comes from
 // `strings` (the host's l10n bundle over English defaults).
 import {
   format,
@@ -8,23 +9,28 @@ import {
   mergeStrings,
   parseHostToWebview,
   type HostToWebview,
+  type SetupView,
   type StateMessage,
   type Strings,
   type WebviewToHost,
 } from '../../protocol';
-import { button, el } from '../shared/dom';
+import { hasInvisibleCharacters } from '../../core/text/invisibleCharacters';
+import { icon } from '../shared/dom';
 import type { ChatContext } from './chatContext';
-import { CODE_ACTIONS, codeOfBlock } from './code-blocks';
+import { CODE_ACTIONS, codeOfBlock } from './codeBlocks';
 import { Composer } from './composer';
+import { EmptyState, EXAMPLE_ACTION } from './emptyState';
 import { ErrorBanner } from './errorBanner';
-import { HistoryList } from './historyList';
+import { interceptLinks } from './links';
 import { createMarkdownRenderer } from './markdown';
+import { MESSAGE_ACTIONS } from './messageActions';
 import { MessageList } from './messageList';
 import { restoreState, StateSaver, type ChatVsCodeApi } from './persistedState';
 import { ServerNotice } from './serverNotice';
+import { SetupChecklist, setupActionMessage } from './setupChecklist';
 import { applyDelta, applyDone } from './stateUpdates';
 
-/** How long a code block's Copy button says "Copied". */
+/** How long a Copy button says "Copied". */
 const COPIED_FEEDBACK_MS = 1500;
 
 export class ChatPanel implements ChatContext {
@@ -33,10 +39,11 @@ export class ChatPanel implements ChatContext {
   /** The host's translations as received (persisted; the strings are derived from them). */
   private receivedStrings: Record<string, string>;
   private readonly saver: StateSaver;
-  private readonly newChatButton: HTMLButtonElement;
   private readonly serverNotice = new ServerNotice();
+  private readonly setup = new SetupChecklist();
+  private setupView: SetupView | undefined;
   private readonly errorBanner = new ErrorBanner();
-  private readonly history: HistoryList;
+  private readonly emptyState = new EmptyState();
   private readonly messages: MessageList;
   private readonly composer: Composer;
 
@@ -46,28 +53,38 @@ export class ChatPanel implements ChatContext {
     this.currentStrings = mergeStrings(this.receivedStrings);
     this.currentState = restored?.state ?? null;
     this.saver = new StateSaver(api, () => ({
-      version: 1,
+      version: 2,
       state: this.state,
       strings: this.receivedStrings,
       draft: this.composer.draft,
-      editing: this.composer.isEditing,
-      historyOpen: this.history.isOpen,
+      ...(this.messages.editing ? { editing: this.messages.editing } : {}),
     }));
 
-    this.newChatButton = button('', 'newChat');
-    this.history = new HistoryList(this, restored?.historyOpen ?? false);
-    this.messages = new MessageList(this, createMarkdownRenderer((what) => format(this.strings.imageRemoved, what)));
-    this.composer = new Composer(this, { draft: restored?.draft ?? '', editing: restored?.editing ?? false }, () => this.errorBanner.clear());
-    const toolbar = el('header', { class: 'toolbar' }, this.newChatButton, this.history.toggle);
-    root.replaceChildren(toolbar, this.serverNotice.element, this.history.element, this.errorBanner.element,
-      this.messages.emptyNote, this.messages.element, this.composer.element);
+    const imageText = (what: string) => format(this.strings.imageRemoved, what);
+    this.messages = new MessageList(this, createMarkdownRenderer(imageText), createMarkdownRenderer(imageText, { breaks: true }), () => this.composer.focus());
+    this.composer = new Composer(this, { draft: restored?.draft ?? '' }, () => this.errorBanner.clear());
+    root.replaceChildren(this.setup.element, this.serverNotice.element, this.errorBanner.element, this.emptyState.element, this.messages.element, this.composer.element);
 
     root.addEventListener('click', (e) => this.onClick(e));
+    interceptLinks(root, (m) => this.postToHost(m));
     window.addEventListener('message', (e: MessageEvent) => this.receive(e.data));
+    // The view got the focus (opened, clicked into, Open Chat): the input takes it, as in Copilot Chat. The host
+    // is told, for the keybindings that apply inside the panel (Ctrl+L: New Chat).
+    window.addEventListener('focus', () => {
+      if (document.activeElement === document.body || document.activeElement === null) this.composer.focus();
+      this.postToHost({ type: 'focusChanged', focused: true });
+    });
+    window.addEventListener('blur', () => this.postToHost({ type: 'focusChanged', focused: false }));
 
     this.applyStrings();
     this.renderAll();
+    this.composer.layout();
+    // Only when the view has the focus already: a panel loading in the background must not take it from, say, an
+    // open quick pick (VS Code gives the view the focus when it opens it, and the focus listener above follows).
+    if (restored?.editing) this.messages.beginEdit(restored.editing.messageId, restored.editing.text);
+    else if (document.hasFocus()) this.composer.focus();
     this.postToHost({ type: 'ready' });
+    if (document.hasFocus()) this.postToHost({ type: 'focusChanged', focused: true });
   }
 
   get strings(): Strings {
@@ -107,13 +124,12 @@ export class ChatPanel implements ChatContext {
         this.receivedStrings = message.strings;
         this.currentStrings = mergeStrings(message.strings);
         this.applyStrings();
-        this.messages.forgetRendered(); // labels inside messages (markers, code buttons) are localized too
+        this.messages.forgetRendered(); // labels inside messages (markers, toolbars, code buttons) are localized too
         this.renderAll();
         break;
       case 'state':
         if (this.state?.activeId !== message.activeId) {
-          this.composer.cancelEdit(false);
-          this.messages.pinToBottom();
+          this.messages.reset();
           this.errorBanner.clear();
         }
         this.currentState = message;
@@ -139,23 +155,42 @@ export class ChatPanel implements ChatContext {
       case 'focusInput':
         this.composer.focus();
         return;
+      case 'setup':
+        this.setupView = message.setup;
+        this.renderAll();
+        return;
+      case 'attachments':
+        this.composer.attachmentBar.render(message);
+        return;
+      case 'draft':
+        this.composer.restoreDraft(message.text);
+        break;
     }
     this.scheduleSave();
   }
 
   private applyStrings(): void {
     this.root.setAttribute('aria-label', this.strings.panelLabel);
-    this.newChatButton.textContent = this.strings.newChat;
-    this.history.applyStrings();
     this.messages.applyStrings();
     this.composer.applyStrings();
   }
 
   private renderAll(): void {
-    this.serverNotice.render(this.state?.server, this.strings);
-    this.history.render();
+    this.renderServerBox();
+    const state = this.state;
+    // Nothing asked yet and the model ready: the welcome. Until then the checklist or the server notice says why.
+    const empty = !!state && state.messages.length === 0 && state.server.model === 'ready' && !this.setup.visible;
+    this.emptyState.element.hidden = !empty;
+    if (empty) this.emptyState.render(state.modelName, this.strings);
     this.messages.render();
     this.updateControls();
+  }
+
+  /** The setup checklist while the host shows one, else the server notice: never both. */
+  private renderServerBox(): void {
+    this.setup.render(this.setupView, this.strings);
+    this.serverNotice.render(this.state?.server, this.strings);
+    if (this.setup.visible) this.serverNotice.element.hidden = true;
   }
 
   private updateControls(): void {
@@ -168,22 +203,40 @@ export class ChatPanel implements ChatContext {
     const target = (e.target as Element | null)?.closest('button[data-action]');
     if (!target || (target as HTMLButtonElement).disabled) return;
     const action = target.getAttribute('data-action') ?? '';
-    const id = target.getAttribute('data-id') ?? '';
+    const messageId = target.getAttribute('data-id') ?? '';
     switch (action) {
       case 'send': this.composer.submit(); break;
       case 'stop': this.postToHost({ type: 'stop' }); break;
-      case 'regenerate': this.postToHost({ type: 'regenerate' }); break;
-      case 'editLast': this.composer.beginEdit(); break;
-      case 'cancelEdit': this.composer.cancelEdit(); break;
       case 'dismissError': this.errorBanner.clear(); this.composer.focus(); break;
-      case 'retry': this.errorBanner.clear(); this.postToHost({ type: 'retry', messageId: id }); break;
-      case 'newChat': this.composer.cancelEdit(false); this.postToHost({ type: 'newChat' }); this.composer.focus(); break;
-      case 'toggleHistory': this.history.toggleOpen(); break;
-      case 'selectConversation': this.composer.cancelEdit(false); this.postToHost({ type: 'selectConversation', id }); break;
-      case 'deleteConversation': this.history.deleteConversation(target, id, this.newChatButton); break;
+      case 'retry': this.errorBanner.clear(); this.postToHost({ type: 'retry', messageId }); break;
+      case EXAMPLE_ACTION: this.composer.sendText(target.getAttribute('data-text') ?? ''); break;
+      case MESSAGE_ACTIONS.copy: this.copyMessage(messageId, target as HTMLButtonElement); break;
+      case MESSAGE_ACTIONS.regenerate: this.postToHost({ type: 'regenerate', messageId }); this.composer.focus(); break;
+      case MESSAGE_ACTIONS.edit: this.messages.beginEdit(messageId); break;
+      case MESSAGE_ACTIONS.continue: this.postToHost({ type: 'continueAnswer', messageId }); this.composer.focus(); break;
       case 'startServer': case 'loadModel': case 'openSettings': this.postToHost({ type: action }); break;
+      case 'setupAction': { const m = setupActionMessage(target); if (m) this.postToHost(m); break; }
       case CODE_ACTIONS.copy: case CODE_ACTIONS.insert: case CODE_ACTIONS.open: this.codeAction(action, target as HTMLButtonElement); break;
     }
+  }
+
+  private copyMessage(messageId: string, target: HTMLButtonElement): void {
+    this.postToHost({ type: 'copyMessage', messageId });
+    const content = this.state?.messages.find((m) => m.id === messageId)?.content ?? '';
+    if (!hasInvisibleCharacters(content)) this.showCopied(target); // otherwise the host asks first
+  }
+
+  /** A message's Copy button shows a check mark and says "Copied" for a moment. */
+  private showCopied(target: HTMLButtonElement): void {
+    const label = target.getAttribute('aria-label') ?? '';
+    target.replaceChildren(icon('check'));
+    target.title = this.strings.copiedMessage;
+    target.setAttribute('aria-label', this.strings.copiedMessage);
+    setTimeout(() => {
+      target.replaceChildren(icon('copy'));
+      target.title = label;
+      target.setAttribute('aria-label', label);
+    }, COPIED_FEEDBACK_MS);
   }
 
   private codeAction(action: string, target: HTMLButtonElement): void {
@@ -191,6 +244,7 @@ export class ChatPanel implements ChatContext {
     if (!block || block.code.length > LIMITS.code) return;
     if (action === CODE_ACTIONS.copy) {
       this.postToHost({ type: 'copyCode', code: block.code });
+      if (hasInvisibleCharacters(block.code)) return; // the host asks first; "Copied" would be premature
       target.textContent = this.strings.copied;
       setTimeout(() => { target.textContent = this.strings.copy; }, COPIED_FEEDBACK_MS);
     } else if (action === CODE_ACTIONS.insert) {

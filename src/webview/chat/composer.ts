@@ -1,46 +1,53 @@
-// The question box and its buttons: Send (or Send Edited while editing the last question), Stop while an answer
-// is generated, Regenerate, Edit and Cancel; Enter sends, Shift+Enter adds a line, Escape stops or cancels an edit.
+// The input at the bottom of the panel, as in Copilot Chat: one box that grows with its text, with an inline Send
+// icon button that becomes Stop while an answer is generated. Enter sends, Shift+Enter adds a line, Escape stops;
+// ArrowUp in the empty input brings back the last question (again: the one before), ArrowDown goes forward again.
 import { LIMITS } from '../../protocol';
-import { button, el } from '../shared/dom';
+import { el, iconButton } from '../shared/dom';
+import { autoGrow } from './autoGrow';
+import { AttachmentBar } from './attachmentChips';
 import type { ChatContext } from './chatContext';
 
 export class Composer {
   readonly element: HTMLElement;
+  /** Inside the input box, above the text: where parts of the panel add what goes with the question (chips). */
+  readonly aboveInput: HTMLElement;
+  /** The box's bottom row, left of Send: where parts of the panel add their buttons. */
+  readonly toolbarStart: HTMLElement;
+  /** The chips of the next question (attachmentChips.ts), in `aboveInput`. */
+  readonly attachmentBar: AttachmentBar;
   private readonly input: HTMLTextAreaElement;
   private readonly sendButton: HTMLButtonElement;
   private readonly stopButton: HTMLButtonElement;
-  private readonly regenerateButton: HTMLButtonElement;
-  private readonly editButton: HTMLButtonElement;
-  private readonly cancelEditButton: HTMLButtonElement;
-  /** The user is editing their last question (Send replaces it and its answer). */
-  private editing: boolean;
+  private readonly fit: () => void;
+  /** While ArrowUp/ArrowDown walk the questions: how far back (1 = the last question) and what was recalled. */
+  private recalled: { back: number; text: string } | undefined;
 
   constructor(
     private readonly ctx: ChatContext,
-    restored: { draft: string; editing: boolean },
+    restored: { draft: string },
     /** A question was sent (the panel clears the last error). */
     private readonly onSent: () => void,
   ) {
-    this.editing = restored.editing;
-    this.input = el('textarea', { class: 'input', rows: '3', maxlength: String(LIMITS.userText) });
-    this.sendButton = button('', 'send', { class: 'primary' });
-    this.stopButton = button('', 'stop');
-    this.regenerateButton = button('', 'regenerate');
-    this.editButton = button('', 'editLast');
-    this.cancelEditButton = button('', 'cancelEdit');
-    this.element = el('footer', { class: 'composer' }, this.input,
-      el('div', { class: 'composer-actions' }, this.sendButton, this.stopButton, this.regenerateButton, this.editButton, this.cancelEditButton));
+    this.input = el('textarea', { class: 'input', rows: '1', maxlength: String(LIMITS.userText) });
+    this.sendButton = iconButton('send', 'send', '', { class: 'send' });
+    this.stopButton = iconButton('debug-stop', 'stop', '', { class: 'stop' });
+    this.aboveInput = el('div', { class: 'input-above' });
+    this.toolbarStart = el('div', { class: 'input-toolbar-start' });
+    this.attachmentBar = new AttachmentBar(ctx);
+    this.aboveInput.append(this.attachmentBar.element);
+    this.element = el('footer', { class: 'composer' },
+      el('div', { class: 'input-box' }, this.aboveInput, this.input,
+        el('div', { class: 'input-toolbar' }, this.toolbarStart, this.sendButton, this.stopButton)));
     this.input.value = restored.draft;
+    this.fit = autoGrow(this.input);
     this.input.addEventListener('keydown', (e) => this.onKeyDown(e));
-    this.input.addEventListener('input', () => { this.updateControls(); this.ctx.scheduleSave(); });
-    // Escape stops the answer from anywhere in the panel (in the input it is handled above).
-    this.element.ownerDocument.addEventListener('keydown', (e) => {
-      if (e.key === 'Escape' && e.target !== this.input && this.ctx.state?.busy) { e.preventDefault(); this.ctx.postToHost({ type: 'stop' }); }
+    this.input.addEventListener('input', () => { this.recalled = undefined; this.updateControls(); this.ctx.scheduleSave(); });
+    const doc = this.element.ownerDocument;
+    // Escape stops the answer from anywhere in the panel (in the input it is handled below).
+    doc.addEventListener('keydown', (e) => {
+      if (e.key === 'Escape' && e.target !== this.input && this.ctx.state?.busy && !e.defaultPrevented) { e.preventDefault(); this.ctx.postToHost({ type: 'stop' }); }
     });
-  }
-
-  get isEditing(): boolean {
-    return this.editing;
+    doc.defaultView?.addEventListener('resize', () => this.fit());
   }
 
   get draft(): string {
@@ -51,74 +58,104 @@ export class Composer {
     this.input.focus();
   }
 
+  /** Sizes the input to its text (call once it is in the document). */
+  layout(): void {
+    this.fit();
+  }
+
   applyStrings(): void {
     const strings = this.ctx.strings;
     this.input.setAttribute('aria-label', strings.inputLabel);
     this.input.placeholder = strings.inputPlaceholder;
-    this.stopButton.textContent = strings.stop;
-    this.regenerateButton.textContent = strings.regenerate;
-    this.editButton.textContent = strings.editLast;
-    this.cancelEditButton.textContent = strings.editCancel;
+    for (const [button, label, tooltip] of [[this.sendButton, strings.send, strings.sendTooltip], [this.stopButton, strings.stop, strings.stopTooltip]] as const) {
+      button.setAttribute('aria-label', label);
+      button.title = tooltip;
+    }
+    this.attachmentBar.applyStrings();
+  }
+
+  /** The host did not send a question (the user cancelled it): it comes back into an empty input. */
+  restoreDraft(text: string): void {
+    if (this.input.value.trim() === '') this.input.value = text;
+    this.fit();
+    this.updateControls();
+    this.input.focus();
   }
 
   updateControls(): void {
-    const strings = this.ctx.strings;
     const state = this.ctx.state;
     const busy = !!state?.busy;
-    const ready = state?.server.model === 'ready';
-    const messages = state?.messages ?? [];
-    const last = messages.at(-1);
-    const hasQuestion = messages.some((m) => m.role === 'user');
-    this.sendButton.textContent = this.editing ? strings.editSend : strings.send;
     this.sendButton.hidden = busy;
-    this.sendButton.disabled = !ready || this.input.value.trim() === '';
+    this.sendButton.disabled = state?.server.model !== 'ready' || this.input.value.trim() === '';
     this.stopButton.hidden = !busy;
-    this.regenerateButton.hidden = busy || !last || (last.role !== 'assistant' && last.role !== 'user') || !hasQuestion;
-    this.regenerateButton.disabled = !ready;
-    this.editButton.hidden = busy || !hasQuestion || this.editing;
-    this.cancelEditButton.hidden = !this.editing;
+  }
+
+  /** Puts `text` into the input and sends it (an example prompt of the empty state). */
+  sendText(text: string): void {
+    this.input.value = text;
+    this.submit();
   }
 
   submit(): void {
     const text = this.input.value;
     const state = this.ctx.state;
     if (state?.busy || text.trim() === '' || state?.server.model !== 'ready') return;
-    this.ctx.postToHost(this.editing ? { type: 'editLast', text } : { type: 'send', text });
+    this.ctx.postToHost({ type: 'send', text });
     this.onSent();
     this.input.value = '';
-    this.editing = false;
+    this.recalled = undefined;
+    this.fit();
     this.updateControls();
     this.ctx.scheduleSave();
     this.input.focus();
   }
 
-  /** Puts the last question into the input; sending then replaces it and its answer. */
-  beginEdit(): void {
-    const lastQuestion = [...(this.ctx.state?.messages ?? [])].reverse().find((m) => m.role === 'user');
-    if (!lastQuestion) return;
-    this.editing = true;
-    this.input.value = lastQuestion.content;
-    this.updateControls();
-    this.input.focus();
-    this.input.setSelectionRange(this.input.value.length, this.input.value.length);
-  }
-
-  cancelEdit(focus = true): void {
-    if (!this.editing) return;
-    this.editing = false;
-    this.input.value = '';
-    this.updateControls();
-    if (focus) this.input.focus();
-  }
-
   private onKeyDown(e: KeyboardEvent): void {
-    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing && e.keyCode !== 229) {
-      // Enter sends (IME composition Enter confirms a candidate instead); Shift+Enter keeps the default newline.
+    const composing = e.isComposing || e.keyCode === 229; // IME: Enter confirms a candidate, arrows move in its list
+    if (e.key === 'Enter' && !e.shiftKey && !composing) {
+      // Shift+Enter keeps the default newline.
       e.preventDefault();
       this.submit();
     } else if (e.key === 'Escape') {
       if (this.ctx.state?.busy) { e.preventDefault(); this.ctx.postToHost({ type: 'stop' }); }
-      else if (this.editing) { e.preventDefault(); this.cancelEdit(); }
+    } else if ((e.key === 'ArrowUp' || e.key === 'ArrowDown') && !composing && !e.shiftKey && !e.altKey && !e.ctrlKey && !e.metaKey) {
+      if (this.recall(e.key === 'ArrowUp' ? 1 : -1)) e.preventDefault();
     }
+  }
+
+  /**
+   * ArrowUp in an empty input (or on a recalled question, the caret at its start) recalls the question before;
+   * ArrowDown on a recalled question (the caret at its end) the one after, and past the last an empty input.
+   * Anything typed ends the walk, so the arrows move the caret again.
+   */
+  private recall(step: 1 | -1): boolean {
+    const value = this.input.value;
+    const walking = this.recalled !== undefined && value === this.recalled.text;
+    const caret = this.input.selectionStart === this.input.selectionEnd ? this.input.selectionStart : -1;
+    if (step === 1 && !(value === '' || (walking && caret === 0))) return false;
+    if (step === -1 && !(walking && caret === value.length)) return false;
+    const questions = this.questions();
+    const back = (walking ? this.recalled!.back : 0) + step;
+    if (back > questions.length) return false;
+    if (back <= 0) {
+      this.recalled = undefined;
+      this.input.value = '';
+    } else {
+      const text = questions[questions.length - back]!;
+      this.recalled = { back, text };
+      this.input.value = text;
+      const at = step === 1 ? 0 : text.length;
+      this.input.setSelectionRange(at, at);
+    }
+    this.fit();
+    this.updateControls();
+    return true;
+  }
+
+  /** The questions ArrowUp walks, oldest first: this conversation's, or the last one asked before it. */
+  private questions(): string[] {
+    const state = this.ctx.state;
+    const own = (state?.messages ?? []).filter((m) => m.role === 'user').map((m) => m.content);
+    return own.length ? own : state?.previousQuestion ? [state.previousQuestion] : [];
   }
 }

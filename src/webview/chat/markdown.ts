@@ -1,54 +1,51 @@
-// Model output is untrusted text. markdown-it runs with raw HTML off and linkify off; images are replaced by a text
-// marker (no remote or local fetch ever happens); the HTML it produces is then sanitised by DOMPurify into a
-// DocumentFragment (parsed in an inert document, never assigned through innerHTML), and links are limited to
-// http(s)/mailto.
+// Model output is untrusted text: the configured markdown-it (markdownItSetup.ts) renders it with raw HTML off,
+// and DOMPurify sanitises the HTML into a DocumentFragment (parsed in an inert document, never assigned through
+// innerHTML). Links keep no href: the URL moves to data-href when the shared link policy finds it openable at all,
+// and activating a link asks the host (links.ts).
 import DOMPurify from 'dompurify';
-import MarkdownIt from 'markdown-it';
-import { highlightCode } from './highlight';
+import { evaluateLink } from '../../core/links/linkPolicy';
+import { createMarkdownIt, outlineBlocks, type BlockOutline } from './markdownItSetup';
+
+export { escapeHtml, type BlockOutline } from './markdownItSetup';
 
 const ALLOWED_TAGS = [
   'p', 'br', 'hr', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'strong', 'em', 's', 'del', 'code', 'pre', 'blockquote',
   'ul', 'ol', 'li', 'a', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'span', 'div', 'sup', 'sub',
 ];
 const ALLOWED_ATTR = ['href', 'title', 'class', 'start'];
-const SAFE_HREF = /^(https?:|mailto:)/i;
+export const LINK_ATTR = 'data-href';
 
 let hooksInstalled = false;
 function installHooks(): void {
   if (hooksInstalled) return;
   hooksInstalled = true;
   DOMPurify.addHook('afterSanitizeAttributes', (node) => {
-    if (node.nodeName === 'A') {
-      const href = node.getAttribute('href') ?? '';
-      if (!SAFE_HREF.test(href.trim())) node.removeAttribute('href');
-      else node.setAttribute('rel', 'noopener noreferrer');
-    }
+    if (node.nodeName !== 'A') return;
+    const href = node.getAttribute('href');
+    node.removeAttribute('href'); // nothing in the panel navigates
+    if (href === null || evaluateLink(href, '').action === 'reject') return;
+    const title = node.getAttribute('title');
+    node.setAttribute(LINK_ATTR, href);
+    node.setAttribute('role', 'link');
+    node.setAttribute('tabindex', '0');
+    node.setAttribute('title', title ? `${title}\n${href}` : href);
   });
 }
 
 export interface MarkdownRenderer {
   /** Sanitised DOM for a piece of markdown. */
   render(markdown: string): DocumentFragment;
+  /** The top-level blocks of `markdown` with their line ranges (block parse only; used to cut a streamed block). */
+  outline(markdown: string): BlockOutline[];
 }
 
-export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch] ?? ch);
-}
-
-/** `imageText(altOrUrl)` gives the localized "[image not loaded: …]" text. */
-export function createMarkdownRenderer(imageText: (what: string) => string): MarkdownRenderer {
+/**
+ * `imageText(altOrUrl)` gives the localized "[image not loaded: …]" text. `breaks` keeps single line breaks (for
+ * what people type: a question's lines stay lines).
+ */
+export function createMarkdownRenderer(imageText: (what: string) => string, options: { breaks?: boolean } = {}): MarkdownRenderer {
   installHooks();
-  const md = new MarkdownIt({
-    html: false,
-    linkify: false,
-    typographer: false,
-    highlight: (code, lang) => highlightCode(code, lang.split(/\s+/)[0] ?? ''),
-  });
-  md.renderer.rules.image = (tokens, idx) => {
-    const token = tokens[idx];
-    const what = token.content || token.attrGet('src') || '';
-    return `<span class="md-image-removed">${escapeHtml(imageText(what))}</span>`;
-  };
+  const md = createMarkdownIt(imageText, options);
   return {
     render(markdown: string): DocumentFragment {
       const html = md.render(markdown);
@@ -60,5 +57,6 @@ export function createMarkdownRenderer(imageText: (what: string) => string): Mar
         RETURN_DOM_FRAGMENT: true,
       });
     },
+    outline: (markdown) => outlineBlocks(md, markdown),
   };
 }

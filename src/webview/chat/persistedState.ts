@@ -3,22 +3,22 @@ import type { StateMessage, WebviewToHost } from '../../protocol';
 import type { VsCodeApi } from '../shared/vscodeApi';
 
 export interface PersistedState {
-  version: 1;
+  version: 2;
   state: StateMessage | null;
   strings: Record<string, string>;
   draft: string;
-  editing: boolean;
-  historyOpen: boolean;
+  /** A question being edited in place, with its text so far. */
+  editing?: { messageId: string; text: string };
 }
 
 export type ChatVsCodeApi = VsCodeApi<WebviewToHost, PersistedState>;
 
 const SAVE_DELAY_MS = 500;
 
-/** The state saved by an earlier page of this panel, if it is one this version can read. */
+/** The state saved by an earlier page of this panel, if it is one this version can read (older ones are dropped). */
 export function restoreState(api: ChatVsCodeApi): PersistedState | undefined {
   const saved = api.getState();
-  return saved && saved.version === 1 ? saved : undefined;
+  return saved && saved.version === 2 ? saved : undefined;
 }
 
 /** Saves `snapshot()` at most every SAVE_DELAY_MS while things change, and at once when asked. */

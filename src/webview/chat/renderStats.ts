@@ -1,13 +1,55 @@
 // Benchmark-only: the streaming renderer's per-frame cost of an answer, written on its <article> as data-render-*
 // attributes for test/webview/support/render-cost.ts (the webview tests and bench/webview.ts read them). One flag
 // turns it on: the build constant RENDER_STATS, false in the extension's bundle (esbuild.mjs; the minifier then drops
-// this code) and true in the bundle the webview test harness builds.
-import type { RenderStats } from './streaming';
-
+// this code, so production keeps no timings) and true in the bundle the webview test harness builds.
 declare const RENDER_STATS: boolean;
 
-export function publishRenderStats(article: HTMLElement, stats: RenderStats): void {
+export interface RenderStats {
+  frames: number;
+  totalMs: number;
+  maxMs: number;
+  /** Average frame cost over the first and the last tenth of the frames: equal-ish when cost does not grow. */
+  firstTenthAvgMs: number;
+  lastTenthAvgMs: number;
+  finalizeMs: number;
+}
+
+/** The render times of one streamed answer; with RENDER_STATS off every method does nothing. */
+export class FrameTimes {
+  private readonly frameMs: number[] = [];
+  private finalizeMs = 0;
+
+  /** A start time for `frame`/`finalized` (0 when off). */
+  start(): number {
+    return RENDER_STATS ? performance.now() : 0;
+  }
+
+  frame(start: number): void {
+    if (RENDER_STATS) this.frameMs.push(performance.now() - start);
+  }
+
+  finalized(start: number): void {
+    if (RENDER_STATS) this.finalizeMs = performance.now() - start;
+  }
+
+  stats(): RenderStats {
+    const n = this.frameMs.length;
+    const tenth = Math.max(1, Math.floor(n / 10));
+    const avg = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+    return {
+      frames: n,
+      totalMs: this.frameMs.reduce((a, b) => a + b, 0),
+      maxMs: n ? Math.max(...this.frameMs) : 0,
+      firstTenthAvgMs: avg(this.frameMs.slice(0, tenth)),
+      lastTenthAvgMs: avg(this.frameMs.slice(n - tenth)),
+      finalizeMs: this.finalizeMs,
+    };
+  }
+}
+
+export function publishRenderStats(article: HTMLElement, times: FrameTimes): void {
   if (!RENDER_STATS) return;
+  const stats = times.stats();
   article.dataset.renderFrames = String(stats.frames);
   article.dataset.renderTotalMs = stats.totalMs.toFixed(2);
   article.dataset.renderMaxMs = stats.maxMs.toFixed(2);

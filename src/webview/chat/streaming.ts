@@ -1,98 +1,64 @@
-// Incremental rendering of the answer being streamed. The text is cut at "stable" block boundaries (a blank line
-// followed by an unindented line, or the end of a fenced code block, never inside a fence): each stable chunk is
-// rendered once and appended; only the tail after the last boundary is re-rendered per animation frame, and an open
-// code fence in the tail only gets its new characters appended to a text node. So a frame costs about the size of
-// the last block, not of the message or the conversation. When the answer ends it is rendered once as a whole (so
-// constructs that span chunks, like loose lists or reference links, come out exactly as markdown-it renders them).
+// Incremental rendering of the answer being streamed, at a cost per frame bounded by a few kilobytes however long
+// the answer or its last block grows:
+// - The text is cut at stable block boundaries (blockScanner.ts); each stable chunk is rendered once and appended.
+// - Inside the open (last) block, a prefix is committed for display once the uncommitted rest passes ~2 KB: at a
+//   list item, table row, blockquote child or a word/sentence boundary of a paragraph (blockCuts.ts); the pieces
+//   of one block are joined by classes the stylesheet defines (and a streamed table keeps its header as context).
+//   Only the rest is re-rendered per frame.
+// - An open code fence only gets its new characters appended, in chunks (openFence.ts).
+// Block layout matters as much as parsing: a growing element that holds the whole block is laid out again on every
+// frame, so each piece is its own element. When the answer ends it is rendered once as a whole, so the final view
+// is exactly what rendering the whole answer gives (constructs spanning cuts, loose lists, reference links).
 import type { Strings } from '../../protocol';
-import { decorateCodeBlocks } from './code-blocks';
+import { BlockScanner } from './blockScanner';
+import { chooseCut, forcedCut, kindOf, type Cut, type OpenBlockKind } from './blockCuts';
+import { decorateCodeBlocks } from './codeBlocks';
 import { el } from '../shared/dom';
 import type { MarkdownRenderer } from './markdown';
+import { OpenFenceView } from './openFence';
+import { FrameTimes } from './renderStats';
 
-const FENCE = /^ {0,3}(`{3,}|~{3,})([^`]*)$/;
+/** Uncommitted text of the open block that triggers looking for a cut. */
+const SOFT_LIMIT = 2048;
+/** Beyond this a cut is made even where no construct boundary allows a clean one. */
+const HARD_LIMIT = 16_384;
 
-interface Fence { char: string; len: number }
-
-function openerOf(line: string): (Fence & { info: string }) | undefined {
-  const m = FENCE.exec(line);
-  if (!m) return undefined;
-  if (m[1][0] === '~' || !m[2].includes('`')) return { char: m[1][0], len: m[1].length, info: m[2].trim() };
-  return undefined;
+interface OpenBlock {
+  kind: OpenBlockKind;
+  /** Rendered before the live text (a table's header rows), not shown again. */
+  context: string;
+  /** Pieces of this block already committed (the next one joins the last). */
+  pieces: number;
+  /** Number of the next item of an ordered list that continues across pieces. */
+  olNext: number;
 }
 
-function closes(line: string, fence: Fence): boolean {
-  const m = /^ {0,3}(`{3,}|~{3,})\s*$/.exec(line);
-  return !!m && m[1][0] === fence.char && m[1].length >= fence.len;
-}
-
-/** The last stable boundary at or after `from` (which must itself be a boundary, i.e. outside any fence). */
-export function findStableBoundary(text: string, from: number): number {
-  let boundary = from;
-  let fence: Fence | undefined;
-  let pendingBlank = -1;
-  let pos = from;
-  while (pos < text.length) {
-    const nl = text.indexOf('\n', pos);
-    const complete = nl >= 0;
-    const line = text.slice(pos, complete ? nl : text.length);
-    const next = complete ? nl + 1 : text.length;
-    if (pendingBlank >= 0 && line.trim() !== '') {
-      if (!/^[ \t]/.test(line)) boundary = pendingBlank;
-      pendingBlank = -1;
-    }
-    if (!complete) break;
-    if (fence) {
-      if (closes(line, fence)) { fence = undefined; boundary = next; }
-    } else {
-      const opener = openerOf(line);
-      if (opener) fence = opener;
-      else if (line.trim() === '') pendingBlank = next;
-    }
-    pos = next;
-  }
-  return boundary;
-}
-
-/** Where an unclosed fence begins in `tail` (its opener line complete), if the tail ends inside one. */
-export function openFenceOf(tail: string): { start: number; codeStart: number; info: string } | undefined {
-  let open: { start: number; codeStart: number; info: string; fence: Fence } | undefined;
-  let pos = 0;
-  while (pos < tail.length) {
-    const nl = tail.indexOf('\n', pos);
-    if (nl < 0) break;
-    const line = tail.slice(pos, nl);
-    if (open) {
-      if (closes(line, open.fence)) open = undefined;
-    } else {
-      const o = openerOf(line);
-      if (o) open = { start: pos, codeStart: nl + 1, info: o.info, fence: o };
-    }
-    pos = nl + 1;
-  }
-  return open && { start: open.start, codeStart: open.codeStart, info: open.info };
-}
-
-export interface RenderStats {
-  frames: number;
-  totalMs: number;
-  maxMs: number;
-  /** Average frame cost over the first and the last tenth of the frames: equal-ish when cost does not grow. */
-  firstTenthAvgMs: number;
-  lastTenthAvgMs: number;
-  finalizeMs: number;
-}
+const freshBlock = (kind: OpenBlockKind = 'other'): OpenBlock => ({ kind, context: '', pieces: 0, olNext: 1 });
 
 export class StreamingRenderer {
+  /** The whole answer; read only when it ends (a frame reads only what it needs, see `fresh`). */
   private text = '';
+  /** Text appended since the last frame. */
+  private fresh: string[] = [];
+  /** Start of the text not yet rendered as stable blocks, and that text. */
   private stableEnd = 0;
+  private tailText = '';
+  /** Start of the live text (after the pieces committed for display), and that text. */
+  private softEnd = 0;
+  private liveText = '';
+  private scanner = new BlockScanner(0);
   private readonly stable = el('div', { class: 'stream-stable' });
   private readonly tail = el('div', { class: 'stream-tail' });
-  private readonly tailPrefix = el('div', { class: 'stream-tail-prefix' });
-  private tailCode: { start: number; node: Text; len: number; pre: HTMLElement } | undefined;
-  private lastPrefix: string | undefined;
+  private readonly soft = el('div', { class: 'stream-soft' });
+  private readonly live = el('div', { class: 'stream-live' });
+  private openFence: OpenFenceView | undefined;
+  private block = freshBlock();
+  private renderedLive: string | undefined;
+  /** Live length at which the next cut is tried. */
+  private cutAt = SOFT_LIMIT;
   private frame = 0;
-  private readonly frameMs: number[] = [];
-  private finalizeMs = 0;
+  /** Benchmark-only frame timings (recorded only in builds with RENDER_STATS on). */
+  readonly times = new FrameTimes();
 
   constructor(
     private readonly body: HTMLElement,
@@ -103,7 +69,8 @@ export class StreamingRenderer {
     private readonly onRendered: () => void = () => undefined,
   ) {
     this.text = initialText;
-    this.tail.append(this.tailPrefix);
+    this.fresh.push(initialText);
+    this.tail.append(this.soft, this.live);
     body.replaceChildren(this.stable, this.tail);
     this.renderFrame();
   }
@@ -114,81 +81,128 @@ export class StreamingRenderer {
 
   append(delta: string): void {
     this.text += delta;
+    this.fresh.push(delta);
     if (!this.frame) this.frame = requestAnimationFrame(() => { this.frame = 0; this.renderFrame(); });
   }
 
   /** Renders the whole text once, in its final form, and stops. */
-  finalize(finalText?: string): RenderStats {
+  finalize(finalText?: string): void {
     if (this.frame) { cancelAnimationFrame(this.frame); this.frame = 0; }
     if (finalText !== undefined) this.text = finalText;
-    const t0 = performance.now();
-    const frag = this.md.render(this.text);
-    decorateCodeBlocks(frag, this.strings());
-    this.body.replaceChildren(frag);
-    this.finalizeMs = performance.now() - t0;
+    const t0 = this.times.start();
+    this.body.replaceChildren(this.renderMarkdown(this.text));
+    this.times.finalized(t0);
     this.onRendered();
-    return this.stats();
   }
 
-  stats(): RenderStats {
-    const n = this.frameMs.length;
-    const tenth = Math.max(1, Math.floor(n / 10));
-    const avg = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
-    return {
-      frames: n,
-      totalMs: this.frameMs.reduce((a, b) => a + b, 0),
-      maxMs: n ? Math.max(...this.frameMs) : 0,
-      firstTenthAvgMs: avg(this.frameMs.slice(0, tenth)),
-      lastTenthAvgMs: avg(this.frameMs.slice(n - tenth)),
-      finalizeMs: this.finalizeMs,
-    };
+  private renderMarkdown(markdown: string): DocumentFragment {
+    const frag = this.md.render(markdown);
+    decorateCodeBlocks(frag, this.strings());
+    return frag;
   }
 
   private renderFrame(): void {
-    const t0 = performance.now();
-    const boundary = findStableBoundary(this.text, this.stableEnd);
-    if (boundary > this.stableEnd) {
-      const frag = this.md.render(this.text.slice(this.stableEnd, boundary));
-      decorateCodeBlocks(frag, this.strings());
-      this.stable.append(frag);
-      this.stableEnd = boundary;
-      this.resetTail();
-    }
-    const tail = this.text.slice(this.stableEnd);
-    const open = openFenceOf(tail);
-    if (open) {
-      const prefix = tail.slice(0, open.start);
-      if (prefix !== this.lastPrefix) {
-        this.tailPrefix.replaceChildren(this.md.render(prefix));
-        this.lastPrefix = prefix;
-      }
-      if (!this.tailCode || this.tailCode.start !== open.start) {
-        this.tailCode?.pre.remove();
-        const node = document.createTextNode('');
-        const lang = open.info.split(/\s+/)[0] ?? '';
-        const code = el('code', { class: lang ? `language-${lang}` : undefined }, node);
-        const pre = el('pre', { class: 'streaming-code' }, code);
-        this.tail.append(pre);
-        this.tailCode = { start: open.start, node, len: 0, pre };
-      }
-      const code = tail.slice(open.codeStart);
-      this.tailCode.node.appendData(code.slice(this.tailCode.len));
-      this.tailCode.len = code.length;
-    } else {
-      if (this.tailCode) { this.tailCode.pre.remove(); this.tailCode = undefined; }
-      if (tail !== this.lastPrefix) {
-        this.tailPrefix.replaceChildren(this.md.render(tail));
-        this.lastPrefix = tail;
-      }
-    }
+    const t0 = this.times.start();
+    const fresh = this.fresh.join('');
+    this.fresh = [];
+    this.tailText += fresh;
+    const fenceOpen = this.openFence !== undefined;
+    if (!fenceOpen) this.liveText += fresh;
+    const boundary = this.scanner.feed(fresh);
+    if (boundary > this.stableEnd) this.commitStable(boundary);
+    const fence = this.scanner.openFence;
+    if (fence && fence.start >= this.softEnd) this.renderOpenFence(fence.start, fence.codeStart, fence.info, fenceOpen && this.openFence ? fresh : '');
+    else this.renderLive();
     this.onRendered(); // inside the timing: keeping the view at the bottom forces a layout
-    if (this.text.length > 0) this.frameMs.push(performance.now() - t0);
+    if (this.text.length > 0) this.times.frame(t0);
   }
 
-  private resetTail(): void {
-    this.tailCode?.pre.remove();
-    this.tailCode = undefined;
-    this.lastPrefix = undefined;
-    this.tailPrefix.replaceChildren();
+  private commitStable(boundary: number): void {
+    const rest = this.tailText.slice(boundary - this.stableEnd);
+    this.stable.append(this.renderMarkdown(this.tailText.slice(0, boundary - this.stableEnd)));
+    this.tailText = rest;
+    this.liveText = rest;
+    this.stableEnd = boundary;
+    this.softEnd = boundary;
+    this.openFence?.pre.remove();
+    this.openFence = undefined;
+    this.soft.replaceChildren();
+    this.live.replaceChildren();
+    this.renderedLive = undefined;
+    this.block = freshBlock();
+    this.cutAt = SOFT_LIMIT;
+  }
+
+  /** `fresh`: the text that arrived this frame, when the fence was already open before it. */
+  private renderOpenFence(start: number, codeStart: number, info: string, fresh: string): void {
+    if (this.openFence?.start === start) {
+      this.openFence.append(fresh);
+      return;
+    }
+    // What precedes the opener is complete: commit it once. The code so far goes in at once.
+    if (start > this.softEnd) this.commitPiece(this.liveText.slice(0, start - this.softEnd));
+    const code = this.liveText.slice(codeStart - this.softEnd);
+    this.softEnd = start;
+    this.liveText = '';
+    this.block = freshBlock();
+    this.live.replaceChildren();
+    this.renderedLive = undefined;
+    this.openFence?.pre.remove();
+    this.openFence = new OpenFenceView(start, info, this.strings());
+    this.tail.append(this.openFence.pre);
+    this.openFence.append(code);
+  }
+
+  private renderLive(): void {
+    let live = this.liveText;
+    if (live === this.renderedLive) return;
+    while (live.length >= this.cutAt) {
+      const cut = this.findCut(live);
+      if (!cut) { this.cutAt = live.length + SOFT_LIMIT / 2; break; }
+      this.commitPiece(live.slice(0, cut.offset));
+      this.softEnd += cut.offset;
+      this.block = cut.continues ? { ...this.block, kind: cut.kind, context: cut.context } : freshBlock(cut.kind);
+      live = live.slice(cut.offset);
+      this.liveText = live;
+      this.cutAt = SOFT_LIMIT;
+    }
+    const frag = this.renderMarkdown(this.block.context + live);
+    this.join(frag);
+    this.live.replaceChildren(frag);
+    this.renderedLive = live;
+  }
+
+  private findCut(live: string): Cut | undefined {
+    const outline = this.md.outline(this.block.context + live);
+    const cut = chooseCut(live, this.block.context, outline, Math.min(SOFT_LIMIT / 2, live.length - 1));
+    if (cut) return cut;
+    if (live.length < HARD_LIMIT) return undefined;
+    const last = outline[outline.length - 1];
+    return { offset: forcedCut(live, HARD_LIMIT - SOFT_LIMIT), kind: last ? kindOf(last.type) : this.block.kind, context: this.block.context, continues: true };
+  }
+
+  /** Renders a committed piece of the open block once and appends it to the view. */
+  private commitPiece(markdown: string): void {
+    const frag = this.renderMarkdown(this.block.context + markdown);
+    this.join(frag);
+    const last = frag.lastElementChild;
+    if (last?.tagName === 'OL') this.block.olNext = Number(last.getAttribute('start') ?? '1') + last.children.length;
+    this.soft.append(frag);
+    this.block.pieces += 1;
+  }
+
+  /** Makes the first element of `frag` read as the continuation of the last committed piece of the same block. */
+  private join(frag: DocumentFragment): void {
+    const first = frag.firstElementChild;
+    const prev = this.soft.lastElementChild;
+    if (this.block.pieces === 0 || !first || !prev || first.tagName !== prev.tagName) return;
+    prev.classList.add('stream-join-next');
+    first.classList.add('stream-join-prev');
+    if (first.tagName === 'OL') first.setAttribute('start', String(this.block.olNext));
+    if (first.tagName === 'TABLE') {
+      first.querySelector('thead')?.remove();
+      prev.classList.add('stream-table-chunk');
+      first.classList.add('stream-table-chunk');
+    }
   }
 }

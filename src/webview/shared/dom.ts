@@ -11,3 +11,14 @@ export function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs =
 export function button(label: string, action: string, attrs: Attrs = {}): HTMLButtonElement {
   return el('button', { type: 'button', 'data-action': action, ...attrs }, label);
 }
+
+/** A codicon (the font VS Code's own icons use; its stylesheet is bundled with the page). */
+export function icon(name: string): HTMLElement {
+  return el('span', { class: `codicon codicon-${name}`, 'aria-hidden': 'true' });
+}
+
+/** A button showing only an icon: `label` is its accessible name, `tooltip` (default: the label) its hover text. */
+export function iconButton(name: string, action: string, label: string, attrs: Attrs = {}, tooltip = label): HTMLButtonElement {
+  const { class: extra, ...rest } = attrs;
+  return el('button', { type: 'button', 'data-action': action, class: extra ? `icon-button ${extra}` : 'icon-button', 'aria-label': label, title: tooltip, ...rest }, icon(name));
+}

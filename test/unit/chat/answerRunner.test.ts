@@ -99,3 +99,43 @@ test('a second answer in the same conversation is refused while the first stream
   await assert.rejects(t.runner.answer(id), (e: unknown) => (e as { code?: string }).code === 'answer-in-progress');
   assert.equal((await first).status, 'complete');
 });
+
+test('continue: the cut answer goes to the model as its last turn, the new text is appended to the same message', async () => {
+  const t = setup();
+  // undici may call a body matcher more than once per request: keep each distinct body once.
+  const bodies: Record<string, unknown>[] = [];
+  const capture = (b: unknown) => {
+    if (!bodies.some((x) => JSON.stringify(x) === String(b))) bodies.push(JSON.parse(String(b)) as Record<string, unknown>);
+    return true;
+  };
+  t.pool.intercept({ path: '/v2/models/chatglm3-6b/generate_stream', method: 'POST', body: capture })
+    .reply(200, `data: {"response":"Roses are"}\n\ndata: ${JSON.stringify({ ...FINAL, finish_reason: 'length', completion_tokens: 64 })}\n\n`);
+  t.pool.intercept({ path: '/v2/models/chatglm3-6b/generate_stream', method: 'POST', body: capture })
+    .reply(200, `data: {"response":" red."}\n\ndata: ${JSON.stringify({ ...FINAL, completion_tokens: 3 })}\n\n`);
+  const id = await question(t.service, 'a poem');
+  assert.equal((await t.runner.answer(id)).status, 'complete');
+  const answer = t.service.get(id)!.messages.at(-1)!;
+  assert.equal(answer.finishReason, 'length');
+  t.events.length = 0;
+  const outcome = await t.runner.continue(id, answer.id);
+  assert.deepEqual(outcome, { status: 'complete', text: ' red.' });
+  assert.deepEqual(t.events, [`busy ${id}`, 'delta  red.', `busy ${id}`]);
+  const after = t.service.get(id)!.messages;
+  assert.equal(after.length, 2, 'still one question and one answer');
+  assert.deepEqual([after[1]!.id, after[1]!.content, after[1]!.finishReason, after[1]!.completionTokens], [answer.id, 'Roses are red.', 'stop', 67]);
+  assert.equal(bodies.length, 2);
+  assert.match(String(bodies[1]!.prompt), /^Continue your last answer/);
+  assert.deepEqual(JSON.parse(String(bodies[1]!.history)), [{ role: 'user', content: 'a poem' }, { role: 'assistant', content: 'Roses are' }]);
+  assert.equal(t.settled.at(-1)!.id, answer.id);
+});
+
+test('continue refuses an answer that did not stop at the length limit; nothing is sent', async () => {
+  const t = setup();
+  t.pool.intercept({ path: '/v2/models/chatglm3-6b/generate_stream', method: 'POST' }).reply(200, `data: ${JSON.stringify(FINAL)}\n\n`);
+  const id = await question(t.service, 'hi');
+  await t.runner.answer(id);
+  const answer = t.service.get(id)!.messages.at(-1)!;
+  await assert.rejects(t.runner.continue(id, answer.id), (e: unknown) => (e as { code?: string }).code === 'nothing-to-continue');
+  assert.equal(t.runner.isAnswering(id), false);
+  t.agent.assertNoPendingInterceptors();
+});

@@ -147,8 +147,8 @@ describe('ConversationService', () => {
     const used = service.create();
     await service.appendUserMessage(used.id, 'hello');
     assert.deepEqual(store.snapshot().map((c) => c.id), [used.id]);
-    assert.equal(service.list().length, 2, 'still listed while this session runs');
-    assert.ok(service.get(empty.id));
+    assert.deepEqual(service.list().map((c) => c.id), [used.id], 'nor listed in the history');
+    assert.ok(service.get(empty.id), 'but it can be written in');
   });
 
   it('lists by updatedAt (newest first), renames and deletes', async () => {
@@ -203,6 +203,127 @@ describe('ConversationService', () => {
     assert.equal(built.trimmedByTurns, 4);
     const done = await service.finish(c.id, a.id, { ...final, historyTrimmed: 2 });
     assert.equal(done.historyTrimmed, 6);
+  });
+});
+
+describe('ConversationService: edit, regenerate and continue any turn; kinds; undo of delete', () => {
+  async function threeTurns() {
+    const t = setup();
+    const c = t.service.create();
+    const ids: { q: string; a: string }[] = [];
+    for (const q of ['one', 'two', 'three']) {
+      const question = await t.service.appendUserMessage(c.id, q);
+      const a = t.service.startAnswer(c.id);
+      t.service.appendDelta(c.id, a.id, `answer ${q}`);
+      await t.service.finish(c.id, a.id, final);
+      ids.push({ q: question.id, a: a.id });
+    }
+    return { ...t, id: c.id, ids };
+  }
+  const contents = (service: ConversationService, id: string) => service.get(id)?.messages.map((m) => m.content);
+
+  it('editing an earlier question replaces it and drops every later turn; the request then asks it', async () => {
+    const { service, store, id, ids } = await threeTurns();
+    const edited = await service.editQuestion(id, ids[1]!.q, 'two, better');
+    assert.equal(edited.id, ids[1]!.q, 'the question keeps its id');
+    assert.deepEqual(contents(service, id), ['one', 'answer one', 'two, better']);
+    assert.deepEqual(store.snapshot()[0]!.messages.map((m) => m.content), ['one', 'answer one', 'two, better'], 'saved at once');
+    service.startAnswer(id);
+    const built = service.buildRequest(id);
+    assert.ok(built.ok);
+    assert.equal(built.request.prompt, 'two, better');
+    assert.deepEqual(built.request.history, [{ role: 'user', content: 'one' }, { role: 'assistant', content: 'answer one' }]);
+  });
+
+  it('editing the first question renames an automatic title only; answers and unknown ids cannot be edited', async () => {
+    const { service, id, ids } = await threeTurns();
+    await service.editQuestion(id, ids[0]!.q, 'uno');
+    assert.equal(service.get(id)?.title, 'uno');
+    assert.deepEqual(contents(service, id), ['uno']);
+    await assert.rejects(service.editQuestion(id, 'missing', 'x'), (e: unknown) => e instanceof ChatError && e.code === 'nothing-to-edit');
+    const { service: s2, id: id2, ids: ids2 } = await threeTurns();
+    await assert.rejects(s2.editQuestion(id2, ids2[0]!.a, 'x'), (e: unknown) => e instanceof ChatError && e.code === 'nothing-to-edit');
+    await assert.rejects(s2.editQuestion(id2, ids2[0]!.q, '  '), (e: unknown) => e instanceof ChatError && e.code === 'empty-text');
+    assert.equal(s2.get(id2)?.messages.length, 6, 'a refused edit changes nothing');
+  });
+
+  it('regenerating an earlier answer drops it and every later turn, leaving its question last', async () => {
+    const { service, id, ids } = await threeTurns();
+    const question = await service.regenerateAnswer(id, ids[0]!.a);
+    assert.equal(question.content, 'one');
+    assert.deepEqual(contents(service, id), ['one']);
+    const again = service.startAnswer(id);
+    assert.equal(service.get(id)?.messages.at(-1)?.id, again.id);
+    await assert.rejects(service.regenerateAnswer(id, ids[1]!.a), (e: unknown) => e instanceof ChatError && e.code === 'answer-in-progress');
+    await service.stop(id, again.id);
+    await assert.rejects(service.regenerateAnswer(id, ids[0]!.q), (e: unknown) => e instanceof ChatError && e.code === 'nothing-to-regenerate', 'a question is not an answer');
+  });
+
+  it('an answer cut at the length limit is continued in place: deltas append, tokens of both parts are counted', async () => {
+    const { service, store } = setup();
+    const c = service.create();
+    await service.appendUserMessage(c.id, 'write a poem');
+    const a = service.startAnswer(c.id);
+    service.appendDelta(c.id, a.id, 'Roses are red,');
+    await service.finish(c.id, a.id, { ...final, finishReason: 'length', completionTokens: 8 });
+    const reopened = service.startContinuation(c.id, a.id);
+    assert.equal(reopened.status, 'streaming');
+    const built = service.buildContinueRequest(c.id, a.id, { historyLen: 0 });
+    assert.ok(built.ok);
+    assert.match(built.request.prompt, /^Continue your last answer/);
+    assert.deepEqual(built.request.history, [{ role: 'user', content: 'write a poem' }, { role: 'assistant', content: 'Roses are red,' }], 'the cut turn is kept even with historyLen 0');
+    assert.equal(built.request.historyLen, 1);
+    service.appendDelta(c.id, a.id, ' violets are blue.');
+    const done = await service.finish(c.id, a.id, { ...final, finishReason: 'stop', completionTokens: 5, promptTokens: 30 });
+    assert.deepEqual([done.content, done.status, done.finishReason, done.completionTokens, done.promptTokens], ['Roses are red, violets are blue.', 'complete', 'stop', 13, 30]);
+    assert.equal(service.get(c.id)?.messages.length, 2, 'one answer, not two');
+    assert.equal(store.snapshot()[0]!.messages[1]!.content, 'Roses are red, violets are blue.');
+    assert.throws(() => service.startContinuation(c.id, a.id), (e: unknown) => e instanceof ChatError && e.code === 'nothing-to-continue', 'it no longer ends at the limit');
+  });
+
+  it('only the last answer, complete at the length limit, can be continued', async () => {
+    const { service, id, ids } = await threeTurns();
+    assert.throws(() => service.startContinuation(id, ids[2]!.a), (e: unknown) => e instanceof ChatError && e.code === 'nothing-to-continue', 'finished with stop');
+    const c = service.create();
+    await service.appendUserMessage(c.id, 'q');
+    const a = service.startAnswer(c.id);
+    await service.finish(c.id, a.id, { ...final, finishReason: 'length' });
+    await service.appendUserMessage(c.id, 'next');
+    assert.throws(() => service.startContinuation(c.id, a.id), (e: unknown) => e instanceof ChatError && e.code === 'nothing-to-continue', 'not the last message');
+  });
+
+  it('a stopped continuation keeps all its text, marked stopped', async () => {
+    const { service } = setup();
+    const c = service.create();
+    await service.appendUserMessage(c.id, 'q');
+    const a = service.startAnswer(c.id);
+    service.appendDelta(c.id, a.id, 'first part');
+    await service.finish(c.id, a.id, { ...final, finishReason: 'length' });
+    service.startContinuation(c.id, a.id);
+    service.appendDelta(c.id, a.id, ', second');
+    const stopped = await service.stop(c.id, a.id);
+    assert.deepEqual([stopped.content, stopped.status], ['first part, second', 'stopped']);
+  });
+
+  it('a given title and the explain kind are kept and listed; chats default to kind chat', async () => {
+    const { service } = setup();
+    const e = service.create({ kind: 'explain', title: 'Explain utils.py:12–30' });
+    await service.appendUserMessage(e.id, 'Explain what this python code from utils.py does.');
+    const chat = service.create();
+    await service.appendUserMessage(chat.id, 'hello');
+    assert.deepEqual(service.list().map((s) => [s.title, s.kind]), [['hello', 'chat'], ['Explain utils.py:12–30', 'explain']]);
+    assert.equal(service.get(chat.id)?.kind, undefined, 'chats are stored without a kind, as before');
+  });
+
+  it('delete returns the conversation and restore brings it back, saved', async () => {
+    const { service, store, id } = await threeTurns();
+    const removed = await service.delete(id);
+    assert.deepEqual(store.snapshot(), []);
+    await service.restore(removed);
+    assert.deepEqual(store.snapshot().map((c) => c.messages.length), [6]);
+    assert.deepEqual(service.list().map((c) => c.id), [id]);
+    await service.restore(removed);
+    assert.equal(service.list().length, 1, 'restoring twice does not duplicate it');
   });
 });
 

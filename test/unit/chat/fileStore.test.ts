@@ -4,6 +4,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { ConversationService } from '../../../src/core/chat/conversationService';
 import { FileConversationStore, parseStoreFile } from '../../../src/core/chat/fileStore';
 import type { Conversation } from '../../../src/core/chat/conversation';
 
@@ -144,5 +145,57 @@ describe('FileConversationStore shared by two windows', () => {
     await new Promise((r) => setTimeout(r, 20));
     await a.save([fromA]);
     assert.deepEqual((await new FileConversationStore(file).load()).conversations.map((c) => c.id), ['fromA']);
+  });
+
+  it('loads a file saved by the version before conversation kinds (0.1.0), and saves chats in the same shape', async () => {
+    const { file } = await tempFile();
+    await (await import('node:fs/promises')).mkdir(join(file, '..'), { recursive: true });
+    // Byte for byte what 0.1.0 wrote (JSON.stringify(..., null, 1)): no `kind`, an Explain conversation titled by
+    // its question, a stopped answer and one cut at the length limit.
+    const old = {
+      version: 1,
+      conversations: [
+        {
+          id: '5b1f4c1e-3c55-4a36-9a43-0e8b1f0a2f10', title: 'What does a dynamic batcher do?', createdAt: 1735689600000, updatedAt: 1735689660000,
+          messages: [
+            { id: 'q1', role: 'user', content: 'What does a dynamic batcher do?', status: 'complete', createdAt: 1735689600000 },
+            { id: 'a1', role: 'assistant', content: 'It groups requests', status: 'complete', createdAt: 1735689601000, finishReason: 'length', promptTokens: 12, completionTokens: 96 },
+          ],
+        },
+        {
+          id: 'e2', title: 'Explain what this python code from geometry.py does. Be co…', createdAt: 1735689000000, updatedAt: 1735689010000, systemPrompt: 'Be brief.',
+          messages: [
+            { id: 'q2', role: 'user', content: 'Explain what this python code from geometry.py does.', status: 'complete', createdAt: 1735689000000 },
+            { id: 'a2', role: 'assistant', content: 'It computes', status: 'stopped', createdAt: 1735689001000, finishReason: 'cancelled' },
+          ],
+        },
+      ],
+    };
+    await writeFile(file, JSON.stringify(old, null, 1));
+    const store = new FileConversationStore(file);
+    const service = new ConversationService(store, { persistDelayMs: 60_000 });
+    assert.deepEqual(await service.init(), [], 'no problem reported');
+    assert.deepEqual(service.list().map((c) => [c.id, c.kind, c.messageCount]), [
+      ['5b1f4c1e-3c55-4a36-9a43-0e8b1f0a2f10', 'chat', 2],
+      ['e2', 'chat', 2],
+    ]);
+    assert.deepEqual(service.get('e2'), old.conversations[1], 'every field as it was');
+    // The new operations work on it: continue the cut answer, then edit the question.
+    service.startContinuation(old.conversations[0]!.id, 'a1');
+    const built = service.buildContinueRequest(old.conversations[0]!.id, 'a1');
+    assert.ok(built.ok);
+    service.appendDelta(old.conversations[0]!.id, 'a1', ' into batches.');
+    await service.finish(old.conversations[0]!.id, 'a1', { finishReason: 'stop', promptTokens: 40, completionTokens: 4, historyTrimmed: 0 });
+    const saved = JSON.parse(await readFile(file, 'utf8')) as { version: number; conversations: Array<Record<string, unknown>> };
+    assert.equal(saved.version, 1);
+    assert.ok(saved.conversations.every((c) => !('kind' in c)), 'chats are still written without a kind');
+    assert.equal((saved.conversations[0]!.messages as Array<{ content: string }>)[1]!.content, 'It groups requests into batches.');
+  });
+
+  it('round-trips an Explain conversation with its kind', async () => {
+    const { file } = await tempFile();
+    const explain: Conversation = { ...conversation('x', 'Explain a.py:3–9'), kind: 'explain' };
+    await new FileConversationStore(file).save([explain]);
+    assert.deepEqual((await new FileConversationStore(file).load()).conversations, [explain]);
   });
 });

@@ -14,6 +14,8 @@ const LAYER_RULES = new Set(['import/no-restricted-paths', 'no-restricted-import
 /** Files the probes import: one per part of the tree. */
 const TREE = [
   'src/core/chat/conversation.ts',
+  'src/core/text/invisibleCharacters.ts',
+  'src/core/links/linkPolicy.ts',
   'src/cli/main.ts',
   'src/vscode/extension.ts',
   'src/webview/chat/chatPanel.ts',
@@ -70,7 +72,7 @@ const LAYERS: { rule: string; rejected: Rejected[]; allowed: Allowed[] }[] = [
     allowed: [['src/core/chat/ok.ts', './conversation'], ['src/core/chat/ok.ts', '../../protocol'], ['src/core/chat/ok.ts', 'node:fs']],
   },
   {
-    rule: 'src/webview imports only src/protocol and browser libraries',
+    rule: 'src/webview imports only src/protocol, the browser-safe parts of src/core and browser libraries',
     rejected: [
       ...['node:fs', 'fs', 'path', 'crypto', 'child_process', 'fs/promises', 'undici', 'execa', 'vscode']
         .map((bare): Rejected => ['src/webview/chat/bad.ts', bare, NAMES]),
@@ -78,7 +80,21 @@ const LAYERS: { rule: string; rejected: Rejected[]; allowed: Allowed[] }[] = [
       ['src/webview/chat/bad.ts', '../../vscode/extension', PATHS],
       ['src/webview/chat/bad.ts', '../../cli/main', PATHS],
     ],
-    allowed: [['src/webview/chat/ok.ts', '../../protocol'], ['src/webview/chat/ok.ts', '../shared/dom'], ['src/webview/chat/ok.ts', 'dompurify']],
+    allowed: [
+      ['src/webview/chat/ok.ts', '../../protocol'], ['src/webview/chat/ok.ts', '../shared/dom'], ['src/webview/chat/ok.ts', 'dompurify'],
+      ['src/webview/chat/ok.ts', '../../core/text/invisibleCharacters'], ['src/webview/chat/ok.ts', '../../core/links/linkPolicy'],
+    ],
+  },
+  {
+    rule: 'the browser-safe parts of src/core (text, links) import nothing of ours but themselves, and nothing a browser lacks',
+    rejected: [
+      ['src/core/text/bad.ts', '../chat/conversation', PATHS],
+      ['src/core/text/bad.ts', '../links/linkPolicy', PATHS],
+      ['src/core/links/bad.ts', '../../protocol', PATHS],
+      ['src/core/links/bad.ts', 'node:url', NAMES],
+      ['src/core/text/bad.ts', 'vscode', NAMES],
+    ],
+    allowed: [['src/core/text/ok.ts', './invisibleCharacters'], ['src/core/links/ok.ts', './linkPolicy']],
   },
   {
     rule: 'src/protocol imports nothing of ours but itself (and nothing a browser lacks)',

@@ -17,11 +17,11 @@ const validFromWebview: WebviewToHost[] = [
   { type: 'ready' },
   { type: 'send', text: '你好' },
   { type: 'stop' },
-  { type: 'regenerate' },
-  { type: 'editLast', text: 'again' },
-  { type: 'newChat' },
-  { type: 'selectConversation', id: '0b6f1f6e-4d4b-4a57-8d0b-2f2d7bfa8f4a' },
-  { type: 'deleteConversation', id: 'abc_DEF-1' },
+  { type: 'regenerate', messageId: '0b6f1f6e-4d4b-4a57-8d0b-2f2d7bfa8f4a' },
+  { type: 'editQuestion', messageId: 'abc_DEF-1', text: 'again, with `code`' },
+  { type: 'continueAnswer', messageId: 'm2' },
+  { type: 'copyMessage', messageId: 'm1' },
+  { type: 'focusChanged', focused: false },
   { type: 'copyCode', code: 'print(1)' },
   { type: 'insertCode', code: '' },
   { type: 'openInEditor', code: 'int main(){}', language: 'c++' },
@@ -29,12 +29,23 @@ const validFromWebview: WebviewToHost[] = [
   { type: 'loadModel' },
   { type: 'openSettings' },
   { type: 'retry', messageId: 'm2' },
+  { type: 'setupAction', action: 'startChatglm' },
+  { type: 'setupAction', action: 'recheck' },
+  { type: 'setupAction', action: 'chooseWeights', check: 'weights' },
+  { type: 'setupAction', action: 'installNvidiaToolkit', check: 'nvidia-runtime' },
+  { type: 'removeAttachment', id: 'att-1' },
+  { type: 'toggleActiveFile', enabled: false },
+  { type: 'addFile' },
+  { type: 'openAttachment', id: 'att_2' },
+  { type: 'openLink', url: 'https://example.com/docs', text: 'the docs' },
+  { type: 'openLink', url: 'mailto:a@example.com', text: '' },
 ];
+
+const chip = { id: 'att-1', kind: 'selection', path: 'src/geometry.py', fullPath: '/w/src/geometry.py', startLine: 3, endLine: 4, tokens: 40 } as const;
 
 const validFromHost: HostToWebview[] = [
   {
     type: 'state',
-    conversations: [{ id: 'c1', title: 'hello', createdAt: 1, updatedAt: 2, messageCount: 2 }],
     activeId: 'c1',
     messages: [
       { id: 'm1', role: 'user', content: 'hi', status: 'complete' },
@@ -42,14 +53,36 @@ const validFromHost: HostToWebview[] = [
     ],
     server: { server: 'running', model: 'unloaded', reason: 'not loaded yet', actions: ['loadModel'] },
     busy: false,
+    modelName: 'ChatGLM3-6B',
   },
-  { type: 'state', conversations: [], activeId: null, messages: [], server: { server: 'unknown', model: 'unknown', actions: [] }, busy: false },
+  { type: 'state', activeId: null, messages: [], server: { server: 'unknown', model: 'unknown', actions: [] }, busy: false, modelName: 'ChatGLM3-6B', previousQuestion: '上一个问题' },
   { type: 'delta', conversationId: 'c1', messageId: 'm2', text: '好' },
   { type: 'messageDone', conversationId: 'c1', messageId: 'm2', status: 'complete', finishReason: 'length', promptTokens: 10, completionTokens: 256, historyTrimmed: 2 },
   { type: 'error', message: 'Server unreachable' },
   { type: 'error', message: 'The connection to the server was lost.', retry: 'm2' },
   { type: 'l10n', strings: { send: '发送', 'server.stopped': 'Triton 服务器未运行。' } },
   { type: 'focusInput' },
+  {
+    type: 'setup',
+    setup: {
+      visible: true, phase: 'needed', checking: false, summary: '还有 2 项检查需要处理，之后才能启动 ChatGLM3。', primary: 'recheck',
+      items: [
+        { id: 'docker', level: 'error', label: 'Docker', detail: 'Docker was not found.', fixes: ['installDocker', 'openSettings'] },
+        { id: 'daemon', level: 'blocked', label: 'Docker daemon', fixes: [] },
+        { id: 'gpu-memory', level: 'unknown', label: 'GPU memory', detail: 'Unknown: nvidia-smi is not installed here.', fixes: [] },
+        { id: 'image', level: 'pending', label: 'Serving image', fixes: ['cancelBuild'] },
+      ],
+    },
+  },
+  { type: 'setup', setup: { visible: false, phase: 'running', checking: false, summary: '', items: [] } },
+  { type: 'attachments', items: [chip, { id: 'f1', kind: 'file', path: 'README.md', fullPath: '/w/README.md' }], activeFile: { path: 'geometry.py', fullPath: '/w/geometry.py', enabled: true, untrusted: false, tokens: 120 } },
+  { type: 'attachments', items: [], activeFile: { path: 'big.log', fullPath: '/w/big.log', enabled: false, untrusted: true, refusal: 'big.log is too large to attach.' } },
+  { type: 'attachments', items: [], activeFile: null },
+  { type: 'draft', text: 'the question that was not sent' },
+  {
+    type: 'state', activeId: 'c1', busy: false, modelName: 'ChatGLM3-6B', server: { server: 'running', model: 'ready', actions: [] },
+    messages: [{ id: 'm1', role: 'user', content: 'what does it return?', status: 'complete', attachments: [{ id: 'att-1', kind: 'selection', path: 'src/geometry.py', fullPath: '/w/src/geometry.py', startLine: 3, endLine: 4 }] }],
+  },
 ];
 
 describe('webview protocol', () => {
@@ -67,6 +100,23 @@ describe('webview protocol', () => {
       { type: 'openInEditor', code: 'x' }, { type: 'stop', conversationId: 'c1' }, { type: '__proto__' },
       { type: 'renameConversation', id: 'abc', title: 'removed from the protocol' },
       { type: 'retry' }, { type: 'retry', messageId: '../m1' },
+      // a setup action is one the checklist can offer, never a command or a URL of the webview's choosing
+      { type: 'setupAction', action: 'workbench.action.terminal.new' }, { type: 'setupAction', action: 'https://example.com' },
+      { type: 'setupAction', action: 'chooseWeights', check: '../weights' }, { type: 'setupAction' },
+      { type: 'setupAction', action: 'recheck', url: 'https://example.com' },
+      // the per-message actions name their message by a well-formed id, and an edit carries real text
+      { type: 'regenerate' }, { type: 'regenerate', messageId: '../m1' }, { type: 'continueAnswer', messageId: '' },
+      { type: 'copyMessage', messageId: 7 }, { type: 'editQuestion', messageId: 'm1' }, { type: 'editQuestion', messageId: 'm1', text: ' \n ' },
+      { type: 'editQuestion', messageId: 'm1', text: 'x'.repeat(LIMITS.userText + 1) }, { type: 'editQuestion', text: 'no id' },
+      { type: 'continueAnswer', messageId: 'm1', text: 'extra' },
+      { type: 'focusChanged' }, { type: 'focusChanged', focused: 'yes' },
+      // removed with the panel's own history list and buttons (the view title and the history quick pick do these)
+      { type: 'editLast', text: 'again' }, { type: 'newChat' }, { type: 'selectConversation', id: 'c1' }, { type: 'deleteConversation', id: 'c1' },
+      { type: 'removeAttachment', id: '../x' }, { type: 'removeAttachment' }, { type: 'toggleActiveFile', enabled: 'yes' },
+      { type: 'toggleActiveFile' }, { type: 'addFile', path: '/etc/passwd' }, { type: 'openAttachment', id: 'a'.repeat(65) },
+      { type: 'openAttachment', uri: 'file:///etc/passwd' },
+      { type: 'openLink', url: '', text: 'x' }, { type: 'openLink', url: 'https://example.com' }, { type: 'openLink', url: 5, text: '' },
+      { type: 'openLink', url: 'https://example.com', text: 'x', target: '_blank' },
     ];
     for (const raw of bad) {
       const r = parseWebviewToHost(raw);
@@ -77,14 +127,35 @@ describe('webview protocol', () => {
       { type: 'delta', conversationId: 'c1', messageId: 'm1' },
       { type: 'messageDone', conversationId: 'c1', messageId: 'm1', status: 'streaming' },
       { type: 'messageDone', conversationId: 'c1', messageId: 'm1', status: 'complete', promptTokens: -1 },
-      { type: 'state', conversations: [], activeId: null, messages: [], server: { server: 'running', model: 'ready', actions: ['rm -rf'] }, busy: false },
-      { type: 'state', conversations: [], activeId: null, messages: [{ id: 'm', role: 'system', content: '', status: 'complete' }], server: { server: 'running', model: 'ready', actions: [] }, busy: false },
+      { type: 'state', activeId: null, messages: [], server: { server: 'running', model: 'ready', actions: ['rm -rf'] }, busy: false, modelName: 'm' },
+      { type: 'state', activeId: null, messages: [{ id: 'm', role: 'system', content: '', status: 'complete' }], server: { server: 'running', model: 'ready', actions: [] }, busy: false, modelName: 'm' },
+      // the state names the model, holds no conversation list any more, and a recalled question is bounded
+      { type: 'state', activeId: null, messages: [], server: { server: 'running', model: 'ready', actions: [] }, busy: false },
+      { type: 'state', activeId: null, messages: [], server: { server: 'running', model: 'ready', actions: [] }, busy: false, modelName: '' },
+      { type: 'state', activeId: null, messages: [], server: { server: 'running', model: 'ready', actions: [] }, busy: false, modelName: 'm', conversations: [] },
+      { type: 'state', activeId: null, messages: [], server: { server: 'running', model: 'ready', actions: [] }, busy: false, modelName: 'm', previousQuestion: 'x'.repeat(LIMITS.userText + 1) },
       { type: 'l10n', strings: { send: 5 } },
       { type: 'l10n', strings: JSON.parse('{"__proto__": "x"}') },
       { type: 'error', message: '' },
       { type: 'error', message: 'lost', retry: '' }, { type: 'error', message: 'lost', retry: ['m1'] },
+      { type: 'setup', setup: { visible: true, phase: 'needed', checking: false, summary: 'x', items: [{ id: 'docker', level: 'error', label: 'Docker', fixes: ['rm -rf'] }] } },
+      { type: 'setup', setup: { visible: true, phase: 'needed', checking: false, summary: 'x', items: [{ id: 'kernel', level: 'ok', label: 'Linux', fixes: [] }] } },
+      { type: 'setup', setup: { visible: true, phase: 'done', checking: false, summary: 'x', items: [] } },
+      { type: 'setup', setup: { visible: true, phase: 'ready', checking: false, summary: 'x', items: [], primary: 'startServer' } },
+      { type: 'setup', setup: { visible: true, phase: 'ready', checking: false, summary: 'x', items: [], link: 'https://example.com' } },
       // removed from the protocol: a host that still sends it is caught
       { type: 'messageDone', conversationId: 'c1', messageId: 'm1', status: 'complete', notice: 'x' },
+      // chips never carry content, need a path, have positive lines and a bounded count
+      { type: 'attachments', items: [{ ...chip, content: 'def f(): pass' }], activeFile: null },
+      { type: 'attachments', items: [{ ...chip, path: '' }], activeFile: null },
+      { type: 'attachments', items: [{ ...chip, startLine: 0 }], activeFile: null },
+      { type: 'attachments', items: [{ ...chip, kind: 'folder' }], activeFile: null },
+      { type: 'attachments', items: Array.from({ length: LIMITS.attachments + 1 }, (_, i) => ({ ...chip, id: `a${i}` })), activeFile: null },
+      { type: 'attachments', items: [] },
+      { type: 'attachments', items: [], activeFile: { path: 'a.py', fullPath: '/a.py', enabled: 'yes', untrusted: false } },
+      { type: 'draft', text: 'x'.repeat(LIMITS.userText + 1) },
+      { type: 'state', conversations: [], activeId: null, busy: false, server: { server: 'running', model: 'ready', actions: [] },
+        messages: [{ id: 'm', role: 'user', content: 'q', status: 'complete', attachments: [{ ...chip, path: 'p'.repeat(LIMITS.attachmentPath + 1) }] }] },
     ];
     for (const raw of badHost) assert.ok(isProtocolError(parseHostToWebview(raw)), `accepted ${JSON.stringify(raw)}`);
   });
@@ -94,11 +165,13 @@ describe('webview protocol', () => {
     assert.ok(isProtocolError(parseWebviewToHost({ type: 'send', text: 'x'.repeat(LIMITS.userText + 1) })));
     assert.ok(isProtocolError(parseWebviewToHost({ type: 'insertCode', code: 'x'.repeat(LIMITS.code + 1) })));
     assert.ok(isProtocolError(parseHostToWebview({ type: 'delta', conversationId: 'c', messageId: 'm', text: 'x'.repeat(LIMITS.delta + 1) })));
+    assert.ok(isProtocolError(parseWebviewToHost({ type: 'openLink', url: `https://example.com/${'x'.repeat(LIMITS.url)}`, text: '' })));
+    assert.ok(isProtocolError(parseWebviewToHost({ type: 'openLink', url: 'https://example.com/', text: 't'.repeat(LIMITS.linkText + 1) })));
   });
 
   it('never throws, whatever it is given (fuzz)', () => {
     const types = [...validFromWebview, ...validFromHost].map((m) => m.type);
-    const messageLike = fc.record({ type: fc.constantFrom(...types), text: fc.anything(), id: fc.anything(), code: fc.anything(), strings: fc.anything() }, { requiredKeys: ['type'] });
+    const messageLike = fc.record({ type: fc.constantFrom(...types), text: fc.anything(), id: fc.anything(), messageId: fc.anything(), code: fc.anything(), strings: fc.anything() }, { requiredKeys: ['type'] });
     const arb = fc.oneof(fc.anything({ withBoxedValues: true, withMap: true, withSet: true, withTypedArray: true, withSparseArray: true, withNullPrototype: true }), messageLike);
     fc.assert(fc.property(arb, (raw) => {
       const a = parseWebviewToHost(raw);

@@ -1,12 +1,19 @@
-// Preflight against the fake docker in each failure mode: every mode yields its own code, message and fix.
+// Preflight against the fake docker in each failure mode: every check runs and is reported on its own (a failure
+// of one never hides the others), every mode yields its own code, message and fix, and a check that needs the
+// daemon says "blocked" while the daemon is away, never "ok". GPU memory comes from a fake nvidia-smi probe.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { DockerCli, resolveSettings, runPreflight, type PreflightReport } from '../../../src/core/server';
+import {
+  DockerCli, PREFLIGHT_CHECKS, resolveSettings, runPreflight, type GpuProbe, type PreflightOptions, type PreflightReport, type ServerSettings,
+} from '../../../src/core/server';
 import { createFakeDocker, freePort, makeFakeWeights, type FakeDockerFailMode } from '../../fake-docker/harness';
+
+const A10: GpuProbe = { gpus: [{ index: '0', uuid: 'GPU-aaaa', name: 'NVIDIA A10', totalMiB: 23028, freeMiB: 22500 }] };
+const probe = (result: GpuProbe): PreflightOptions['probeGpus'] => async () => result;
 
 async function setup(t: { after(fn: () => void): void }) {
   const fake = createFakeDocker();
@@ -22,72 +29,110 @@ async function setup(t: { after(fn: () => void): void }) {
 }
 
 const levels = (r: PreflightReport) => Object.fromEntries(r.checks.map((c) => [c.id, c.level]));
+const check = (r: PreflightReport, id: string) => r.checks.find((c) => c.id === id);
 
-test('all checks pass on a healthy fake docker', async (t) => {
+test('all checks pass on a healthy fake docker, each in order and with what it found', async (t) => {
   const { settings, docker } = await setup(t);
-  const r = await runPreflight(docker, settings);
-  assert.deepEqual(levels(r), { docker: 'ok', 'nvidia-runtime': 'ok', image: 'ok', weights: 'ok', ports: 'ok' });
+  const r = await runPreflight(docker, settings, { probeGpus: probe(A10) });
+  assert.deepEqual(r.checks.map((c) => c.id), [...PREFLIGHT_CHECKS]);
+  assert.deepEqual(levels(r), { docker: 'ok', daemon: 'ok', 'nvidia-runtime': 'ok', image: 'ok', weights: 'ok', ports: 'ok', 'gpu-memory': 'ok' });
   assert.equal(r.ok, true);
   assert.equal(r.firstError, undefined);
+  assert.equal(check(r, 'docker')?.facts?.dockerVersion, '28.2.2');
+  assert.equal(check(r, 'daemon')?.facts?.daemonVersion, '28.2.2');
+  assert.equal(check(r, 'image')?.facts?.image, 'triton-chatglm:24.10');
+  assert.equal(check(r, 'weights')?.facts?.weightsPath, settings.weightsPath);
+  assert.deepEqual(check(r, 'ports')?.facts?.ports, [settings.httpPort, settings.grpcPort, settings.metricsPort]);
+  assert.equal(check(r, 'gpu-memory')?.facts?.gpus?.[0]?.name, 'NVIDIA A10');
 });
 
 const expectations: { mode: FakeDockerFailMode; check: string; code: string; level: string; message: RegExp; fix: RegExp }[] = [
-  { mode: 'daemon-down', check: 'docker', code: 'daemon-unreachable', level: 'error', message: /daemon is not running/, fix: /Start Docker/ },
-  { mode: 'permission-denied', check: 'docker', code: 'permission-denied', level: 'error', message: /permission/, fix: /docker" group/ },
+  { mode: 'daemon-down', check: 'daemon', code: 'daemon-unreachable', level: 'error', message: /daemon is not running/, fix: /Start Docker/ },
+  { mode: 'permission-denied', check: 'daemon', code: 'permission-denied', level: 'error', message: /permission/, fix: /docker" group/ },
   { mode: 'no-nvidia', check: 'nvidia-runtime', code: 'nvidia-runtime-missing', level: 'warning', message: /NVIDIA Container Toolkit/, fix: /nvidia-ctk runtime configure/ },
   { mode: 'image-missing', check: 'image', code: 'image-missing', level: 'error', message: /triton-chatglm:24\.10/, fix: /Dockerfile/ },
 ];
 
 for (const e of expectations) {
-  test(`fake docker "${e.mode}" → ${e.code}`, async (t) => {
+  test(`fake docker "${e.mode}" → ${e.code}; the other checks still run`, async (t) => {
     const { fake, settings, docker } = await setup(t);
     fake.setFail(e.mode);
-    const r = await runPreflight(docker, settings);
-    const check = r.checks.find((c) => c.id === e.check);
-    assert.equal(check?.level, e.level);
-    assert.equal(check?.error?.code, e.code);
-    assert.match(check?.error?.message ?? '', e.message);
-    assert.match(check?.error?.fix ?? '', e.fix);
+    const r = await runPreflight(docker, settings, { probeGpus: probe(A10) });
+    const failed = check(r, e.check);
+    assert.equal(failed?.level, e.level);
+    assert.equal(failed?.error?.code, e.code);
+    assert.match(failed?.error?.message ?? '', e.message);
+    assert.match(failed?.error?.fix ?? '', e.fix);
     if (e.level === 'warning') {
       assert.equal(r.ok, true, 'a missing nvidia runtime alone does not block the start');
     } else {
       assert.equal(r.ok, false);
       assert.equal(r.firstError?.code, e.code);
     }
-    if (e.check === 'docker') {
-      // Checks that need the daemon would only repeat the same error.
-      assert.equal(levels(r)['nvidia-runtime'], 'skipped');
-      assert.equal(levels(r).image, 'skipped');
-      assert.equal(levels(r).weights, 'ok');
+    // The checks that do not need the daemon are reported as they are, whatever the daemon does.
+    assert.equal(levels(r).weights, 'ok');
+    assert.equal(levels(r).ports, 'ok');
+    assert.equal(levels(r)['gpu-memory'], 'ok');
+    if (e.check === 'daemon') {
+      assert.equal(levels(r).docker, 'ok', 'the docker client itself is installed');
+      // Checks that need the daemon cannot pass, and say why instead of repeating its error.
+      for (const id of ['nvidia-runtime', 'image']) {
+        assert.equal(levels(r)[id], 'blocked', id);
+        assert.equal(check(r, id)?.blockedBy, 'daemon', id);
+      }
     }
   });
 }
 
-test('docker binary missing → docker-missing', async (t) => {
+test('everything missing at once: no docker, no weights folder, a taken port, no nvidia-smi — one report names them all', async (t) => {
   const { settings } = await setup(t);
-  const r = await runPreflight(new DockerCli('/nonexistent/bin/docker'), { ...settings, dockerPath: '/nonexistent/bin/docker' });
-  assert.equal(r.firstError?.code, 'docker-missing');
-  assert.match(r.firstError?.message ?? '', /\/nonexistent\/bin\/docker/);
-});
-
-test('a taken host port → port-allocated naming the port; bad weights → weights-invalid', async (t) => {
-  const { settings, docker } = await setup(t);
   const blocker: Server = createServer();
   await new Promise<void>((res) => blocker.listen(settings.grpcPort, '127.0.0.1', res));
   t.after(() => blocker.close());
-  const r = await runPreflight(docker, { ...settings, weightsPath: tmpdir() });
-  assert.equal(levels(r).ports, 'error');
-  const ports = r.checks.find((c) => c.id === 'ports')?.error;
-  assert.equal(ports?.code, 'port-allocated');
-  assert.match(ports?.message ?? '', new RegExp(String(settings.grpcPort)));
-  assert.equal(r.checks.find((c) => c.id === 'weights')?.error?.code, 'weights-invalid');
+  const missing: ServerSettings = { ...settings, dockerPath: '/nonexistent/bin/docker', weightsPath: '' };
+  const r = await runPreflight(new DockerCli(missing.dockerPath), missing, { probeGpus: probe({ unknown: 'no-nvidia-smi', note: 'nvidia-smi is not installed on this machine.' }) });
+  assert.deepEqual(levels(r), { docker: 'error', daemon: 'blocked', 'nvidia-runtime': 'blocked', image: 'blocked', weights: 'error', ports: 'error', 'gpu-memory': 'unknown' });
+  assert.equal(check(r, 'docker')?.error?.code, 'docker-missing');
+  assert.match(check(r, 'docker')?.error?.message ?? '', /\/nonexistent\/bin\/docker/);
+  for (const id of ['daemon', 'nvidia-runtime', 'image']) assert.equal(check(r, id)?.blockedBy, 'docker', id);
+  assert.equal(check(r, 'weights')?.error?.code, 'weights-missing');
+  assert.match(check(r, 'weights')?.error?.message ?? '', /No weights folder/);
+  assert.equal(check(r, 'ports')?.error?.code, 'port-allocated');
+  assert.match(check(r, 'ports')?.error?.message ?? '', new RegExp(String(settings.grpcPort)));
+  assert.equal(check(r, 'gpu-memory')?.unknownReason, 'no-nvidia-smi');
+  assert.equal(r.ok, false);
+  assert.equal(r.firstError?.code, 'docker-missing', 'the first blocking error in checklist order');
+});
+
+test('a folder that is not a checkpoint → weights-invalid naming what is missing; equal ports → settings-invalid', async (t) => {
+  const { settings, docker } = await setup(t);
+  const r = await runPreflight(docker, { ...settings, weightsPath: tmpdir(), metricsPort: settings.httpPort }, { probeGpus: probe(A10) });
+  const weights = check(r, 'weights');
+  assert.equal(weights?.error?.code, 'weights-invalid');
+  assert.match(weights?.error?.message ?? '', /config\.json is missing/);
+  assert.equal(weights?.facts?.weightsPath, tmpdir());
+  assert.equal(check(r, 'ports')?.error?.code, 'settings-invalid');
   assert.equal(r.firstError?.code, 'weights-invalid');
 });
 
-test('skipped checks are reported as skipped', async (t) => {
+test('GPU memory: too little free memory is a warning (it never blocks a start), with the GPU named', async (t) => {
   const { settings, docker } = await setup(t);
-  const r = await runPreflight(docker, settings, { skip: ['ports', 'weights'] });
-  assert.equal(levels(r).ports, 'skipped');
-  assert.equal(levels(r).weights, 'skipped');
+  const busy: GpuProbe = { gpus: [{ index: '0', uuid: 'GPU-aaaa', name: 'NVIDIA GeForce RTX 3060', totalMiB: 12288, freeMiB: 11000 }] };
+  const r = await runPreflight(docker, settings, { probeGpus: probe(busy) });
+  const gpu = check(r, 'gpu-memory');
+  assert.equal(gpu?.level, 'warning');
+  assert.equal(gpu?.error?.code, 'gpu-memory-low');
+  assert.match(gpu?.error?.message ?? '', /GPU 0 \(NVIDIA GeForce RTX 3060\) has 10\.7 GB free of 12\.0 GB/);
+  assert.match(gpu?.error?.fix ?? '', /more memory/, 'a 12 GB card can never hold the fp16 model');
+  assert.equal(r.ok, true);
+  // Two copies need twice the memory: the A10 that fits one does not fit two.
+  const two = await runPreflight(docker, settings, { probeGpus: probe(A10), requiredGpuMiB: 26_000 });
+  assert.equal(check(two, 'gpu-memory')?.level, 'warning');
+});
+
+test('skipped checks are reported as skipped and dependants of a skipped daemon check still run', async (t) => {
+  const { settings, docker } = await setup(t);
+  const r = await runPreflight(docker, settings, { skip: ['ports', 'weights', 'gpu-memory', 'daemon'] });
+  assert.deepEqual(levels(r), { docker: 'ok', daemon: 'skipped', 'nvidia-runtime': 'ok', image: 'ok', weights: 'skipped', ports: 'skipped', 'gpu-memory': 'skipped' });
   assert.equal(r.ok, true);
 });

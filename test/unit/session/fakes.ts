@@ -1,7 +1,10 @@
 // Fakes for the server session: a container layer, a Triton client and timers that the test drives by hand, so
 // the policy is checked step by step and event by event, never by waiting for real time to pass.
 import type { InstallResult } from '../../../src/core/repository';
-import type { LineStream, ServerHandle, ServerStatus, StartOptions } from '../../../src/core/server';
+import {
+  PREFLIGHT_CHECKS, ServerError, type LineStream, type PreflightCheck, type PreflightCheckId, type PreflightReport, type ServerHandle,
+  type ServerStatus, type StartOptions,
+} from '../../../src/core/server';
 import {
   ServerSession, type ContainerControl, type Disposable, type SessionClient, type SessionSettings, type SessionStep, type Timers,
 } from '../../../src/core/session';
@@ -112,10 +115,33 @@ export const HANDLE: ServerHandle = {
   image: 'triton-chatglm:24.10', attached: false,
 };
 
+/** A preflight report: every check `ok` except the ones given (an error, or another level with its cause). */
+export function preflightReport(problems: Partial<Record<PreflightCheckId, ServerError | { level: PreflightCheck['level']; error?: ServerError; blockedBy?: PreflightCheckId }>> = {}): PreflightReport {
+  const checks = PREFLIGHT_CHECKS.map((id): PreflightCheck => {
+    const p = problems[id];
+    if (!p) return { id, level: 'ok' };
+    return p instanceof ServerError ? { id, level: 'error', error: p } : { id, ...p };
+  });
+  const firstError = checks.find((c) => c.level === 'error')?.error;
+  return { ok: !checks.some((c) => c.level === 'error' || c.level === 'blocked'), checks, firstError };
+}
+
+export const setupError = (code: ServerError['code'], message: string = code): ServerError => new ServerError({ code, message, fix: `fix ${code}` });
+
 export class FakeContainer implements ContainerControl {
   readonly calls: string[] = [];
   status_: ServerStatus = { state: 'running', handle: { ...HANDLE, attached: true } };
   startError: unknown;
+  /** What the preflight finds (also the one a start runs first). */
+  report: PreflightReport = preflightReport();
+  /** Holds every preflight until resolved (a check the test lets finish later). */
+  preflightGate: Promise<void> | undefined;
+
+  async preflight(): Promise<PreflightReport> {
+    this.calls.push('preflight');
+    await this.preflightGate;
+    return this.report;
+  }
   /** One per `docker wait` started: resolving it is the container stopping (or docker giving up). */
   readonly exits: { resolve(code: number | undefined): void; disposed: boolean }[] = [];
   follows = 0;
@@ -127,6 +153,10 @@ export class FakeContainer implements ContainerControl {
 
   async start(options: StartOptions): Promise<ServerHandle> {
     this.calls.push('start');
+    if (options.preflight !== false) {
+      options.onPreflight?.(this.report);
+      if (this.report.firstError) throw this.report.firstError;
+    }
     options.onProgress?.('running');
     options.onLog?.('I1130 08:07:46.041 11203 server.cc:676] "Started HTTPService at 0.0.0.0:8000"');
     if (this.startError) throw this.startError;
@@ -172,10 +202,11 @@ export function sessionSettings(mode: ServerMode): SessionSettings {
     repository: { source: '/pkg/triton/model_repository', destination: '/repo' },
     external: { url: 'http://triton.example:8000', headers: {} },
     requestTimeoutMs: 30_000,
+    autoStart: false,
   };
 }
 
-export function harness(options: { mode?: ServerMode; watch?: boolean; weightsPath?: string } = {}) {
+export function harness(options: { mode?: ServerMode; watch?: boolean; weightsPath?: string; autoStart?: boolean; recheckSetup?: boolean } = {}) {
   const mode = options.mode ?? 'managed';
   const state = new LifecycleMachine(mode);
   const client = new FakeClient();
@@ -187,16 +218,25 @@ export function harness(options: { mode?: ServerMode; watch?: boolean; weightsPa
   const installs: string[][] = [];
   const repository = { changed: [] as string[] };
   let offers = 0;
+  const offerSignals: AbortSignal[] = [];
+  /** How the person answers "Load the model now?" (default: not at all; the question stays until it goes stale). */
+  let offerAnswer: (stale: AbortSignal) => Promise<boolean> = (stale) => new Promise((resolve) => stale.addEventListener('abort', () => resolve(false)));
+  let setupChanges = 0;
   const session = new ServerSession<FakeClient>({
     state,
     settings: () => {
       const s = sessionSettings(mode);
       if (options.weightsPath !== undefined) s.server.weightsPath = options.weightsPath;
+      if (options.autoStart !== undefined) s.autoStart = options.autoStart;
       return s;
     },
     ui: {
       progress: (_operation, task, signal) => task({ step: (s) => steps.push(s), detail: () => undefined, loadProgress: () => undefined }, signal),
-      offerLoad: async () => { offers++; return false; },
+      offerLoad: async (stale) => {
+        offers++;
+        offerSignals.push(stale);
+        return offerAnswer(stale);
+      },
       showError: (context, error) => shown.push({ context, error }),
     },
     log: {
@@ -210,6 +250,11 @@ export function harness(options: { mode?: ServerMode; watch?: boolean; weightsPa
       return { path: o.destination, modelPath: `${o.destination}/${MODEL}`, changed: [...repository.changed] };
     },
     timers,
-  }, { watch: options.watch ?? true, loadProgressIntervalMs: 1_000, unloadTimeoutMs: 60_000 });
-  return { session, state, client, container, timers, steps, shown, logged, installs, repository, offers: () => offers };
+    onSetupChanged: () => { setupChanges++; },
+  }, { watch: options.watch ?? true, loadProgressIntervalMs: 1_000, unloadTimeoutMs: 60_000, recheckSetup: options.recheckSetup ?? false });
+  return {
+    session, state, client, container, timers, steps, shown, logged, installs, repository,
+    offers: () => offers, offerSignals, answerOffer: (fn: (stale: AbortSignal) => Promise<boolean>) => { offerAnswer = fn; },
+    setupChanges: () => setupChanges,
+  };
 }

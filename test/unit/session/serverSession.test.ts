@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ServerError } from '../../../src/core/server';
-import { deferred, harness, settle } from './fakes';
+import { deferred, harness, preflightReport, settle, setupError } from './fakes';
 
 async function attachedReady(options: Parameters<typeof harness>[0] = {}) {
   const h = harness(options);
@@ -170,18 +170,46 @@ test('start: renders the repository, runs the container, adopts it and offers to
   assert.equal(h.offers(), 1);
 });
 
-test('a failed start keeps its error in the state and throws it; without weights nothing starts at all', async () => {
+test('a failed start keeps its error in the state and throws it', async () => {
   const h = harness();
-  h.container.startError = new ServerError({ code: 'port-allocated', message: 'Port 8000 is already in use on this machine.', fix: '' });
-  await assert.rejects(h.session.start(), /Port 8000/);
+  h.container.status_ = { state: 'absent' };
+  h.container.startError = new ServerError({ code: 'liveness-timeout', message: 'Triton did not become live in 180 s.', fix: '' });
+  await assert.rejects(h.session.start(), /did not become live/);
   assert.equal(h.state.current.server, 'error');
-  assert.equal(h.state.current.serverError?.code, 'port-allocated');
+  assert.equal(h.state.current.serverError?.code, 'liveness-timeout');
   assert.equal(h.session.client, undefined);
+});
 
-  const none = harness({ weightsPath: '' });
-  await assert.rejects(none.session.start(), (e: unknown) => e instanceof ServerError && e.code === 'weights-missing');
-  assert.equal(none.state.current.server, 'stopped', 'refused before any state change');
-  assert.deepEqual(none.container.calls, []);
+test('without weights the start runs every check and ends in "setup needed" (not "stopped", not "server error")', async () => {
+  const h = harness({ weightsPath: '' });
+  h.container.status_ = { state: 'absent' };
+  h.container.report = preflightReport({ weights: setupError('weights-missing', 'No weights folder is set.'), image: setupError('image-missing') });
+  // The first in checklist order is what the start throws (and the state keeps); the report has every one.
+  await assert.rejects(h.session.start(), (e: unknown) => e instanceof ServerError && e.code === 'image-missing');
+  assert.deepEqual([h.state.current.server, h.state.current.serverError?.code], ['setup', 'image-missing']);
+  // The checklist gets the whole report of that start, not only its first error.
+  const report = h.session.setup.report;
+  assert.deepEqual(report?.checks.filter((c) => c.level === 'error').map((c) => c.id), ['image', 'weights']);
+  assert.equal(h.session.client, undefined);
+  assert.ok(h.setupChanges() > 0);
+});
+
+test('a prerequisite only `docker run` can prove missing (no GPU runtime, a port taken meanwhile) is "setup needed" too', async () => {
+  const h = harness();
+  h.container.status_ = { state: 'absent' };
+  h.container.report = preflightReport({ 'nvidia-runtime': { level: 'warning', error: setupError('nvidia-runtime-missing') } });
+  h.container.startError = new ServerError({ code: 'nvidia-runtime-missing', message: 'Docker cannot give the container a GPU.', fix: '' });
+  await assert.rejects(h.session.start(), /cannot give the container a GPU/);
+  assert.equal(h.state.current.server, 'setup');
+  const runtime = h.session.setup.report?.checks.find((c) => c.id === 'nvidia-runtime');
+  assert.equal(runtime?.level, 'error', 'the warning became a failure: docker run proved it');
+  assert.equal(h.session.setup.report?.ok, false);
+
+  h.container.startError = new ServerError({ code: 'port-allocated', message: 'Port 8000 is already in use on this machine.', fix: '' });
+  h.container.report = preflightReport();
+  await assert.rejects(h.session.start(), /Port 8000/);
+  assert.deepEqual([h.state.current.server, h.state.current.serverError?.code], ['setup', 'port-allocated']);
+  assert.equal(h.session.setup.report?.checks.find((c) => c.id === 'ports')?.level, 'error');
 });
 
 test('a stop during a start cancels it; the stop removes the container', async () => {
@@ -202,4 +230,165 @@ test('a stop during a start cancels it; the stop removes the container', async (
   assert.deepEqual(h.state.current.server, 'stopped');
   assert.ok(h.container.calls.includes('stop'));
   assert.deepEqual(h.shown, []);
+});
+
+// ---- setup checks, Start ChatGLM, the load offer, activation ------------------------------------------------------
+
+test('checkSetup: every check at once; something missing is "setup needed", all fixed is "stopped"', async () => {
+  const h = harness();
+  h.container.report = preflightReport({
+    docker: setupError('docker-missing'),
+    daemon: { level: 'blocked', blockedBy: 'docker' }, 'nvidia-runtime': { level: 'blocked', blockedBy: 'docker' }, image: { level: 'blocked', blockedBy: 'docker' },
+    weights: setupError('weights-missing'), 'gpu-memory': { level: 'unknown' },
+  });
+  const report = await h.session.checkSetup();
+  assert.equal(report?.checks.length, 7);
+  assert.deepEqual([h.state.current.server, h.state.current.serverError?.code], ['setup', 'docker-missing']);
+  assert.equal(h.session.setup.checking, false);
+  assert.equal(h.session.setup.report, report);
+  h.container.report = preflightReport({ 'gpu-memory': { level: 'unknown' } });
+  await h.session.checkSetup();
+  assert.deepEqual([h.state.current.server, h.state.current.serverError], ['stopped', undefined]);
+  assert.deepEqual(h.container.calls.filter((c) => c === 'preflight').length, 2);
+});
+
+test('checkSetup: "checking" while it runs; never while a server runs (it holds the ports); never in external mode', async () => {
+  const h = harness();
+  const gate = deferred();
+  h.container.preflightGate = gate.promise;
+  const checking = h.session.checkSetup();
+  await settle();
+  assert.equal(h.session.setup.checking, true);
+  gate.resolve();
+  await checking;
+  assert.equal(h.session.setup.checking, false);
+
+  const running = await attachedReady();
+  await running.session.checkSetup();
+  assert.ok(!running.container.calls.includes('preflight'));
+  const external = harness({ mode: 'external' });
+  assert.equal(await external.session.checkSetup(), undefined);
+  assert.ok(!external.container.calls.includes('preflight'));
+});
+
+test('a background check that ends after a start began does not move the start\'s state', async () => {
+  const h = harness();
+  h.container.status_ = { state: 'absent' };
+  const gate = deferred();
+  h.container.preflightGate = gate.promise;
+  h.container.report = preflightReport({ image: setupError('image-missing') });
+  const check = h.session.checkSetup();
+  await settle();
+  h.container.preflightGate = undefined;
+  h.container.report = preflightReport();
+  await h.session.start();
+  assert.equal(h.state.current.server, 'running');
+  gate.resolve(); // the old check ends now, with its stale "image missing"
+  await check;
+  assert.equal(h.state.current.server, 'running');
+  assert.equal(h.session.setup.report?.ok, true, 'the start\'s own report is the one shown');
+});
+
+test('Start ChatGLM: starts without asking to load, then loads; on a running server it only loads', async () => {
+  const h = harness();
+  h.container.status_ = { state: 'absent' };
+  h.client.state = 'UNAVAILABLE';
+  assert.equal(await h.session.startChatglm(), true);
+  assert.deepEqual([h.state.current.server, h.state.current.model], ['running', 'ready']);
+  assert.deepEqual(h.container.calls.filter((c) => c === 'start'), ['start']);
+  assert.ok(h.client.calls.includes('load'));
+  await settle();
+  assert.equal(h.offers(), 0, 'no "Load the model now?" in the one action');
+  assert.equal(await h.session.startChatglm(), true, 'ready already: nothing to do');
+  assert.equal(h.container.calls.filter((c) => c === 'start').length, 1);
+
+  const running = harness();
+  await running.session.attach();
+  running.state.dispatch({ type: 'unloadRequested' });
+  running.state.dispatch({ type: 'modelUnloaded' });
+  assert.equal(await running.session.startChatglm(), true);
+  assert.ok(!running.container.calls.includes('start'));
+  assert.equal(running.state.current.model, 'ready');
+});
+
+test('Start ChatGLM with something missing: "setup needed", nothing loaded', async () => {
+  const h = harness();
+  h.container.status_ = { state: 'absent' };
+  h.container.report = preflightReport({ image: setupError('image-missing') });
+  await assert.rejects(h.session.startChatglm(), (e: unknown) => e instanceof ServerError && e.code === 'image-missing');
+  assert.equal(h.state.current.server, 'setup');
+  assert.ok(!h.client.calls.includes('load'));
+});
+
+test('"Load the model now?" goes stale (and closes) when the model loads or the server stops; accepting it loads', async () => {
+  const h = harness();
+  h.container.status_ = { state: 'absent' };
+  await h.session.start();
+  await settle();
+  assert.equal(h.offers(), 1);
+  const first = h.offerSignals[0]!;
+  assert.equal(first.aborted, false, 'still relevant: the server runs, the model is not loaded');
+  await h.session.load(); // e.g. from the view's button or the palette
+  assert.equal(first.aborted, true);
+
+  await h.session.stop();
+  h.container.status_ = { state: 'absent' };
+  await h.session.start();
+  await settle();
+  const second = h.offerSignals[1]!;
+  await h.session.stop();
+  assert.equal(second.aborted, true, 'the server stopped');
+
+  h.container.status_ = { state: 'absent' };
+  h.client.state = 'UNAVAILABLE';
+  h.answerOffer(async () => true);
+  h.client.calls.length = 0;
+  await h.session.start();
+  await settle();
+  assert.ok(h.client.calls.includes('load'), 'accepted: the session loads');
+  assert.equal(h.state.current.model, 'ready');
+});
+
+test('activation: attach, check the setup, and auto-start only when asked and nothing is missing', async () => {
+  const off = harness();
+  off.container.status_ = { state: 'absent' };
+  await off.session.activate();
+  assert.equal(off.state.current.server, 'stopped');
+  assert.ok(off.container.calls.includes('preflight'));
+  assert.ok(!off.container.calls.includes('start'));
+
+  const on = harness({ autoStart: true });
+  on.container.status_ = { state: 'absent' };
+  on.client.state = 'UNAVAILABLE';
+  await on.session.activate();
+  assert.deepEqual([on.state.current.server, on.state.current.model], ['running', 'ready']);
+
+  const missing = harness({ autoStart: true });
+  missing.container.status_ = { state: 'absent' };
+  missing.container.report = preflightReport({ weights: setupError('weights-missing') });
+  await missing.session.activate();
+  assert.equal(missing.state.current.server, 'setup');
+  assert.ok(!missing.container.calls.includes('start'));
+
+  // Our container already runs (a window reload): adopted, no checks needed.
+  const reload = harness({ autoStart: true });
+  await reload.session.activate();
+  assert.deepEqual([reload.state.current.server, reload.state.current.model], ['running', 'ready']);
+  assert.ok(!reload.container.calls.includes('preflight'));
+});
+
+test('with recheckSetup (the extension) the checks run again after a stop and after a crash', async () => {
+  const h = harness({ recheckSetup: true });
+  await h.session.attach();
+  await h.session.stop();
+  await settle();
+  assert.equal(h.container.calls.filter((c) => c === 'preflight').length, 1, 'after the stop');
+  const crashed = harness({ recheckSetup: true });
+  await crashed.session.attach();
+  crashed.container.status_ = { state: 'exited', containerId: 'x', exitCode: 137, logTail: ['Killed'] };
+  crashed.container.report = preflightReport({ daemon: setupError('daemon-unreachable') });
+  crashed.container.exits[0]!.resolve(137);
+  await settle();
+  assert.ok(crashed.container.calls.includes('preflight'));
+  assert.deepEqual([crashed.state.current.server, crashed.state.current.serverError?.code], ['setup', 'daemon-unreachable']);
 });

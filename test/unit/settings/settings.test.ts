@@ -8,8 +8,13 @@ import { restrictedKeys, SETTINGS, SETTING_KEYS, type SettingKey } from '../../.
 
 const pkg = JSON.parse(readFileSync(join(__dirname, '../../../package.json'), 'utf8')) as {
   capabilities: { untrustedWorkspaces: { supported: string; restrictedConfigurations: string[] } };
-  contributes: { configuration: { properties: Record<string, { default: unknown; scope: string; type: string }> } };
+  contributes: { configuration: Array<{ id: string; title: string; order: number; properties: Record<string, DeclaredSetting> }> };
 };
+
+interface DeclaredSetting { default: unknown; scope: string; type: string; order: number; description?: string; markdownDescription?: string }
+const nls = (file: string) => JSON.parse(readFileSync(join(__dirname, '../../..', file), 'utf8')) as Record<string, string>;
+/** Every declared setting, across the categories. */
+const declared = (): Record<string, DeclaredSetting> => Object.assign({}, ...pkg.contributes.configuration.map((c) => c.properties));
 
 const inspector = (values: Partial<Record<SettingKey, InspectedValue>>) => (key: SettingKey) => values[key];
 
@@ -99,7 +104,7 @@ test('loopback detection', () => {
 });
 
 test('package.json declares every setting with the same default and scope, and restricts the right ones', () => {
-  const props = pkg.contributes.configuration.properties;
+  const props = declared();
   assert.deepEqual(Object.keys(props).sort(), SETTING_KEYS.map((k) => `tritonChatglm.${k}`).sort());
   for (const key of SETTING_KEYS) {
     const p = props[`tritonChatglm.${key}`]!;
@@ -112,4 +117,31 @@ test('package.json declares every setting with the same default and scope, and r
   for (const k of ['tritonChatglm.dockerPath', 'tritonChatglm.weightsPath', 'tritonChatglm.externalUrl', 'tritonChatglm.bindAddress']) {
     assert.ok(restrictedKeys().includes(k), k);
   }
+});
+
+test('settings come in categories (Setup first, with Weights Path first in it), each with a markdown description', () => {
+  const cats = pkg.contributes.configuration;
+  assert.deepEqual(cats.map((c) => c.id), ['tritonChatglm.setup', 'tritonChatglm.server', 'tritonChatglm.generation', 'tritonChatglm.explain', 'tritonChatglm.external']);
+  assert.deepEqual(cats.map((c) => c.order), [1, 2, 3, 4, 5]);
+  const setup = Object.entries(cats[0]!.properties).sort(([, a], [, b]) => a.order - b.order);
+  assert.equal(setup[0]![0], 'tritonChatglm.weightsPath');
+  assert.ok(Object.keys(cats[4]!.properties).every((k) => k.startsWith('tritonChatglm.external')), 'external-server settings together');
+  const en = nls('package.nls.json');
+  const zh = nls('package.nls.zh-cn.json');
+  for (const [key, p] of Object.entries(declared())) {
+    // Plain descriptions show Markdown literally (`code` with its backticks): every description is Markdown.
+    assert.equal(p.description, undefined, `${key} has a plain description`);
+    const ref = /^%(.+)%$/.exec(p.markdownDescription ?? '')?.[1];
+    assert.ok(ref, `${key} has a localized markdownDescription`);
+    for (const [lang, table] of [['en', en], ['zh-cn', zh]] as const) {
+      const text: string | undefined = table[ref];
+      assert.ok(text, `${key}: ${lang}`);
+      assert.equal((text.match(/`/g) ?? []).length % 2, 0, `${key} (${lang}): unbalanced backticks`);
+    }
+    assert.ok(!/[\u4e00-\u9fff][,:;()]|[,:;(][\u4e00-\u9fff]/.test(zh[ref] ?? ''), `${key}: half-width punctuation next to Chinese text`);
+  }
+  // Folder-ish settings say how to pick them.
+  assert.match(en['config.weightsPath.description'] ?? '', /\(command:tritonChatglm\.chooseWeightsFolder\)/);
+  assert.match(zh['config.weightsPath.description'] ?? '', /\(command:tritonChatglm\.chooseWeightsFolder\)/);
+  assert.match(en['config.dockerPath.description'] ?? '', /command -v docker/);
 });

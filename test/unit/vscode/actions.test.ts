@@ -26,6 +26,8 @@ function evaluate(clause: string, ctx: Record<string, string | boolean>): boolea
 }
 
 const COMMAND_OF: Partial<Record<LifecycleAction, string>> = {
+  startChatglm: 'tritonChatglm.startChatglm',
+  recheckSetup: 'tritonChatglm.recheckSetup',
   start: 'tritonChatglm.startServer',
   stop: 'tritonChatglm.stopServer',
   restart: 'tritonChatglm.restartServer',
@@ -55,7 +57,7 @@ test('package.json enablement clauses are exactly the action table, for every st
       checks++;
     }
   }
-  assert.equal(checks, 7 * 2 * SERVER_STATES.length * MODEL_STATES.length * 2);
+  assert.equal(checks, 9 * 2 * SERVER_STATES.length * MODEL_STATES.length * 2);
 });
 
 test('no Load or Unload while the server is down; no Start/Stop in external mode', () => {
@@ -65,17 +67,22 @@ test('no Load or Unload while the server is down; no Start/Stop in external mode
       assert.ok(!actions.includes('load') && !actions.includes('unload') && !actions.includes('explain'));
     }
     if (state.mode === 'external') {
-      assert.ok(!actions.some((a) => a === 'start' || a === 'stop' || a === 'restart' || a === 'buildImage'));
+      assert.ok(!actions.some((a) => a === 'start' || a === 'stop' || a === 'restart' || a === 'buildImage' || a === 'recheckSetup'));
     }
   }
 });
 
 test('each state offers something sensible', () => {
   const ctx = { building: false };
-  assert.deepEqual(availableActions({ mode: 'managed', server: 'stopped', model: 'unloaded' }, ctx), ['start', 'buildImage']);
+  assert.deepEqual(availableActions({ mode: 'managed', server: 'stopped', model: 'unloaded' }, ctx), ['startChatglm', 'recheckSetup', 'start', 'buildImage']);
+  // Setup needed: Start ChatGLM and Start Server stay (they run every check again and say what is still missing).
+  assert.deepEqual(availableActions({ mode: 'managed', server: 'setup', model: 'unloaded' }, ctx), ['startChatglm', 'recheckSetup', 'start', 'buildImage']);
+  // A running server without the model: Start ChatGLM is the load.
+  assert.deepEqual(availableActions({ mode: 'managed', server: 'running', model: 'unloaded' }, ctx), ['startChatglm', 'stop', 'restart', 'load', 'buildImage', 'showStatus']);
+  assert.deepEqual(availableActions({ mode: 'external', server: 'running', model: 'failed' }, ctx), ['startChatglm', 'load', 'unload', 'showStatus']);
   assert.deepEqual(availableActions({ mode: 'managed', server: 'running', model: 'loading' }, ctx), ['stop', 'restart', 'unload', 'buildImage', 'showStatus']);
   assert.deepEqual(availableActions({ mode: 'managed', server: 'running', model: 'ready' }, ctx), ['stop', 'restart', 'load', 'unload', 'buildImage', 'showStatus', 'explain']);
-  assert.deepEqual(availableActions({ mode: 'external', server: 'running', model: 'unloaded' }, { building: true }), ['load', 'showStatus']);
+  assert.deepEqual(availableActions({ mode: 'external', server: 'running', model: 'unloaded' }, { building: true }), ['startChatglm', 'load', 'showStatus']);
 });
 
 test('context keys carry the state names used by the manifest', () => {

@@ -6,31 +6,34 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { activateExtension, waitFor, type ExtensionModule } from './support/activate';
 import { createFakeVscode, installVscodeModule, Position, Selection, Uri } from './support/fakeVscode';
 import { startStubTriton, type StubTriton } from './support/stubTriton';
 
 const root = join(__dirname, '../../..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { contributes: { commands: { command: string }[] } };
 
-async function waitFor<T>(probe: () => T | undefined | false, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = probe();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 let stub: StubTriton;
 let storage: string;
 let fake: ReturnType<typeof createFakeVscode>;
 let uninstall: () => void;
-type ExtensionModule = typeof import('../../../src/vscode/extension');
 let ext: ExtensionModule;
 const posted: Record<string, unknown>[] = [];
 let receive: ((m: unknown) => void) | undefined;
 let webviewHtml = '';
+/** The chat view as resolved (its title shows the active conversation's). */
+let chatView: { title?: string; visible?: boolean } = {};
+let visibilityChanged: (() => void) | undefined;
+
+type MessageViewLike = { id: string; role: string; content: string; status: string; finishReason?: string };
+type StateLike = { activeId: string | null; messages: MessageViewLike[]; busy: boolean; previousQuestion?: string };
+const lastState = () => [...posted].reverse().find((m) => m.type === 'state') as StateLike | undefined;
+/** Waits for the answer started after `mark` (an index into `posted`) to end; returns the state after it. */
+async function answered(mark: number): Promise<StateLike> {
+  await waitFor(() => posted.slice(mark).find((m) => m.type === 'messageDone'), 'messageDone');
+  return waitFor(() => { const st = lastState(); return st && !st.busy && st; }, 'a state that is not busy');
+}
+const streamRequests = () => stub.requests.filter((r) => r.path.endsWith('generate_stream'));
 
 before(async () => {
   stub = await startStubTriton();
@@ -42,17 +45,7 @@ before(async () => {
     'tritonChatglm.explainMaxSelectionChars': 200,
   });
   uninstall = installVscodeModule(fake.vscode);
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  ext = require('../../../src/vscode/extension') as ExtensionModule;
-  const memento = new Map<string, unknown>();
-  const context = {
-    subscriptions: [] as unknown[],
-    extensionUri: Uri.file(root),
-    extensionPath: root,
-    globalStorageUri: Uri.file(storage),
-    globalState: { get: (k: string) => memento.get(k), update: async (k: string, v: unknown) => { memento.set(k, v); }, keys: () => [...memento.keys()] },
-  };
-  await ext.activate(context as never);
+  ext = await activateExtension(storage);
 });
 
 after(async () => {
@@ -75,6 +68,7 @@ test('activation registers every contributed command and the chat view, and atta
 test('the chat view: strict CSP, l10n and state on ready, malformed messages dropped', async () => {
   const provider = fake.rec.viewProviders.get('tritonChatglm.chat')!;
   const view = {
+    title: 'Chat', // VS Code sets it from package.json's view name
     webview: {
       options: {} as { localResourceRoots?: Uri[]; enableScripts?: boolean },
       cspSource: 'vscode-resource:',
@@ -84,8 +78,11 @@ test('the chat view: strict CSP, l10n and state on ready, malformed messages dro
       postMessage: async (m: Record<string, unknown>) => { posted.push(m); return true; },
     },
     onDidDispose: () => ({ dispose() {} }),
+    visible: true,
+    onDidChangeVisibility: (l: () => void) => { visibilityChanged = l; return { dispose() {} }; },
   };
   provider.resolveWebviewView(view);
+  chatView = view as typeof chatView;
   webviewHtml = view.webview.html;
   assert.match(webviewHtml, /default-src 'none'; script-src 'nonce-[A-Za-z0-9+/=]{16,}'; style-src vscode-resource:/);
   assert.doesNotMatch(webviewHtml, /unsafe-inline|unsafe-eval/);
@@ -139,6 +136,105 @@ test('stop aborts the request: the connection is closed and the partial answer k
   assert.equal(state.busy, false);
 });
 
+test('message actions: editing an earlier question or regenerating an earlier answer replaces the later turns', async () => {
+  await fake.vscode.commands.executeCommand('tritonChatglm.newChat');
+  let mark = posted.length;
+  receive!({ type: 'send', text: 'first question' });
+  await answered(mark);
+  mark = posted.length;
+  receive!({ type: 'send', text: 'second question' });
+  const two = await answered(mark);
+  assert.deepEqual(two.messages.map((m) => m.content), ['first question', 'Echo: first question', 'second question', 'Echo: second question']);
+  assert.equal(chatView.title, 'first question', 'the view title shows the conversation');
+  const [q1, a1] = two.messages;
+
+  mark = posted.length;
+  receive!({ type: 'editQuestion', messageId: q1!.id, text: 'first, edited' });
+  const edited = await answered(mark);
+  assert.deepEqual(edited.messages.map((m) => m.content), ['first, edited', 'Echo: first, edited']);
+  assert.equal(edited.messages[0]!.id, q1!.id);
+  assert.deepEqual([streamRequests().at(-1)!.body.prompt, streamRequests().at(-1)!.body.history], ['first, edited', '[]']);
+  assert.equal(chatView.title, 'first, edited', 'an automatic title follows the edited first question');
+
+  mark = posted.length;
+  receive!({ type: 'send', text: 'and a follow-up' });
+  await answered(mark);
+  mark = posted.length;
+  receive!({ type: 'regenerate', messageId: edited.messages[1]!.id });
+  const regenerated = await answered(mark);
+  assert.deepEqual(regenerated.messages.map((m) => m.content), ['first, edited', 'Echo: first, edited']);
+  assert.notEqual(regenerated.messages[1]!.id, edited.messages[1]!.id, 'a new answer');
+
+  // an id that is not in the conversation (or of the wrong kind) changes nothing and says why
+  mark = posted.length;
+  receive!({ type: 'regenerate', messageId: a1!.id });
+  receive!({ type: 'editQuestion', messageId: regenerated.messages[1]!.id, text: 'not a question' });
+  const errors = await waitFor(() => { const e = posted.slice(mark).filter((m) => m.type === 'error'); return e.length === 2 && e; }, 'two errors');
+  assert.deepEqual(errors.map((e) => e.message), ['There is no question to answer again.', 'There is no question to answer again.']);
+  assert.equal(lastState()!.messages.length, 2);
+});
+
+test('Continue appends to an answer cut at the length limit; Copy copies the stored Markdown of a message', async () => {
+  let mark = posted.length;
+  receive!({ type: 'send', text: 'a long answer, please' });
+  const cut = await answered(mark);
+  const answer = cut.messages.at(-1)!;
+  assert.deepEqual([answer.finishReason, answer.content], ['length', 'Echo: a long answer, please']);
+  const requestsBefore = streamRequests().length;
+  mark = posted.length;
+  receive!({ type: 'continueAnswer', messageId: answer.id });
+  const continued = await answered(mark);
+  const request = streamRequests()[requestsBefore]!;
+  assert.match(String(request.body.prompt), /^Continue your last answer/);
+  assert.deepEqual(JSON.parse(String(request.body.history)).slice(-2), [{ role: 'user', content: 'a long answer, please' }, { role: 'assistant', content: 'Echo: a long answer, please' }]);
+  const after = continued.messages.at(-1)!;
+  assert.equal(continued.messages.length, cut.messages.length, 'the same answer, not a new one');
+  assert.equal(after.id, answer.id);
+  assert.equal(after.content, `Echo: a long answer, please${'Echo: '}${String(request.body.prompt)}`);
+  assert.equal(after.finishReason, 'stop');
+  // Continue on an answer that did not stop at the limit is refused
+  mark = posted.length;
+  receive!({ type: 'continueAnswer', messageId: answer.id });
+  const refusal = await waitFor(() => posted.slice(mark).find((m) => m.type === 'error'), 'an error');
+  assert.match(String(refusal.message), /Only the last answer, cut at the maximum length, can be continued/);
+
+  receive!({ type: 'copyMessage', messageId: continued.messages[0]!.id });
+  await waitFor(() => (fake.vscode.env.clipboard as { text: string }).text === 'first, edited', 'the question on the clipboard');
+});
+
+test('the panel reports its focus: the context key of its keybindings follows', async () => {
+  receive!({ type: 'focusChanged', focused: true });
+  await waitFor(() => fake.rec.context.get('tritonChatglm.chatFocus') === true, 'chatFocus true');
+  receive!({ type: 'focusChanged', focused: false });
+  await waitFor(() => fake.rec.context.get('tritonChatglm.chatFocus') === false, 'chatFocus false');
+  // hidden while focused: the panel may never report its blur, the view does
+  receive!({ type: 'focusChanged', focused: true });
+  await waitFor(() => fake.rec.context.get('tritonChatglm.chatFocus') === true, 'chatFocus true again');
+  chatView.visible = false;
+  visibilityChanged!();
+  await waitFor(() => fake.rec.context.get('tritonChatglm.chatFocus') === false, 'chatFocus false once hidden');
+  chatView.visible = true;
+  const keys = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { contributes: { keybindings: { command: string; when?: string }[] } }).contributes.keybindings;
+  // only in the panel: a stale context key must not take Ctrl+L (Expand Line Selection) from an editor or a terminal
+  assert.equal(keys.find((k) => k.command === 'tritonChatglm.newChat')?.when, 'tritonChatglm.chatFocus && !textInputFocus && !terminalFocus');
+});
+
+test('New Chat creates nothing until its first question; ArrowUp there gets the last question asked', async () => {
+  const file = join(storage, 'conversations.json');
+  const count = () => (JSON.parse(readFileSync(file, 'utf8')) as { conversations: unknown[] }).conversations.length;
+  const before = count();
+  const mark = posted.length;
+  await fake.vscode.commands.executeCommand('tritonChatglm.newChat');
+  await fake.vscode.commands.executeCommand('tritonChatglm.newChat');
+  const state = await waitFor(() => posted.slice(mark).find((m) => m.type === 'state') as StateLike | undefined, 'a state');
+  assert.deepEqual([state.activeId, state.messages.length], [null, 0]);
+  assert.equal(state.previousQuestion, 'a long answer, please');
+  assert.ok(posted.slice(mark).some((m) => m.type === 'focusInput'), 'the input gets the focus');
+  assert.equal(chatView.title, 'Chat', 'the view\'s own name for a new chat');
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(count(), before, 'no empty conversation is saved');
+});
+
 test('explain: each selection is its own concurrent request, answers stream into comment threads', async () => {
   const text = ['def a():', '    return 1', '', 'def b():', '    return 2', '', 'x = "' + 'y'.repeat(400) + '"'].join('\n');
   const lines = text.split('\n');
@@ -165,6 +261,52 @@ test('explain: each selection is its own concurrent request, answers stream into
   assert.equal(threads[2]!.comments[0]!.label, 'The selection was trimmed.');
   assert.ok(fake.rec.messages.some((m) => m.level === 'warning' && /1 of 3 selections were longer than 200/.test(m.text)));
   for (const t of threads) assert.equal(t.comments[0]!.body.isTrusted, false, 'model output is untrusted markdown');
+});
+
+test('chat history: a quick pick grouped by day with Explanations apart; rename, delete with Undo, export as Markdown, open', async () => {
+  await fake.vscode.commands.executeCommand('tritonChatglm.showChatHistory');
+  const pick = fake.rec.quickPicks.at(-1)!;
+  assert.equal(pick.visible, true);
+  const separators = () => pick.items.filter((i) => i.kind === -1).map((i) => i.label);
+  const labels = () => pick.items.filter((i) => i.kind !== -1).map((i) => i.label);
+  assert.deepEqual(separators(), ['Today', 'Explanations']);
+  const explanations = pick.items.slice(pick.items.findIndex((i) => i.label === 'Explanations') + 1).map((i) => i.label);
+  assert.deepEqual(explanations.sort(), ['Explain geometry.py:1–2', 'Explain geometry.py:4–5', 'Explain geometry.py:7']);
+  assert.ok(labels().includes('first, edited'));
+  assert.ok(!labels().includes('New conversation'), 'no empty conversation is listed');
+  assert.equal(pick.items.find((i) => i.label === 'first, edited')!.description, 'now');
+  assert.deepEqual(pick.items.find((i) => i.label === 'first, edited')!.buttons!.map((b) => b.tooltip), ['Rename', 'Export as Markdown', 'Delete']);
+
+  fake.rec.inputAnswer = 'Renamed chat';
+  await pick.triggerButton('first, edited', 'Rename');
+  assert.ok(labels().includes('Renamed chat') && !labels().includes('first, edited'));
+  assert.equal(pick.visible, true, 'the list comes back after the rename box');
+
+  fake.rec.answer = 'Undo';
+  await pick.triggerButton('Renamed chat', 'Delete');
+  assert.ok(fake.rec.messages.some((m) => m.text === 'Deleted "Renamed chat".' && m.buttons.join() === 'Undo'));
+  await waitFor(() => labels().includes('Renamed chat'), 'Undo to bring it back');
+  fake.rec.answer = undefined;
+  await pick.triggerButton('Explain geometry.py:7', 'Delete');
+  assert.ok(!labels().includes('Explain geometry.py:7'));
+  const saved = readFileSync(join(storage, 'conversations.json'), 'utf8');
+  assert.ok(saved.includes('Renamed chat') && !saved.includes('Explain geometry.py:7'));
+  assert.match(saved, /"kind": "explain"/);
+
+  fake.rec.saveAnswer = Uri.file('/exports/renamed.md');
+  await pick.triggerButton('Renamed chat', 'Export as Markdown');
+  const markdown = fake.rec.written.get('/exports/renamed.md') ?? '';
+  assert.match(markdown, /^# Renamed chat\n\n## You\n\nfirst, edited\n\n## ChatGLM3\n\nEcho: first, edited\n/);
+  assert.ok(fake.rec.messages.some((m) => m.text === 'Exported the chat to /exports/renamed.md.'));
+
+  await fake.vscode.commands.executeCommand('tritonChatglm.showChatHistory');
+  const again = fake.rec.quickPicks.at(-1)!;
+  const mark = posted.length;
+  again.accept('Explain geometry.py:4–5');
+  const shown = await waitFor(() => posted.slice(mark).find((m) => m.type === 'state') as StateLike | undefined, 'the picked conversation');
+  assert.match(shown.messages[0]!.content, /python code from geometry\.py/);
+  assert.equal(chatView.title, 'Explain geometry.py:4–5');
+  assert.equal(again.disposed, true);
 });
 
 test('server status panel: strict CSP, polled statistics posted as data', async () => {
@@ -197,7 +339,7 @@ test('a setting that needs a model reload says so and offers Reload Model; gener
   await new Promise((r) => setTimeout(r, 50));
   assert.equal(fake.rec.messages.length, count, 'no prompt for a per-request setting');
   posted.length = 0;
-  receive!({ type: 'newChat' });
+  await fake.vscode.commands.executeCommand('tritonChatglm.newChat');
   receive!({ type: 'send', text: 'Temperature check' });
   await waitFor(() => posted.find((x) => x.type === 'messageDone'), 'messageDone');
   const last = stub.requests.filter((r) => r.path.endsWith('generate_stream')).at(-1)!;

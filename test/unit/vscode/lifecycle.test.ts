@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
-  canInfer, initialState, MODEL_STATES, SERVER_STATES, transition,
+  canInfer, initialState, LifecycleMachine, MODEL_STATES, SERVER_STATES, transition,
   type LifecycleEvent, type LifecycleState,
 } from '../../../src/core/state/lifecycle';
 
 const err = { code: 'container-exited', message: 'The Triton container stopped unexpectedly.' };
+const setupErr = { code: 'docker-missing', message: 'The Docker command "docker" was not found.' };
 
 function run(state: LifecycleState, ...events: LifecycleEvent[]): LifecycleState {
   for (const e of events) {
@@ -95,7 +96,7 @@ test('no event ever produces a model state other than unloaded on a server that 
     { type: 'serverStopped' }, { type: 'serverLost', error: err }, { type: 'loadRequested' }, { type: 'modelReady' },
     { type: 'loadFailed', error: err }, { type: 'unloadRequested' }, { type: 'modelUnloaded' },
     { type: 'observed', live: true, model: 'ready' }, { type: 'observed', live: false, model: 'unloaded' },
-    { type: 'modeChanged', mode: 'external' },
+    { type: 'modeChanged', mode: 'external' }, { type: 'setupNeeded', error: setupErr }, { type: 'setupComplete' },
   ];
   let checked = 0;
   for (const mode of ['managed', 'external'] as const) {
@@ -105,7 +106,7 @@ test('no event ever produces a model state other than unloaded on a server that 
           const { state, accepted } = transition({ mode, server, model }, e);
           if (!accepted) continue;
           checked++;
-          if (state.server === 'stopped' || state.server === 'error' || state.server === 'starting') {
+          if (state.server === 'stopped' || state.server === 'setup' || state.server === 'error' || state.server === 'starting') {
             assert.equal(state.model, 'unloaded', `${mode} ${server}/${model} + ${e.type}`);
           }
           if (state.server === 'stopping') assert.ok(state.model === 'unloading' || state.model === 'unloaded');
@@ -114,4 +115,49 @@ test('no event ever produces a model state other than unloaded on a server that 
     }
   }
   assert.ok(checked > 50);
+});
+
+test('a missing prerequisite is "setup needed", never a server error: from a check or from a start', () => {
+  // The checks at activation find Docker missing.
+  let s = run(initialState('managed'), { type: 'setupNeeded', error: setupErr });
+  assert.deepEqual([s.server, s.model], ['setup', 'unloaded']);
+  assert.deepEqual(s.serverError, setupErr);
+  assert.equal(canInfer(s), false);
+  // Start ChatGLM / Start Server remain possible (they check again); a start that finds it still missing goes back.
+  s = run(s, { type: 'startRequested' });
+  assert.equal(s.server, 'starting');
+  s = run(s, { type: 'setupNeeded', error: { code: 'weights-missing', message: 'No weights folder is set.' } });
+  assert.deepEqual([s.server, s.serverError?.code], ['setup', 'weights-missing']);
+  // The same finding again changes nothing; a different one replaces it.
+  assert.equal(transition(s, { type: 'setupNeeded', error: { code: 'weights-missing', message: 'No weights folder is set.' } }).accepted, false);
+  // Everything fixed: stopped, ready to start, with no error left.
+  s = run(s, { type: 'setupComplete' });
+  assert.deepEqual([s.server, s.serverError], ['stopped', undefined]);
+  assert.equal(transition(s, { type: 'setupComplete' }).accepted, false, 'complete only ends "setup needed"');
+});
+
+test('"setup needed" is only for a managed server that is not running; nothing there can be stopped or lost', () => {
+  const running: LifecycleState = { mode: 'managed', server: 'running', model: 'ready' };
+  assert.equal(transition(running, { type: 'setupNeeded', error: setupErr }).accepted, false, 'a running server proves its setup');
+  assert.equal(transition(initialState('external'), { type: 'setupNeeded', error: setupErr }).accepted, false);
+  const crashed = run(running, { type: 'serverLost', error: err });
+  assert.equal(run(crashed, { type: 'setupNeeded', error: setupErr }).server, 'setup', 'a crash whose cause is a missing prerequisite');
+  const setup = run(initialState('managed'), { type: 'setupNeeded', error: setupErr });
+  assert.equal(transition(setup, { type: 'stopRequested' }).accepted, false);
+  assert.equal(transition(setup, { type: 'serverLost', error: err }).accepted, false);
+  assert.equal(transition(setup, { type: 'observed', live: false, model: 'unloaded' }).accepted, false);
+  // Our container found running after all (another window started it): the truth wins.
+  assert.deepEqual(run(setup, { type: 'observed', live: true, model: 'ready' }).server, 'running');
+});
+
+test('the machine tells its listeners about every accepted event, and only those', () => {
+  const machine = new LifecycleMachine('managed');
+  const seen: string[] = [];
+  const sub = machine.onDidChange((s) => seen.push(s.server));
+  machine.dispatch({ type: 'setupNeeded', error: setupErr });
+  machine.dispatch({ type: 'serverUp' }); // refused
+  machine.dispatch({ type: 'setupComplete' });
+  sub.dispose();
+  machine.dispatch({ type: 'startRequested' });
+  assert.deepEqual(seen, ['setup', 'stopped']);
 });

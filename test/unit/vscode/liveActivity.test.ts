@@ -132,7 +132,7 @@ test('explain: threads titled and anchored on the selected lines; waiting ones s
 });
 
 test('a connection lost while the server runs: the answer fails as "connection lost" and Retry asks the same question again', async () => {
-  receive({ type: 'newChat' });
+  await fake.vscode.commands.executeCommand('tritonChatglm.newChat');
   posted.length = 0;
   const question = 'please lose the connection';
   receive({ type: 'send', text: question });

@@ -4,7 +4,7 @@
 // uses, with a stand-in for acquireVsCodeApi that records posted messages and keeps setState in sessionStorage (so
 // a reload behaves like VS Code re-showing a hidden panel).
 import { createServer, type Server } from 'node:http';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -27,15 +27,15 @@ export async function buildWebviewBundle(outdir: string): Promise<void> {
     sourcemap: false,
     logLevel: 'error',
     legalComments: 'none',
-    loader: { '.css': 'css' },
+    loader: { '.css': 'css', '.ttf': 'file' },
     define: { RENDER_STATS: 'true' },
   });
 }
 
 /** The pages the harness serves: each webview's title, stylesheet and bundle, as the extension's HTML names them. */
 const PAGES = {
-  chat: { title: 'ChatGLM3 chat', style: '/media/chat/chat.css', script: '/dist/webview.js', ready: '.composer' },
-  status: { title: 'ChatGLM3 Server Status', style: '/media/status-panel.css', script: '/dist/status.js', ready: undefined },
+  chat: { title: 'ChatGLM3 chat', styles: ['/dist/webview.css', '/media/chat/chat.css'], script: '/dist/webview.js', ready: '.composer' },
+  status: { title: 'ChatGLM3 Server Status', styles: ['/media/status-panel.css'], script: '/dist/status.js', ready: undefined },
 } as const;
 export type PageName = keyof typeof PAGES;
 
@@ -65,8 +65,11 @@ export interface Harness {
   browser: Browser;
   /** Every URL the pages asked for (to prove nothing outside the extension's files was fetched). */
   requests: string[];
-  /** Opens a page (the chat panel unless `page` says otherwise) once it has posted its first message. */
-  open(options?: { csp?: boolean; page?: PageName }): Promise<Panel>;
+  /**
+   * Opens a page (the chat panel unless `page` says otherwise) once it has posted its first message. `init`: scripts
+   * run in the page before any of its own (test/webview/support/page-scripts.ts).
+   */
+  open(options?: { csp?: boolean; page?: PageName; init?: readonly string[] }): Promise<Panel>;
   close(): Promise<void>;
 }
 
@@ -76,7 +79,10 @@ export interface Panel {
   errors: string[];
   /** Delivers a host message the way VS Code does (a message event on window). */
   send(msg: HostToWebview | Record<string, unknown>): Promise<void>;
+  /** What the page posted, its focus reports (focusChanged) aside: see focusReports(). */
   posted(): Promise<WebviewToHost[]>;
+  /** The `focused` values of the page's focusChanged messages, in order. */
+  focusReports(): Promise<boolean[]>;
   clearPosted(): Promise<void>;
   cspViolations(): Promise<string[]>;
   /** Waits for requestAnimationFrame callbacks to have run. */
@@ -88,11 +94,15 @@ export async function startHarness(): Promise<Harness> {
   await buildWebviewBundle(dir);
   const files: Record<string, { body: Buffer; type: string }> = {
     '/dist/webview.js': { body: await readFile(join(dir, 'webview.js')), type: 'text/javascript' },
+    '/dist/webview.css': { body: await readFile(join(dir, 'webview.css')), type: 'text/css' },
     '/dist/status.js': { body: await readFile(join(dir, 'status.js')), type: 'text/javascript' },
     '/media/chat/chat.css': { body: await readFile(join(root, 'media/chat/chat.css')), type: 'text/css' },
     '/media/status-panel.css': { body: await readFile(join(root, 'media/status-panel.css')), type: 'text/css' },
+    '/media/icons/chatglm.svg': { body: await readFile(join(root, 'media/icons/chatglm.svg')), type: 'image/svg+xml' },
     '/theme.css': { body: await readFile(join(__dirname, 'vscode-dark-theme.css')), type: 'text/css' },
   };
+  // The codicon font the bundle's stylesheet names (dist/codicon-<hash>.ttf).
+  for (const font of (await readdir(dir)).filter((f) => f.endsWith('.ttf'))) files[`/dist/${font}`] = { body: await readFile(join(dir, font)), type: 'font/ttf' };
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -101,7 +111,7 @@ export async function startHarness(): Promise<Harness> {
       // The extension's own HTML shell and CSP (src/vscode/webviewHtml.ts), with the view's resources.
       let html = buildWebviewHtml({
         cspSource: origin, nonce: NONCE, title: page.title, lang: 'en',
-        styles: [`${origin}${page.style}`], scripts: [`${origin}${page.script}`],
+        styles: page.styles.map((style) => `${origin}${style}`), scripts: [`${origin}${page.script}`],
       });
       if (url.searchParams.get('csp') === 'off') html = html.replace(/<meta http-equiv="Content-Security-Policy"[^>]*>/, '');
       html = html.replace('<script nonce=', `<script nonce="${NONCE}">${STUB}</script>\n  <script nonce=`);
@@ -130,6 +140,7 @@ export async function startHarness(): Promise<Harness> {
       const errors: string[] = [];
       page.on('pageerror', (e) => errors.push(String(e)));
       page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+      for (const script of options.init ?? []) await page.addInitScript(script);
       const name = options.page ?? 'chat';
       await page.goto(`${origin}/${name === 'chat' ? 'panel' : name}.html${options.csp === false ? '?csp=off' : ''}`);
       const ready = PAGES[name].ready;
@@ -150,7 +161,9 @@ export function panelOf(page: Page, errors: string[] = []): Panel {
     page,
     errors,
     send: (msg) => page.evaluate((m) => { window.dispatchEvent(new MessageEvent('message', { data: m })); }, msg as unknown),
-    posted: () => page.evaluate(() => (window as unknown as { __posted: WebviewToHost[] }).__posted),
+    posted: () => page.evaluate(() => (window as unknown as { __posted: WebviewToHost[] }).__posted.filter((m) => m.type !== 'focusChanged')),
+    focusReports: () => page.evaluate(() => (window as unknown as { __posted: WebviewToHost[] }).__posted
+      .flatMap((m) => (m.type === 'focusChanged' ? [m.focused] : []))),
     clearPosted: () => page.evaluate(() => { (window as unknown as { __posted: unknown[] }).__posted.length = 0; }),
     cspViolations: () => page.evaluate(() => (window as unknown as { __cspViolations: string[] }).__cspViolations),
     nextFrames: (n = 2) => page.evaluate(async (k) => {
@@ -165,11 +178,11 @@ export const READY_SERVER: ServerView = { server: 'running', model: 'ready', act
 export function stateMsg(messages: Array<Record<string, unknown>>, extra: Record<string, unknown> = {}): HostToWebview {
   return {
     type: 'state',
-    conversations: [{ id: 'c1', title: 'First question', createdAt: 1, updatedAt: 2, messageCount: messages.length }],
     activeId: 'c1',
     messages,
     server: READY_SERVER,
     busy: messages.some((m) => m.status === 'streaming'),
+    modelName: 'ChatGLM3-6B',
     ...extra,
   } as unknown as HostToWebview;
 }

@@ -3,7 +3,7 @@
 // render statistics the streaming renderer records on the message (data-render-* attributes, compiled in because
 // the harness builds the bundle with RENDER_STATS on). Used by the webview tests (structure only, no timing
 // assertions) and by benchmarks.
-import type { RenderStats } from '../../../src/webview/chat/streaming';
+import type { RenderStats } from '../../../src/webview/chat/renderStats';
 import type { Panel } from './harness';
 import { READY_SERVER } from './harness';
 
@@ -56,7 +56,7 @@ export async function measureStreamingRenderCost(panel: Panel, options: { tokens
     messages.push({ id: `pu${i}`, role: 'user', content: `question ${i}`, status: 'complete' }, { id: `pa${i}`, role: 'assistant', content: prior, status: 'complete' });
   }
   messages.push({ id: 'mq', role: 'user', content: 'Explain it with code', status: 'complete' }, { id: 'mstream', role: 'assistant', content: '', status: 'streaming' });
-  await panel.send({ type: 'state', conversations: [], activeId: 'cbench', messages, server: READY_SERVER, busy: true });
+  await panel.send({ type: 'state', activeId: 'cbench', messages, server: READY_SERVER, busy: true, modelName: 'ChatGLM3-6B' });
   return panel.page.evaluate(async ({ tokens, perFrame }) => {
     const frame = () => new Promise((r) => requestAnimationFrame(() => r(undefined)));
     const started = performance.now();

@@ -1,8 +1,9 @@
 // A small in-process stand-in for the `vscode` module: enough of the API for the extension to activate, register
 // its commands and views, talk to a webview and be disposed, with everything recorded for assertions. Installed
 // by hooking Node's module loader, so the real extension code runs unchanged.
+import { readFileSync, statSync } from 'node:fs';
 import Module from 'node:module';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 
 type Listener<T> = (e: T) => unknown;
 
@@ -25,6 +26,7 @@ export class EventEmitter<T> {
 export class Uri {
   private constructor(readonly scheme: string, readonly path: string) {}
   static file(p: string): Uri { return new Uri('file', p); }
+  static parse(s: string): Uri { const m = /^([a-z][a-z0-9+.-]*):(?:\/\/)?(.*)$/i.exec(s); return m ? new Uri(m[1]!, m[2]!) : new Uri('file', s); }
   static joinPath(base: Uri, ...parts: string[]): Uri { return new Uri(base.scheme, join(base.path, ...parts)); }
   get fsPath(): string { return this.path; }
   toString(): string { return `${this.scheme}://${this.path}`; }
@@ -34,10 +36,43 @@ export class Position {
   constructor(readonly line: number, readonly character: number) {}
 }
 export class Range {
-  constructor(readonly start: Position, readonly end: Position) {}
+  readonly start: Position;
+  readonly end: Position;
+  constructor(a: Position | number, b: Position | number, c?: number, d?: number) {
+    this.start = typeof a === 'number' ? new Position(a, b as number) : a;
+    this.end = typeof a === 'number' ? new Position(c!, d!) : b as Position;
+  }
+  get isEmpty(): boolean { return this.start.line === this.end.line && this.start.character === this.end.character; }
 }
 export class Selection extends Range {}
 export class ThemeColor { constructor(readonly id: string) {} }
+export class ThemeIcon { static readonly File = new ThemeIcon('file'); constructor(readonly id: string) {} }
+export class RelativePattern { constructor(readonly base: { uri: Uri }, readonly pattern: string) {} }
+
+/** A text document over a string, as editors hand it to the extension. */
+export function fakeDocument(uri: Uri, text: string, languageId = 'plaintext') {
+  const lines = text.split('\n');
+  const offsetAt = (p: Position) => lines.slice(0, p.line).reduce((n, l) => n + l.length + 1, 0) + Math.min(p.character, lines[p.line]?.length ?? 0);
+  return {
+    uri, fileName: uri.fsPath, languageId, lineCount: lines.length, offsetAt,
+    getText: (r?: Range) => (r ? text.slice(offsetAt(r.start), offsetAt(r.end)) : text),
+    lineAt: (line: number) => ({ text: lines[line] ?? '' }),
+  };
+}
+
+/** A quick pick as the extension drives it (createQuickPick), with what the user would do to it. */
+export interface FakeQuickPick {
+  title?: string;
+  placeholder?: string;
+  items: Array<{ label: string; description?: string; kind?: number; buttons?: Array<{ tooltip?: string }> }>;
+  activeItems: unknown[];
+  visible: boolean;
+  disposed: boolean;
+  /** Picks the item with this label (Enter). */
+  accept(label: string): void;
+  /** Clicks the button with this tooltip on the item with this label. */
+  triggerButton(label: string, tooltip: string): Promise<void>;
+}
 export class MarkdownString {
   isTrusted = false;
   supportHtml = false;
@@ -55,12 +90,40 @@ export interface Recorded {
   statusBar: { text: string; tooltip?: unknown; disposed: boolean }[];
   viewProviders: Map<string, { resolveWebviewView(view: unknown): void }>;
   threads: FakeThread[];
-  progress: { title: string; messages: string[] }[];
+  /** Progress notifications: `done` once their task ended (the notification closed). */
+  progress: { title: string; messages: string[]; done?: boolean }[];
   panels: { viewType: string; webview: { html: string; posted: unknown[]; receive(m: unknown): void }; dispose(): void }[];
   config: Record<string, unknown>;
   trusted: boolean;
   /** Answer for the next showXxxMessage calls: a button title, or undefined. */
   answer?: string;
+  /** Every executeCommand call (id and arguments), the extension's own and VS Code's. */
+  executed: { id: string; args: unknown[] }[];
+  /** URLs given to env.openExternal. */
+  external: string[];
+  /** What showOpenDialog returns next (undefined: the person cancelled); each call is recorded. */
+  openDialogAnswer?: Uri[];
+  openDialogs: unknown[];
+  /** Settings written with WorkspaceConfiguration.update: key, value and ConfigurationTarget. */
+  updates: { key: string; value: unknown; target: unknown }[];
+  /** vscode.env.remoteName: undefined for a local window. */
+  remoteName?: string;
+  quickPicks: FakeQuickPick[];
+  /** What the next showInputBox returns, and the next showSaveDialog. */
+  inputAnswer?: string;
+  saveAnswer?: Uri;
+  /** Files written through workspace.fs. */
+  written: Map<string, string>;
+  /** showXxxMessage calls with `{ modal: true }` (their detail too). */
+  modals: { text: string; detail?: string; buttons: string[] }[];
+  /** What showQuickPick was offered, and the label to pick (undefined: dismissed). */
+  quickPickCalls: { labels: string[]; descriptions: string[] }[];
+  pick?: string;
+  /** findFiles calls: the include's pattern and the exclude. */
+  findFiles: { include: string; exclude: unknown }[];
+  /** Files findFiles returns (absolute paths). */
+  files: string[];
+  opened: { uri: string; selection?: Range }[];
 }
 
 export interface FakeThread {
@@ -79,6 +142,8 @@ export function createFakeVscode(config: Record<string, unknown>) {
   const rec: Recorded = {
     commands: new Map(), context: new Map(), messages: [], log: [], disposables: [], statusBar: [],
     viewProviders: new Map(), threads: [], progress: [], panels: [], config, trusted: true,
+    executed: [], external: [], openDialogs: [], updates: [], quickPicks: [], written: new Map(),
+    modals: [], quickPickCalls: [], findFiles: [], files: [], opened: [],
   };
   const configEmitter = new EventEmitter<{ affectsConfiguration(s: string): boolean }>();
   const trustEmitter = new EventEmitter<void>();
@@ -87,25 +152,42 @@ export function createFakeVscode(config: Record<string, unknown>) {
     rec.disposables.push(d);
     return d;
   };
-  const show = (level: 'info' | 'warning' | 'error') => async (text: string, ...items: unknown[]) => {
+  const show = (level: 'info' | 'warning' | 'error') => async (text: string, ...rest: unknown[]) => {
+    const options = rest[0] && typeof rest[0] === 'object' && !('title' in rest[0]) ? rest.shift() as { modal?: boolean; detail?: string } : undefined;
+    const items = rest;
     const buttons = items.map((i) => (typeof i === 'string' ? i : (i as { title: string }).title));
     rec.messages.push({ level, text, buttons });
+    if (options?.modal) rec.modals.push({ text, buttons, ...(options.detail ? { detail: options.detail } : {}) });
     if (rec.answer === undefined) return undefined;
     return items.find((i) => (typeof i === 'string' ? i : (i as { title: string }).title) === rec.answer);
   };
   let activeTextEditor: unknown;
+  const activeEditorEmitter = new EventEmitter<unknown>();
+  const documentChangeEmitter = new EventEmitter<{ document: { uri: Uri } }>();
+  const textDocuments: ReturnType<typeof fakeDocument>[] = [];
+  const workspaceFolders = [{ uri: Uri.file('/w'), name: 'w', index: 0 }];
+  const folderOf = (u: Uri) => workspaceFolders.find((f) => u.scheme === 'file' && (u.path === f.uri.path || u.path.startsWith(`${f.uri.path}/`)));
+  const languageOf = (p: string) => (p.endsWith('.py') ? 'python' : p.endsWith('.ts') ? 'typescript' : p.endsWith('.md') ? 'markdown' : 'plaintext');
 
   const vscode = {
-    EventEmitter, Uri, Position, Range, Selection, ThemeColor, MarkdownString,
+    EventEmitter, Uri, Position, Range, Selection, ThemeColor, ThemeIcon, RelativePattern, MarkdownString,
+    QuickPickItemKind: { Separator: -1, Default: 0 },
     StatusBarAlignment: { Left: 1, Right: 2 },
+    FileType: { File: 1, Directory: 2 },
     ProgressLocation: { SourceControl: 1, Window: 10, Notification: 15 },
     CommentMode: { Editing: 0, Preview: 1 },
     CommentThreadCollapsibleState: { Collapsed: 0, Expanded: 1 },
     ViewColumn: { Active: -1, Beside: -2, One: 1 },
+    ConfigurationTarget: { Global: 1, Workspace: 2, WorkspaceFolder: 3 },
     l10n: {
       t: (message: string, ...args: unknown[]) => message.replace(/\{(\d+)\}/g, (m, i: string) => (Number(i) < args.length ? String(args[Number(i)]) : m)),
     },
-    env: { language: 'en', clipboard: { text: '', async writeText(t: string) { this.text = t; } } },
+    env: {
+      language: 'en',
+      clipboard: { text: '', async writeText(t: string) { this.text = t; } },
+      get remoteName() { return rec.remoteName; },
+      async openExternal(u: Uri) { rec.external.push(u.toString()); return true; },
+    },
     commands: {
       registerCommand(id: string, fn: (...args: unknown[]) => unknown) {
         if (rec.commands.has(id)) throw new Error(`command ${id} already registered`);
@@ -114,6 +196,7 @@ export function createFakeVscode(config: Record<string, unknown>) {
         return { dispose: () => { d.disposed = true; rec.commands.delete(id); } };
       },
       async executeCommand(id: string, ...args: unknown[]) {
+        rec.executed.push({ id, args });
         if (id === 'setContext') { rec.context.set(String(args[0]), args[1]); return undefined; }
         const fn = rec.commands.get(id);
         return fn ? fn(...args) : undefined;
@@ -138,16 +221,57 @@ export function createFakeVscode(config: Record<string, unknown>) {
         const d = track(`view:${id}`);
         return { dispose: () => { d.disposed = true; rec.viewProviders.delete(id); } };
       },
+      onDidChangeActiveTextEditor: activeEditorEmitter.event,
+      get visibleTextEditors() { return activeTextEditor ? [activeTextEditor] : []; },
       showInformationMessage: show('info'),
       showWarningMessage: show('warning'),
       showErrorMessage: show('error'),
-      async showQuickPick() { return undefined; },
+      async showQuickPick(items: Thenable<{ label: string; description?: string }[]> | { label: string; description?: string }[]) {
+        const list = await items;
+        rec.quickPickCalls.push({ labels: list.map((i) => i.label), descriptions: list.map((i) => i.description ?? '') });
+        return list.find((i) => i.label === rec.pick);
+      },
+      createQuickPick() {
+        const accept = new EventEmitter<void>();
+        const hide = new EventEmitter<void>();
+        const button = new EventEmitter<{ button: unknown; item: unknown }>();
+        type Item = FakeQuickPick['items'][number];
+        const pick: FakeQuickPick & Record<string, unknown> = {
+          items: [], activeItems: [], visible: false, disposed: false, selectedItems: [] as Item[],
+          onDidAccept: accept.event, onDidHide: hide.event, onDidTriggerItemButton: button.event,
+          show() { pick.visible = true; },
+          hide() { if (pick.visible) { pick.visible = false; hide.fire(); } },
+          dispose() { pick.disposed = true; },
+          accept(label: string) { pick.selectedItems = pick.items.filter((i) => i.label === label); accept.fire(); },
+          async triggerButton(label: string, tooltip: string) {
+            const item = pick.items.find((i) => i.label === label);
+            const b = item?.buttons?.find((x) => x.tooltip === tooltip);
+            if (!item || !b) throw new Error(`no button "${tooltip}" on "${label}"`);
+            await Promise.all([...(button as unknown as { listeners: Set<(e: unknown) => unknown> }).listeners].map((l) => l({ button: b, item })));
+          },
+        };
+        rec.quickPicks.push(pick);
+        return pick;
+      },
+      async showInputBox(options: { validateInput?: (v: string) => string | undefined }) {
+        // An input box takes the place of a visible quick pick, as in VS Code.
+        for (const p of rec.quickPicks) if (p.visible) (p as unknown as { hide(): void }).hide();
+        const value = rec.inputAnswer;
+        if (value !== undefined && options.validateInput?.(value)) return undefined;
+        return value;
+      },
+      async showSaveDialog() { return rec.saveAnswer; },
+      async showOpenDialog(options: unknown) { rec.openDialogs.push(options); return rec.openDialogAnswer; },
       async withProgress(opts: { title: string }, task: (p: unknown, token: unknown) => Promise<unknown>) {
-        const entry = { title: opts.title, messages: [] as string[] };
+        const entry = { title: opts.title, messages: [] as string[], done: false };
         rec.progress.push(entry);
         const cancel = new EventEmitter<void>();
-        return task({ report: (v: { message?: string }) => { if (v.message) entry.messages.push(v.message); } },
-          { isCancellationRequested: false, onCancellationRequested: cancel.event });
+        try {
+          return await task({ report: (v: { message?: string }) => { if (v.message) entry.messages.push(v.message); } },
+            { isCancellationRequested: false, onCancellationRequested: cancel.event });
+        } finally {
+          entry.done = true;
+        }
       },
       createWebviewPanel(viewType: string, title: string) {
         const d = track(`panel:${viewType}`);
@@ -168,7 +292,10 @@ export function createFakeVscode(config: Record<string, unknown>) {
         rec.panels.push(panel);
         return panel;
       },
-      async showTextDocument() { return undefined; },
+      async showTextDocument(uri: unknown, options?: { selection?: Range }) {
+        rec.opened.push({ uri: String(uri), ...(options?.selection ? { selection: options.selection } : {}) });
+        return undefined;
+      },
     },
     workspace: {
       get isTrusted() { return rec.trusted; },
@@ -179,11 +306,37 @@ export function createFakeVscode(config: Record<string, unknown>) {
             return full in rec.config ? { key: full, globalValue: rec.config[full] } : { key: full };
           },
           get(key: string) { return rec.config[`${section}.${key}`]; },
+          async update(key: string, value: unknown, target: unknown) {
+            const full = `${section}.${key}`;
+            rec.updates.push({ key: full, value, target });
+            updateConfig({ [full]: value });
+          },
         };
       },
       onDidChangeConfiguration: configEmitter.event,
       onDidGrantWorkspaceTrust: trustEmitter.event,
-      async openTextDocument(o: unknown) { return o; },
+      onDidChangeTextDocument: documentChangeEmitter.event,
+      textDocuments,
+      workspaceFolders,
+      getWorkspaceFolder: folderOf,
+      asRelativePath(u: Uri) { const f = folderOf(u); return f ? relative(f.uri.path, u.path) : u.path; },
+      async openTextDocument(o: unknown) {
+        if (!(o instanceof Uri)) return o;
+        const open = textDocuments.find((d) => d.uri.toString() === o.toString());
+        if (open) return open;
+        const doc = fakeDocument(o, readFileSync(o.fsPath, 'utf8'), languageOf(o.path));
+        textDocuments.push(doc);
+        return doc;
+      },
+      fs: {
+        async stat(u: Uri) { const st = statSync(u.fsPath); return { size: st.size, type: st.isDirectory() ? 2 : 1 }; },
+        async readFile(u: Uri) { return new Uint8Array(readFileSync(u.fsPath)); },
+        async writeFile(uri: Uri, data: Uint8Array) { rec.written.set(uri.fsPath, new TextDecoder().decode(data)); },
+      },
+      async findFiles(include: RelativePattern, exclude: unknown) {
+        rec.findFiles.push({ include: include.pattern, exclude });
+        return rec.files.map((f) => Uri.file(f));
+      },
     },
     languages: { async getLanguages() { return ['plaintext', 'python', 'typescript']; } },
     comments: {
@@ -207,7 +360,15 @@ export function createFakeVscode(config: Record<string, unknown>) {
     Object.assign(rec.config, values);
     configEmitter.fire({ affectsConfiguration: (s: string) => Object.keys(values).some((k) => k === s || k.startsWith(`${s}.`)) });
   };
-  return { vscode, rec, updateConfig };
+  /** Focuses another editor (fires onDidChangeActiveTextEditor); its document becomes one of the open ones. */
+  const setActiveEditor = (editor: { document: ReturnType<typeof fakeDocument>; selections?: Selection[] } | undefined) => {
+    if (editor && !textDocuments.includes(editor.document)) textDocuments.push(editor.document);
+    activeTextEditor = editor ? { selections: [], ...editor } : undefined;
+    activeEditorEmitter.fire(activeTextEditor);
+  };
+  /** The user grants the workspace trust. */
+  const grantTrust = () => { rec.trusted = true; trustEmitter.fire(); };
+  return { vscode, rec, updateConfig, setActiveEditor, grantTrust };
 }
 
 /** Makes `require('vscode')` return `api` for modules loaded after this call; returns the undo function. */

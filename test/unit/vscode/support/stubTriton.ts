@@ -31,6 +31,7 @@ export interface StubOptions {
 
 /**
  * Answers: a prompt containing "slow" streams a delta every 20 ms until the client goes away; one containing
+ * "long answer" ends at the length limit (finish_reason `length`), as max_new_tokens would end it; one containing
  * "lose the connection" sends a delta and then drops the connection the first time it is asked (the server itself
  * stays up: a connection lost on the way), and answers normally when it is asked again.
  */
@@ -100,7 +101,7 @@ export async function startStubTriton(options: StubOptions = {}): Promise<StubTr
       await sleep(5);
     }
     finished = true;
-    send({ response: '', finish_reason: 'stop', prompt_tokens: 3, completion_tokens: 2, history_trimmed: 0, history: '[]' });
+    send({ response: '', finish_reason: prompt.includes('long answer') ? 'length' : 'stop', prompt_tokens: 3, completion_tokens: 2, history_trimmed: 0, history: '[]' });
     res.end();
   }
 

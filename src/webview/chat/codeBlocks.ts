@@ -1,7 +1,10 @@
-// Wraps each rendered <pre><code> in a block with Copy / Insert at Cursor / Open in Editor buttons. The buttons carry
-// only data-action; one delegated click handler (chatPanel.ts) reads the code from the DOM text when clicked.
+// Wraps each rendered <pre><code> in a block with Copy / Insert at Cursor / Open in Editor buttons, lays large
+// plain code out in chunks (codeChunks.ts), and marks the invisible characters of all code (blocks and inline). The
+// buttons carry only data-action; one delegated click handler (chatPanel.ts) reads the code from the DOM text.
 import { format, LANGUAGE_PATTERN, type Strings } from '../../protocol';
+import { chunkLargeCode } from './codeChunks';
 import { button, el } from '../shared/dom';
+import { markInvisibleCharacters } from './invisibleMarks';
 
 export const CODE_ACTIONS = { copy: 'codeCopy', insert: 'codeInsert', open: 'codeOpen' } as const;
 
@@ -28,10 +31,12 @@ export function decorateCodeBlocks(root: DocumentFragment | Element, strings: St
       button(strings.openInEditor, CODE_ACTIONS.open, { 'aria-label': `${strings.openInEditor}: ${label}` }),
     );
     const block = el('div', { class: 'code-block', role: 'group', 'aria-label': label, 'data-lang': lang });
+    if (code) chunkLargeCode(code as HTMLElement, strings);
     pre.setAttribute('tabindex', '0');
     pre.replaceWith(block);
     block.append(toolbar, pre);
   }
+  markInvisibleCharacters(root, strings);
 }
 
 /** The code of the block containing `target` (the text the user sees, one trailing newline dropped). */

@@ -1,0 +1,35 @@
+// A conversation as a Markdown document (Export as Markdown): the title, then each message under its speaker's
+// name, verbatim; a partial answer says so. Labels come from the caller, in the person's language.
+import type { Conversation, MessageStatus } from './conversation';
+
+export interface MarkdownExportLabels {
+  /** Used when the conversation has no title. */
+  untitled: string;
+  user: string;
+  assistant: string;
+  /** The note after an answer that is not complete (`error`: a failed answer's error text, on one line). */
+  statusNote(status: Exclude<MessageStatus, 'complete'>, error: string): string;
+}
+
+export function conversationToMarkdown(conversation: Conversation, labels: MarkdownExportLabels): string {
+  const parts = [`# ${oneLine(conversation.title) || labels.untitled}`];
+  for (const m of conversation.messages) {
+    parts.push(`## ${m.role === 'user' ? labels.user : labels.assistant}`);
+    if (m.content.trim() !== '') parts.push(m.content.trim());
+    if (m.status !== 'complete') parts.push(`> *${labels.statusNote(m.status, oneLine(m.error ?? ''))}*`);
+  }
+  return `${parts.join('\n\n')}\n`;
+}
+
+/** A file name for the export: the title without characters file systems refuse, shortened; `.md` appended. */
+export function exportFileName(title: string, fallback = 'conversation'): string {
+  // oneLine() has already turned control characters that are whitespace into spaces; the rest go with the others.
+  const safe = Array.from(oneLine(title), (ch) => (ch.charCodeAt(0) < 0x20 || ch === '\u007f' ? '-' : ch)).join('')
+    .replace(/[\\/:*?"<>|]+/g, '-')
+    .replace(/-{2,}/g, '-')
+    .replace(/^[-. ]+|[-. ]+$/g, '');
+  const short = Array.from(safe).slice(0, 60).join('').trim();
+  return `${short || fallback}.md`;
+}
+
+const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();

@@ -1,0 +1,97 @@
+// Characters that change how code reads without being seen (Trojan Source, CVE-2021-42574): bidirectional
+// embeddings, overrides and isolates, zero-width characters, line/paragraph separators, the BOM, soft hyphens,
+// Unicode tag characters (hidden ASCII), Hangul fillers and control characters other than tab / line feed /
+// carriage return. The chat panel marks them in code, and Copy / Insert warn before passing them on.
+// Pure (no VS Code, no DOM, no Node): used by the webview bundle and the extension host alike.
+
+/** Every character of general category Cf (format), plus the invisible ones outside it. */
+// (The combining grapheme joiner and the Mongolian selectors are marks, so they stand outside the class.)
+const SOURCE = '[\\p{Cf}\\u2028\\u2029\\u115F\\u1160\\u3164\\uFFA0\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F]|\\u034F|[\\u180B-\\u180D]';
+
+/** A fresh global pattern (callers use lastIndex, so each gets its own). */
+export function invisibleCharacterPattern(): RegExp {
+  return new RegExp(SOURCE, 'gu');
+}
+
+const TEST = new RegExp(SOURCE, 'u');
+
+export function hasInvisibleCharacters(text: string): boolean {
+  return TEST.test(text);
+}
+
+/** Unicode names of the characters people actually meet; the rest are named by their category. */
+const NAMES: Record<number, string> = {
+  0x00ad: 'SOFT HYPHEN',
+  0x034f: 'COMBINING GRAPHEME JOINER',
+  0x061c: 'ARABIC LETTER MARK',
+  0x115f: 'HANGUL CHOSEONG FILLER',
+  0x1160: 'HANGUL JUNGSEONG FILLER',
+  0x180e: 'MONGOLIAN VOWEL SEPARATOR',
+  0x200b: 'ZERO WIDTH SPACE',
+  0x200c: 'ZERO WIDTH NON-JOINER',
+  0x200d: 'ZERO WIDTH JOINER',
+  0x200e: 'LEFT-TO-RIGHT MARK',
+  0x200f: 'RIGHT-TO-LEFT MARK',
+  0x2028: 'LINE SEPARATOR',
+  0x2029: 'PARAGRAPH SEPARATOR',
+  0x202a: 'LEFT-TO-RIGHT EMBEDDING',
+  0x202b: 'RIGHT-TO-LEFT EMBEDDING',
+  0x202c: 'POP DIRECTIONAL FORMATTING',
+  0x202d: 'LEFT-TO-RIGHT OVERRIDE',
+  0x202e: 'RIGHT-TO-LEFT OVERRIDE',
+  0x2060: 'WORD JOINER',
+  0x2061: 'FUNCTION APPLICATION',
+  0x2062: 'INVISIBLE TIMES',
+  0x2063: 'INVISIBLE SEPARATOR',
+  0x2064: 'INVISIBLE PLUS',
+  0x2066: 'LEFT-TO-RIGHT ISOLATE',
+  0x2067: 'RIGHT-TO-LEFT ISOLATE',
+  0x2068: 'FIRST STRONG ISOLATE',
+  0x2069: 'POP DIRECTIONAL ISOLATE',
+  0x3164: 'HANGUL FILLER',
+  0xfeff: 'ZERO WIDTH NO-BREAK SPACE (BYTE ORDER MARK)',
+  0xffa0: 'HALFWIDTH HANGUL FILLER',
+  0xe0001: 'LANGUAGE TAG',
+  0xe007f: 'CANCEL TAG',
+};
+
+/** "U+202E", "U+E0041". */
+export function codePointLabel(codePoint: number): string {
+  return `U+${codePoint.toString(16).toUpperCase().padStart(4, '0')}`;
+}
+
+export function invisibleCharacterName(codePoint: number): string {
+  const known = NAMES[codePoint];
+  if (known) return known;
+  if (codePoint >= 0xe0020 && codePoint <= 0xe007e) return `TAG ${JSON.stringify(String.fromCharCode(codePoint - 0xe0000))}`;
+  if (codePoint <= 0x1f || (codePoint >= 0x7f && codePoint <= 0x9f)) return 'CONTROL CHARACTER';
+  if (codePoint >= 0x180b && codePoint <= 0x180d) return 'MONGOLIAN FREE VARIATION SELECTOR';
+  return 'FORMAT CHARACTER';
+}
+
+export interface InvisibleCharacterCount {
+  codePoint: number;
+  /** "U+202E" */
+  label: string;
+  name: string;
+  count: number;
+}
+
+/** The invisible characters of `text`, each once with how often it occurs, in order of first appearance. */
+export function findInvisibleCharacters(text: string): InvisibleCharacterCount[] {
+  const found = new Map<number, InvisibleCharacterCount>();
+  for (const m of text.matchAll(invisibleCharacterPattern())) {
+    const cp = m[0].codePointAt(0)!;
+    const seen = found.get(cp);
+    if (seen) seen.count += 1;
+    else found.set(cp, { codePoint: cp, label: codePointLabel(cp), name: invisibleCharacterName(cp), count: 1 });
+  }
+  return [...found.values()];
+}
+
+/** "U+202E RIGHT-TO-LEFT OVERRIDE ×2, U+2066 LEFT-TO-RIGHT ISOLATE" (at most `max` kinds, then "+N more"). */
+export function describeInvisibleCharacters(found: readonly InvisibleCharacterCount[], max = 6, more = (n: number) => `+${n}`): string {
+  const shown = found.slice(0, max).map((c) => `${c.label} ${c.name}${c.count > 1 ? ` ×${c.count}` : ''}`);
+  if (found.length > max) shown.push(more(found.length - max));
+  return shown.join(', ');
+}

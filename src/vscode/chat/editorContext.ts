@@ -1,0 +1,355 @@
+// Editor context in chat, the VS Code side: "Add Selection to Chat", "Add File to Chat…" (a quick pick of workspace
+// files honouring files.exclude and search.exclude), the active editor's file as a chip, and the budget question
+// before a question goes out. What is attached, how it is laid out, what fits and what to offer dropping is decided
+// in src/core/chat/attachments*.ts; this file reads editors and files, shows the chips and asks the user.
+import * as vscode from 'vscode';
+import {
+  attachmentName,
+  attachmentTokens,
+  checkBudget,
+  fileRefusal,
+  MAX_ATTACHMENT_BYTES,
+  MAX_ATTACHMENTS,
+  newId,
+  PendingAttachments,
+  selectedLines,
+  sizeAllowed,
+  textRefusal,
+  withoutAttachment,
+  type ActiveFile,
+  type Attachment,
+  type TextRefusal,
+} from '../../core/chat';
+import { DEFAULT_MODEL_SETTINGS } from '../../core/repository';
+import { LIMITS, type ActiveFileView, type AttachmentView, type HostToWebview, type WebviewToHost } from '../../protocol';
+import { COMMANDS } from '../commandIds';
+import type { Log } from '../log';
+import { searchExcludeGlob } from './searchExcludes';
+
+/** Files the quick pick lists at most (per workspace folder). */
+const MAX_PICK_FILES = 5_000;
+/**
+ * Documents whose text can be attached: files on disk (local or remote) and unsaved new files; not VS Code's own
+ * (settings.json, which may hold tokens in tritonChatglm.externalHeaders), output channels or git's views.
+ */
+const ATTACHABLE_SCHEMES = new Set(['file', 'untitled', 'vscode-remote']);
+/** How long typing in the active file waits before its chip's token estimate is refreshed. */
+const ACTIVE_REFRESH_MS = 750;
+
+type AttachmentMessage = Extract<WebviewToHost, { type: 'removeAttachment' | 'toggleActiveFile' | 'addFile' | 'openAttachment' }>;
+
+export class EditorContext implements vscode.Disposable {
+  private readonly pending = new PendingAttachments(vscode.workspace.isTrusted);
+  private readonly subscriptions: vscode.Disposable[] = [];
+  private post: (message: HostToWebview) => void = () => undefined;
+  private activeTokens: number | undefined;
+  private refreshTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(private readonly log: Log) {
+    this.subscriptions.push(
+      vscode.window.onDidChangeActiveTextEditor((editor) => { this.trackActive(editor); this.postChips(); }),
+      vscode.workspace.onDidChangeTextDocument((e) => { if (e.document.uri.toString() === this.pending.activeFile?.file.uri) this.scheduleActiveRefresh(); }),
+      vscode.workspace.onDidGrantWorkspaceTrust(() => { this.pending.setTrusted(true); this.postChips(); }),
+    );
+    this.trackActive(vscode.window.activeTextEditor);
+  }
+
+  /** Where the chips go (the chat view, through the chat controller). */
+  connect(post: (message: HostToWebview) => void): void {
+    this.post = post;
+  }
+
+  /** The messages of the chips, for the chat controller's switch. */
+  static handles(msg: WebviewToHost): msg is AttachmentMessage {
+    return msg.type === 'removeAttachment' || msg.type === 'toggleActiveFile' || msg.type === 'addFile' || msg.type === 'openAttachment';
+  }
+
+  async handle(msg: AttachmentMessage, conversationAttachments: () => readonly Attachment[]): Promise<void> {
+    switch (msg.type) {
+      case 'removeAttachment': this.pending.remove(msg.id); break;
+      case 'toggleActiveFile': this.pending.toggleActiveFile(msg.enabled); break;
+      case 'addFile': await this.addFile(); return;
+      case 'openAttachment': await this.open([...this.pending.items, ...conversationAttachments()].find((a) => a.id === msg.id)); return;
+    }
+    this.postChips();
+  }
+
+  /**
+   * "Add Selection to Chat": each non-empty selection of the editor becomes a chip (the whole file when nothing is
+   * selected). With `uri` and `range` (Explain's "Continue in Chat"), that range of that document.
+   */
+  async addSelection(uri?: vscode.Uri, range?: vscode.Range): Promise<void> {
+    let document: vscode.TextDocument | undefined;
+    let ranges: readonly vscode.Range[] = [];
+    if (uri instanceof vscode.Uri && range instanceof vscode.Range) {
+      document = await vscode.workspace.openTextDocument(uri);
+      ranges = [range];
+    } else {
+      const editor = vscode.window.activeTextEditor;
+      document = editor?.document;
+      ranges = editor?.selections.filter((s) => !s.isEmpty) ?? [];
+    }
+    if (!document || !ATTACHABLE_SCHEMES.has(document.uri.scheme)) {
+      void vscode.window.showInformationMessage(vscode.l10n.t('Select code in an editor to add it to the chat.'));
+      return;
+    }
+    const attachments = ranges.length
+      ? ranges.map((r) => this.fromDocument(document, r))
+      : [this.fromDocument(document)];
+    if (this.addAll(attachments)) await this.revealChat();
+  }
+
+  /**
+   * "Add File to Chat…": from the Explorer or an editor tab (`uri`, `uris`), those files; from the chat or the
+   * palette, a quick pick of the workspace's files.
+   */
+  async addFile(uri?: vscode.Uri, uris?: readonly vscode.Uri[]): Promise<void> {
+    const chosen = uris?.length ? [...uris] : uri instanceof vscode.Uri ? [uri] : await this.pickFiles();
+    if (!chosen?.length) return;
+    const attachments: Attachment[] = [];
+    for (const file of chosen) {
+      try {
+        const read = await this.readFile(file);
+        if (read === undefined) continue; // a folder among the Explorer's selection
+        if ('reason' in read) this.refuse(file, read);
+        else attachments.push(read);
+      } catch (e) {
+        this.log.warn(`chat: cannot read ${file.toString()} to attach it: ${e instanceof Error ? e.message : String(e)}`);
+        void vscode.window.showWarningMessage(vscode.l10n.t('{0} cannot be read, so it was not attached.', displayPath(file)));
+      }
+    }
+    if (attachments.length && this.addAll(attachments)) await this.revealChat();
+  }
+
+  /**
+   * The attachments of the question about to be sent, checked against the model's input budget first. Over it, the
+   * user is told and may drop the largest attachment (again, while it does not fit) or cancel: undefined.
+   */
+  async forSend(question: string, systemPrompt: string | undefined): Promise<Attachment[] | undefined> {
+    const active = this.readActive();
+    let list = this.pending.forSend(active);
+    for (;;) {
+      const check = checkBudget({ question, attachments: list, systemPrompt, maxInputTokens: DEFAULT_MODEL_SETTINGS.maxInputTokens });
+      // Without attachments there is nothing to offer: the request builder refuses a question that is too long itself.
+      if (check.ok || !check.largest) return list;
+      const largest = list.find((a) => a.id === check.largest!.id)!;
+      const drop = vscode.l10n.t('Remove {0} and Send', chipLabel(largest));
+      const detail = check.costs.map((c) => {
+        const a = list.find((x) => x.id === c.id)!;
+        return vscode.l10n.t('{0}: about {1} tokens', chipLabel(a), count(c.tokens));
+      }).join('\n');
+      const picked = await vscode.window.showWarningMessage(
+        vscode.l10n.t('The question and its attachments come to about {0} tokens, more than the {1} the model accepts. Nothing has been sent.', count(check.tokens), count(check.maxInputTokens)),
+        { modal: true, detail },
+        drop,
+      );
+      if (picked !== drop) return undefined;
+      this.log.info(`chat: over the input budget (${check.tokens} > ${check.maxInputTokens} tokens): dropped an attachment of ${check.largest.tokens} tokens`);
+      list = withoutAttachment(list, largest.id);
+      if (largest !== active) this.pending.remove(largest.id);
+      this.postChips();
+    }
+  }
+
+  /** The question went out with `attachments`: their chips go (the active-file chip stays). */
+  sent(attachments: readonly Attachment[]): void {
+    this.pending.sent(attachments.map((a) => a.id));
+    this.postChips();
+  }
+
+  postChips(): void {
+    const state = this.pending.activeFile;
+    let activeFile: ActiveFileView | null = null;
+    if (state) {
+      activeFile = {
+        path: clipPath(state.file.path),
+        fullPath: clipPath(fullPathOf(state.file.uri)),
+        enabled: state.enabled,
+        untrusted: !this.pending.isTrusted,
+        ...(this.activeTokens !== undefined ? { tokens: this.activeTokens } : {}),
+        ...(state.file.refusal ? { refusal: refusalText(state.file.path, state.file.refusal) } : {}),
+      };
+    }
+    this.post({ type: 'attachments', items: this.pending.items.map((a) => toAttachmentView(a, true)), activeFile });
+  }
+
+  private addAll(attachments: readonly Attachment[]): boolean {
+    let added = 0;
+    for (const a of attachments) {
+      const refusal = textRefusal(a.content);
+      if (refusal) { this.refuse(vscode.Uri.parse(a.uri), refusal); continue; }
+      if (this.pending.add(a) === 'full') {
+        void vscode.window.showWarningMessage(vscode.l10n.t('At most {0} attachments can go with one question.', MAX_ATTACHMENTS));
+        break;
+      }
+      added += 1;
+    }
+    this.postChips();
+    return added > 0;
+  }
+
+  private fromDocument(document: vscode.TextDocument, range?: vscode.Range): Attachment {
+    const a: Attachment = {
+      id: newId(),
+      kind: range ? 'selection' : 'file',
+      path: displayPath(document.uri),
+      uri: document.uri.toString(),
+      languageId: document.languageId,
+      content: document.getText(range),
+    };
+    if (range) a.lines = selectedLines(range.start, range.end);
+    return a;
+  }
+
+  /**
+   * A file's text: an open document's (unsaved edits included), else read from disk after the size and binary checks.
+   * Undefined for a folder.
+   */
+  private async readFile(uri: vscode.Uri): Promise<Attachment | TextRefusal | undefined> {
+    const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+    if (open) return this.fromDocument(open);
+    const stat = await vscode.workspace.fs.stat(uri);
+    if (stat.type & vscode.FileType.Directory) return undefined;
+    if (!sizeAllowed(stat.size)) return { reason: 'too-large', bytes: stat.size };
+    const refusal = fileRefusal(await vscode.workspace.fs.readFile(uri));
+    if (refusal) return refusal;
+    // Opened (not shown) for its language and for VS Code's decoding (files.encoding, a BOM, auto-guessing).
+    return this.fromDocument(await vscode.workspace.openTextDocument(uri));
+  }
+
+  private async pickFiles(): Promise<vscode.Uri[] | undefined> {
+    const folders = vscode.workspace.workspaceFolders ?? [];
+    if (!folders.length) {
+      void vscode.window.showInformationMessage(vscode.l10n.t('Open a folder to pick files from it, or add a selection from an editor.'));
+      return undefined;
+    }
+    const items = Promise.all(folders.map((folder) => vscode.workspace.findFiles(
+      new vscode.RelativePattern(folder, '**/*'),
+      searchExcludeGlob(vscode.workspace.getConfiguration('search', folder.uri).get('exclude')),
+      MAX_PICK_FILES,
+    ))).then((found) => found.flat()
+      .map((uri) => ({ uri, path: displayPath(uri) }))
+      .sort((a, b) => a.path.localeCompare(b.path))
+      .map(({ uri, path }): vscode.QuickPickItem & { uri: vscode.Uri } => {
+        const slash = path.lastIndexOf('/');
+        return { label: path.slice(slash + 1), description: slash > 0 ? path.slice(0, slash) : '', uri, iconPath: vscode.ThemeIcon.File };
+      }));
+    const picked = await vscode.window.showQuickPick(items, {
+      title: vscode.l10n.t('Add File to Chat'),
+      placeHolder: vscode.l10n.t('Search the workspace files by name'),
+      matchOnDescription: true,
+    });
+    return picked ? [picked.uri] : undefined;
+  }
+
+  private trackActive(editor: vscode.TextEditor | undefined): void {
+    const document = editor?.document;
+    if (document && !ATTACHABLE_SCHEMES.has(document.uri.scheme)) {
+      // Focus moved to an editor of another kind (the Output panel, a diff's git side): the file the user was in
+      // stays the current file while it is still on screen.
+      const shown = this.pending.activeFile?.file.uri;
+      if (shown && vscode.window.visibleTextEditors.some((e) => e.document.uri.toString() === shown)) return;
+    }
+    if (!document || !ATTACHABLE_SCHEMES.has(document.uri.scheme)) {
+      this.pending.setActiveFile(undefined);
+      this.activeTokens = undefined;
+      return;
+    }
+    const text = document.getText();
+    const refusal = textRefusal(text);
+    const file: ActiveFile = { uri: document.uri.toString(), path: displayPath(document.uri), languageId: document.languageId };
+    if (refusal) file.refusal = refusal;
+    this.pending.setActiveFile(file);
+    this.activeTokens = refusal ? undefined : attachmentTokens(this.fromDocument(document));
+  }
+
+  private scheduleActiveRefresh(): void {
+    if (this.refreshTimer) return;
+    this.refreshTimer = setTimeout(() => {
+      this.refreshTimer = undefined;
+      this.trackActive(vscode.window.activeTextEditor);
+      this.postChips();
+    }, ACTIVE_REFRESH_MS);
+  }
+
+  /** The active file's attachment as it is now, when it goes with the question. */
+  private readActive(): Attachment | undefined {
+    const file = this.pending.activeFileToSend();
+    const document = file && vscode.workspace.textDocuments.find((d) => d.uri.toString() === file.uri);
+    if (!document || textRefusal(document.getText())) return undefined;
+    return this.fromDocument(document);
+  }
+
+  private async open(a: Attachment | undefined): Promise<void> {
+    if (!a) return;
+    try {
+      const selection = a.lines ? new vscode.Range(a.lines.start - 1, 0, a.lines.end - 1, Number.MAX_SAFE_INTEGER) : undefined;
+      await vscode.window.showTextDocument(vscode.Uri.parse(a.uri), { preview: true, ...(selection ? { selection } : {}) });
+    } catch (e) {
+      this.log.warn(`chat: cannot open attachment ${a.uri}: ${e instanceof Error ? e.message : String(e)}`);
+      void vscode.window.showWarningMessage(vscode.l10n.t('{0} cannot be opened; it may have been moved or deleted.', a.path));
+    }
+  }
+
+  private refuse(uri: vscode.Uri, refusal: TextRefusal): void {
+    void vscode.window.showWarningMessage(refusalText(displayPath(uri), refusal));
+  }
+
+  private async revealChat(): Promise<void> {
+    await vscode.commands.executeCommand(COMMANDS.openChat);
+    this.post({ type: 'focusInput' });
+  }
+
+  dispose(): void {
+    if (this.refreshTimer) clearTimeout(this.refreshTimer);
+    for (const d of this.subscriptions) d.dispose();
+  }
+}
+
+/** Workspace-relative with forward slashes (the folder's name first in a multi-root workspace); the file name outside it. */
+function displayPath(uri: vscode.Uri): string {
+  if (uri.scheme === 'untitled' || !vscode.workspace.getWorkspaceFolder(uri)) return uri.path.slice(uri.path.lastIndexOf('/') + 1) || uri.path;
+  return vscode.workspace.asRelativePath(uri, (vscode.workspace.workspaceFolders?.length ?? 0) > 1).replace(/\\/g, '/');
+}
+
+/** What the tooltip shows: the file's path on its machine, or the URI of anything else. */
+function fullPathOf(uri: string): string {
+  const parsed = vscode.Uri.parse(uri);
+  return parsed.scheme === 'file' ? parsed.fsPath : uri;
+}
+
+function clipPath(p: string): string {
+  return p.length <= LIMITS.attachmentPath ? p : `…${p.slice(-(LIMITS.attachmentPath - 1))}`;
+}
+
+/** "geometry.py:3-4": the chip's label, also in the budget question. */
+function chipLabel(a: Attachment): string {
+  const name = attachmentName(a);
+  if (!a.lines) return name;
+  return a.lines.start === a.lines.end ? `${name}:${a.lines.start}` : `${name}:${a.lines.start}-${a.lines.end}`;
+}
+
+/** A figure in the user's language ("19,169"). */
+function count(n: number): string {
+  return n.toLocaleString(vscode.env.language);
+}
+
+function refusalText(path: string, refusal: TextRefusal): string {
+  return refusal.reason === 'binary'
+    ? vscode.l10n.t('{0} is a binary file and cannot be attached.', path)
+    : vscode.l10n.t('{0} is too large to attach ({1} KB; the limit is {2} KB).', path, count(Math.ceil(refusal.bytes / 1024)), count(MAX_ATTACHMENT_BYTES / 1024));
+}
+
+/**
+ * A stored or pending attachment as its chip: never its content. `withTokens` (the chips above the input) adds its
+ * estimate; the transcript leaves it out, so a state message does not re-estimate every stored attachment.
+ */
+export function toAttachmentView(a: Attachment, withTokens = false): AttachmentView {
+  const view: AttachmentView = { id: a.id, kind: a.kind, path: clipPath(a.path), fullPath: clipPath(fullPathOf(a.uri)) };
+  if (withTokens) view.tokens = attachmentTokens(a);
+  if (a.lines) {
+    view.startLine = Math.min(a.lines.start, LIMITS.attachmentLine);
+    view.endLine = Math.min(a.lines.end, LIMITS.attachmentLine);
+  }
+  return view;
+}

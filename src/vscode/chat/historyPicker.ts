@@ -1,0 +1,97 @@
+// Chat History (the view title's clock icon): a searchable quick pick of the saved conversations, grouped by day
+// with Explain conversations apart (core/chat/history.ts), each with Rename, Export and Delete buttons. Delete
+// offers Undo in a notification. Picking one shows it in the chat view.
+import * as vscode from 'vscode';
+import { groupHistory, relativeAge, type ConversationSummary, type HistoryGroupKey } from '../../core/chat';
+import type { ChatController } from './chatController';
+import { exportConversation } from './conversationExport';
+
+interface ConversationItem extends vscode.QuickPickItem {
+  conversation?: ConversationSummary;
+}
+
+export async function showChatHistory(chat: ChatController, revealChat: () => Promise<void>): Promise<void> {
+  const picker = vscode.window.createQuickPick<ConversationItem>();
+  const buttons = {
+    rename: { iconPath: new vscode.ThemeIcon('edit'), tooltip: vscode.l10n.t('Rename') },
+    export: { iconPath: new vscode.ThemeIcon('export'), tooltip: vscode.l10n.t('Export as Markdown') },
+    delete: { iconPath: new vscode.ThemeIcon('trash'), tooltip: vscode.l10n.t('Delete') },
+  };
+  const groupLabels: Record<HistoryGroupKey, string> = {
+    today: vscode.l10n.t('Today'),
+    yesterday: vscode.l10n.t('Yesterday'),
+    older: vscode.l10n.t('Older'),
+    explain: vscode.l10n.t('Explanations'),
+  };
+  const ages = new Intl.RelativeTimeFormat(vscode.env.language, { numeric: 'auto' });
+  picker.title = vscode.l10n.t('Chat History');
+  picker.matchOnDescription = true;
+  let keepOpen = false; // hidden for a moment by the rename box, not closed
+  let firstFill = true;
+
+  const fill = () => {
+    const now = Date.now();
+    const items: ConversationItem[] = [];
+    for (const group of groupHistory(chat.list(), now)) {
+      items.push({ label: groupLabels[group.key], kind: vscode.QuickPickItemKind.Separator });
+      for (const c of group.conversations) {
+        const { value, unit } = relativeAge(c.updatedAt, now);
+        items.push({ label: c.title || vscode.l10n.t('New conversation'), description: ages.format(value, unit), conversation: c, buttons: [buttons.rename, buttons.export, buttons.delete] });
+      }
+    }
+    picker.items = items;
+    picker.placeholder = items.length ? vscode.l10n.t('Search chats by title') : vscode.l10n.t('No saved chats yet.');
+    // Opened on the conversation being shown; later refreshes leave the user's place alone.
+    if (firstFill) {
+      const current = items.find((i) => i.conversation?.id === chat.activeConversationId);
+      if (current) picker.activeItems = [current];
+      firstFill = false;
+    }
+  };
+
+  const subscriptions: vscode.Disposable[] = [
+    chat.onDidChangeHistory(fill),
+    picker.onDidAccept(() => {
+      const picked = picker.selectedItems[0]?.conversation;
+      if (!picked) return;
+      picker.hide();
+      chat.select(picked.id);
+      void revealChat();
+    }),
+    picker.onDidTriggerItemButton(async ({ button, item }) => {
+      const c = item.conversation;
+      if (!c) return;
+      if (button === buttons.rename) {
+        keepOpen = true;
+        const title = await vscode.window.showInputBox({
+          title: vscode.l10n.t('Rename Chat'),
+          value: c.title,
+          prompt: vscode.l10n.t('The new name of the chat'),
+          validateInput: (v) => (v.trim() ? undefined : vscode.l10n.t('The name cannot be empty.')),
+        });
+        keepOpen = false;
+        if (title?.trim()) await chat.rename(c.id, title);
+        picker.show();
+      } else if (button === buttons.export) {
+        picker.hide();
+        await exportConversation(chat, c.id);
+      } else if (button === buttons.delete) {
+        const wasShown = chat.activeConversationId === c.id;
+        const removed = await chat.delete(c.id);
+        if (!removed) return;
+        const undo = vscode.l10n.t('Undo');
+        const answer = await vscode.window.showInformationMessage(vscode.l10n.t('Deleted "{0}".', item.label), undo);
+        if (answer !== undo) return;
+        await chat.restore(removed);
+        if (wasShown) chat.select(c.id);
+      }
+    }),
+    picker.onDidHide(() => {
+      if (keepOpen) return;
+      for (const d of subscriptions) d.dispose();
+      picker.dispose();
+    }),
+  ];
+  fill();
+  picker.show();
+}

@@ -1,0 +1,151 @@
+// The core's setup model in words: each check's name and what it found or what to do (localized here; the core
+// keeps codes and facts), the headline, and the `setup` message the chat view's checklist is drawn from.
+import * as vscode from 'vscode';
+import { gib, ServerError, WeightsError, type CheckFacts, type PreflightCheckId } from '../../core/server';
+import type { SetupFix, SetupItem, SetupModel, SetupPhase, SetupPrimary } from '../../core/session';
+import type { LifecycleFailure, LifecycleState } from '../../core/state/lifecycle';
+import { LIMITS, type HostToWebview, type SetupCheckId, type SetupFixId, type SetupPrimaryId, type SetupView } from '../../protocol';
+import { clip } from '../chat/chatViewState';
+import { errorText, presentError } from '../errors/presentError';
+
+// The protocol spells the core's ids again (it imports nothing of ours); these lines fail to compile if they drift.
+const asCheckId = (id: PreflightCheckId): SetupCheckId => id;
+const asFixId = (fix: SetupFix): SetupFixId => fix;
+const asPrimaryId = (primary: SetupPrimary): SetupPrimaryId => primary;
+
+export function setupMessage(model: SetupModel, state: LifecycleState): HostToWebview {
+  const view: SetupView = {
+    visible: model.visible,
+    phase: model.phase,
+    checking: model.checking,
+    summary: clip(summary(model, state), LIMITS.errorText),
+    items: model.items.map((item) => {
+      const detail = itemDetail(item);
+      return {
+        id: asCheckId(item.id),
+        level: item.level,
+        label: clip(checkLabel(item.id), LIMITS.title),
+        ...(detail ? { detail: clip(detail, LIMITS.errorText) } : {}),
+        fixes: item.fixes.map(asFixId),
+      };
+    }),
+  };
+  if (model.primary) view.primary = asPrimaryId(model.primary);
+  if (model.failure) view.failure = clip(failureText(model.failure), LIMITS.errorText);
+  return { type: 'setup', setup: view };
+}
+
+export function checkLabel(id: PreflightCheckId): string {
+  switch (id) {
+    case 'docker': return vscode.l10n.t('Docker');
+    case 'daemon': return vscode.l10n.t('Docker daemon');
+    case 'nvidia-runtime': return vscode.l10n.t('NVIDIA Container Toolkit');
+    case 'image': return vscode.l10n.t('Serving image');
+    case 'weights': return vscode.l10n.t('ChatGLM3-6B weights');
+    case 'ports': return vscode.l10n.t('Ports');
+    case 'gpu-memory': return vscode.l10n.t('GPU memory');
+  }
+}
+
+function summary(model: SetupModel, state: LifecycleState): string {
+  const phases: Record<SetupPhase, () => string> = {
+    checking: () => vscode.l10n.t('Checking Docker, the GPU, the serving image, the weights and the ports…'),
+    needed: () => model.attention === 1
+      ? vscode.l10n.t('1 check needs attention before ChatGLM3 can start.')
+      : vscode.l10n.t('{0} checks need attention before ChatGLM3 can start.', model.attention),
+    ready: () => vscode.l10n.t('Everything ChatGLM3 needs is in place.'),
+    busy: () => busyText(state),
+    running: () => vscode.l10n.t('The server is running; ChatGLM3 is not loaded yet.'),
+  };
+  return phases[model.phase]();
+}
+
+function busyText(state: LifecycleState): string {
+  if (state.server === 'starting') return vscode.l10n.t('Starting the ChatGLM3 server…');
+  if (state.server === 'stopping') return vscode.l10n.t('Stopping the ChatGLM3 server…');
+  if (state.model === 'unloading') return vscode.l10n.t('Unloading ChatGLM3…');
+  return vscode.l10n.t('Loading ChatGLM3 onto the GPU…');
+}
+
+function itemDetail(item: SetupItem): string | undefined {
+  switch (item.level) {
+    case 'pending':
+      return item.id === 'image' && item.fixes.includes('cancelBuild') ? vscode.l10n.t('Building the serving image…') : vscode.l10n.t('Checking…');
+    case 'ok': return okText(item.id, item.facts ?? {});
+    case 'blocked': return item.blockedBy === 'docker' ? vscode.l10n.t('Checked once Docker is installed.') : vscode.l10n.t('Checked once the Docker daemon answers.');
+    case 'unknown': return unknownText(item);
+    case 'skipped': return undefined;
+    case 'error': case 'warning': return problemText(item);
+  }
+}
+
+function okText(id: PreflightCheckId, facts: CheckFacts): string | undefined {
+  switch (id) {
+    case 'docker': return facts.dockerVersion ? vscode.l10n.t('Docker {0} is installed.', facts.dockerVersion) : vscode.l10n.t('Docker is installed.');
+    case 'daemon': return facts.daemonVersion ? vscode.l10n.t('Docker Engine {0} answers.', facts.daemonVersion) : vscode.l10n.t('The Docker daemon answers.');
+    case 'nvidia-runtime': return vscode.l10n.t('Docker has the NVIDIA runtime.');
+    case 'image': return vscode.l10n.t('{0} is available.', facts.image ?? '');
+    case 'weights': return facts.weightsPath;
+    case 'ports': return vscode.l10n.t('{0} are free on {1}.', (facts.ports ?? []).join(', '), facts.bindAddress ?? '');
+    case 'gpu-memory': return gpuText(facts);
+  }
+}
+
+function gpuText(facts: CheckFacts): string | undefined {
+  const gpus = facts.gpus ?? [];
+  if (!gpus.length) return undefined;
+  return gpus.map((g) => vscode.l10n.t('GPU {0} ({1}): {2} GB free of {3} GB.', g.index, g.name, gib(g.freeMiB), gib(g.totalMiB))).join(' ');
+}
+
+function unknownText(item: SetupItem): string {
+  switch (item.unknownReason) {
+    case 'mig': return vscode.l10n.t('Unknown for MIG devices; loading the model shows whether it fits.');
+    case 'nvidia-smi-failed': return vscode.l10n.t('Unknown: nvidia-smi failed; loading the model shows whether it fits.');
+    default: return vscode.l10n.t('Unknown: nvidia-smi is not installed here; loading the model shows whether it fits (about 13 GB).');
+  }
+}
+
+/** What is wrong and how to fix it, as the error notification words it (with what the checklist adds). */
+function problemText(item: SetupItem): string | undefined {
+  const error = item.error;
+  if (!error) return undefined;
+  if (error instanceof WeightsError) return weightsText(error);
+  if (error.code === 'weights-missing') {
+    return item.facts?.weightsPath
+      ? vscode.l10n.t('The folder {0} does not exist or cannot be read. Choose the folder of the ChatGLM3-6B checkpoint.', item.facts.weightsPath)
+      : vscode.l10n.t('No weights folder is chosen yet. Choose the folder of the ChatGLM3-6B checkpoint (config.json, tokenizer.model, *.safetensors).');
+  }
+  if (error.code === 'image-missing') return vscode.l10n.t('{0} is not on this machine. Build it from the extension\'s Dockerfile (the first build downloads several GB), or set another image.', item.facts?.image ?? '');
+  if (error.code === 'gpu-memory-low') {
+    const gpus = gpuText(item.facts ?? {});
+    return `${gpus ? `${gpus} ` : ''}${vscode.l10n.t('ChatGLM3-6B needs about {0} GB per copy; loading may fail.', gib(item.facts?.requiredMiB ?? 0))}`;
+  }
+  return errorText(presentError(error));
+}
+
+/** What a folder lacks, localized part by part (the weights picker says it too). */
+export function weightsText(error: WeightsError): string {
+  const parts = error.problems.map((p) => {
+    switch (p) {
+      case 'no-config': return vscode.l10n.t('config.json is missing');
+      case 'config-unreadable': return vscode.l10n.t('config.json is not valid JSON');
+      case 'not-chatglm': return vscode.l10n.t('config.json does not describe a ChatGLM model');
+      case 'no-tokenizer': return vscode.l10n.t('tokenizer.model is missing');
+      case 'no-weight-files': return vscode.l10n.t('there are no weight files (*.safetensors or *.bin)');
+    }
+  });
+  return vscode.l10n.t('{0} is not a ChatGLM3-6B checkpoint: {1}.', error.path, parts.join(vscode.l10n.t('; ')));
+}
+
+/** Codes whose words are localized by presentError (the lifecycle keeps only the code and the English text). */
+const WORDED_CODES = new Set<string>([
+  'docker-missing', 'daemon-unreachable', 'permission-denied', 'nvidia-runtime-missing', 'image-missing', 'port-allocated',
+  'name-conflict', 'container-exited', 'weights-missing', 'weights-invalid', 'liveness-timeout', 'gpu-memory-low',
+] satisfies ServerError['code'][]);
+
+/** A failure the lifecycle keeps (a crash, a failed load, what makes the setup needed), in its notification's words. */
+export function failureText(f: LifecycleFailure): string {
+  if (f.code === 'model-load-failed') return vscode.l10n.t('ChatGLM3 failed to load: {0}', f.message);
+  if (WORDED_CODES.has(f.code)) return presentError(new ServerError({ code: f.code as ServerError['code'], message: f.message, fix: '' })).message;
+  return f.message;
+}

@@ -1,0 +1,112 @@
+// The setup checklist shown at the top of the chat until the model is ready (managed server): every check with
+// its mark (✓ passed, ✕ needs attention, ! warning, – not checked yet, ? unknown), what was found or what to do,
+// and its one-click fixes; below them the one action (Start ChatGLM, or Re-check while something is missing).
+// The host words everything but the button labels and decides what is offered; a click posts `setupAction`.
+import { format, isProtocolError, parseWebviewToHost, type SetupFixId, type SetupItemView, type SetupPrimaryId, type SetupView, type Strings, type WebviewToHost } from '../../protocol';
+import { button, el } from '../shared/dom';
+
+const MARKS: Record<SetupItemView['level'], string> = {
+  ok: '✓', error: '✕', warning: '!', blocked: '–', unknown: '?', skipped: '–', pending: '',
+};
+
+export class SetupChecklist {
+  readonly element = el('section', { class: 'setup', hidden: '' });
+  private view: SetupView | undefined;
+  /** The folded list of passed checks stays open across updates once opened. */
+  private passedOpen = false;
+
+  /** Shown now: the server notice stays hidden meanwhile (one box, not two). */
+  get visible(): boolean {
+    return !!this.view?.visible;
+  }
+
+  render(view: SetupView | undefined, strings: Strings): void {
+    this.view = view;
+    this.element.hidden = !view?.visible;
+    if (!view?.visible) {
+      this.element.replaceChildren();
+      return;
+    }
+    const focused = focusKey(this.element);
+    this.element.setAttribute('aria-label', strings.setupLabel);
+    this.element.dataset.phase = view.phase;
+    this.element.setAttribute('aria-busy', String(view.checking || view.phase === 'busy'));
+    const parts: HTMLElement[] = [
+      el('h2', { class: 'setup-title' }, strings.setupTitle),
+      el('p', { class: 'setup-summary', role: 'status' }, view.summary),
+    ];
+    if (view.failure) parts.push(el('p', { class: 'setup-failure' }, view.failure));
+    // Nothing to do about passed checks once everything is in place (or starting): folded away (open on request),
+    // while warnings and unknowns stay in sight. While something is missing every check is listed.
+    const folded = view.phase === 'ready' || view.phase === 'busy' ? view.items.filter((i) => i.level === 'ok') : [];
+    const listed = view.items.filter((i) => !folded.includes(i));
+    if (listed.length) parts.push(el('ul', { class: 'setup-items' }, ...listed.map((item) => this.item(item, strings))));
+    if (folded.length) parts.push(this.passed(folded, view.items.length, strings));
+    const actions = this.actions(view, strings);
+    if (actions.childElementCount) parts.push(actions);
+    this.element.replaceChildren(...parts);
+    if (focused) this.element.querySelector<HTMLButtonElement>(`button[data-key="${focused}"]`)?.focus();
+  }
+
+  private passed(items: SetupItemView[], total: number, strings: Strings): HTMLElement {
+    const details = el('details', { class: 'setup-passed' },
+      el('summary', {}, format(strings.setupPassed, items.length, total)),
+      el('ul', { class: 'setup-items' }, ...items.map((item) => this.item(item, strings))));
+    details.open = this.passedOpen;
+    details.addEventListener('toggle', () => { this.passedOpen = details.open; });
+    return details;
+  }
+
+  private item(item: SetupItemView, strings: Strings): HTMLElement {
+    const mark = el('span', { class: 'setup-mark', 'aria-hidden': 'true' }, MARKS[item.level]);
+    const text = el('div', { class: 'setup-text' },
+      el('span', { class: 'setup-label' }, item.label),
+      el('span', { class: 'visually-hidden' }, ` (${strings[`setupLevel.${item.level}`]})`));
+    if (item.detail) text.append(el('span', { class: 'setup-detail' }, item.detail));
+    if (item.fixes.length) {
+      text.append(el('div', { class: 'setup-fixes' }, ...item.fixes.map((fix) => actionButton(strings[`setupFix.${fix}`], fix, item.id))));
+    }
+    return el('li', { class: 'setup-item', 'data-check': item.id, 'data-level': item.level }, mark, text);
+  }
+
+  private actions(view: SetupView, strings: Strings): HTMLElement {
+    const row = el('div', { class: 'setup-actions' });
+    if (view.primary) {
+      const primary = view.primary === 'recheck' ? recheckButton(view, strings) : actionButton(primaryLabel(view.primary, strings), view.primary);
+      primary.classList.add('primary');
+      row.append(primary);
+    }
+    // Re-check beside Start ChatGLM: something may have changed outside VS Code (Docker started, files copied).
+    if (view.primary === 'startChatglm' && view.phase === 'ready') row.append(recheckButton(view, strings));
+    return row;
+  }
+}
+
+/** While a check runs it says so and does nothing; aria-disabled (not disabled) keeps the keyboard focus on it. */
+function recheckButton(view: SetupView, strings: Strings): HTMLButtonElement {
+  const recheck = actionButton(view.checking ? strings.setupChecking : strings.setupRecheck, 'recheck');
+  if (view.checking) recheck.setAttribute('aria-disabled', 'true');
+  return recheck;
+}
+
+function primaryLabel(primary: SetupPrimaryId, strings: Strings): string {
+  return primary === 'startChatglm' ? strings.startChatglm : strings.setupRecheck;
+}
+
+function actionButton(label: string, action: SetupFixId | SetupPrimaryId, check?: string): HTMLButtonElement {
+  const key = check ? `${check}.${action}` : action;
+  return button(label, 'setupAction', { 'data-fix': action, ...(check ? { 'data-check': check } : {}), 'data-key': key });
+}
+
+function focusKey(root: HTMLElement): string | undefined {
+  const active = root.ownerDocument.activeElement;
+  return active instanceof HTMLButtonElement && root.contains(active) ? active.dataset.key : undefined;
+}
+
+/** The message a checklist button posts (the host checks again that it offered it); undefined if malformed. */
+export function setupActionMessage(target: Element): WebviewToHost | undefined {
+  if (target.getAttribute('aria-disabled') === 'true') return undefined;
+  const check = target.getAttribute('data-check');
+  const message = parseWebviewToHost({ type: 'setupAction', action: target.getAttribute('data-fix'), ...(check ? { check } : {}) });
+  return isProtocolError(message) ? undefined : message;
+}

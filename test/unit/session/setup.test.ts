@@ -1,0 +1,89 @@
+// The setup model: what the checklist shows in each lifecycle state, the fixes offered for each finding, the one
+// action, and the context keys the walkthrough steps complete on.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ServerError } from '../../../src/core/server';
+import { fixesFor, isSetupProblem, setupContextValues, setupModel, withStartFailure } from '../../../src/core/session';
+import type { LifecycleState } from '../../../src/core/state/lifecycle';
+import { preflightReport, setupError } from './fakes';
+
+const managed = (server: LifecycleState['server'], model: LifecycleState['model'] = 'unloaded', extra: Partial<LifecycleState> = {}): LifecycleState => ({ mode: 'managed', server, model, ...extra });
+
+const everythingMissing = preflightReport({
+  docker: setupError('docker-missing'),
+  daemon: { level: 'blocked', blockedBy: 'docker' }, 'nvidia-runtime': { level: 'blocked', blockedBy: 'docker' }, image: { level: 'blocked', blockedBy: 'docker' },
+  weights: setupError('weights-missing'), 'gpu-memory': { level: 'unknown' },
+});
+
+test('everything missing: every check with its fixes, the count, and Re-check as the one action', () => {
+  const m = setupModel({ state: managed('setup'), report: everythingMissing, checking: false, building: false });
+  assert.equal(m.visible, true);
+  assert.equal(m.phase, 'needed');
+  assert.equal(m.primary, 'recheck');
+  assert.equal(m.attention, 5, 'docker, the three it blocks, the weights');
+  assert.deepEqual(m.items.map((i) => [i.id, i.level, i.fixes.join('+')]), [
+    ['docker', 'error', 'installDocker+openSettings'],
+    ['daemon', 'blocked', ''],
+    ['nvidia-runtime', 'blocked', ''],
+    ['image', 'blocked', ''],
+    ['weights', 'error', 'chooseWeights'],
+    ['ports', 'ok', ''],
+    ['gpu-memory', 'unknown', ''],
+  ]);
+});
+
+test('the fix offered follows the finding', () => {
+  const fix = (id: Parameters<typeof preflightReport>[0], building = false) => fixesFor(preflightReport(id).checks.find((c) => c.level !== 'ok')!, building);
+  assert.deepEqual(fix({ daemon: setupError('daemon-unreachable') }), ['startDocker']);
+  assert.deepEqual(fix({ daemon: setupError('permission-denied') }), ['dockerPermissions']);
+  assert.deepEqual(fix({ 'nvidia-runtime': { level: 'warning', error: setupError('nvidia-runtime-missing') } }), ['installNvidiaToolkit']);
+  assert.deepEqual(fix({ image: setupError('image-missing') }), ['buildImage', 'openSettings']);
+  assert.deepEqual(fix({ image: setupError('image-missing') }, true), ['cancelBuild'], 'while the image builds');
+  assert.deepEqual(fix({ ports: setupError('port-allocated') }), ['openSettings']);
+  assert.deepEqual(fix({ 'gpu-memory': { level: 'warning', error: setupError('gpu-memory-low') } }), ['openSettings']);
+});
+
+test('nothing missing: Start ChatGLM; before the first report: pending rows and no action', () => {
+  const ready = setupModel({ state: managed('stopped'), report: preflightReport(), checking: false, building: false });
+  assert.deepEqual([ready.phase, ready.primary, ready.attention], ['ready', 'startChatglm', 0]);
+  const first = setupModel({ state: managed('stopped'), report: undefined, checking: true, building: false });
+  assert.deepEqual([first.phase, first.primary], ['checking', undefined]);
+  assert.ok(first.items.every((i) => i.level === 'pending'));
+  const building = setupModel({ state: managed('setup'), report: preflightReport({ image: setupError('image-missing') }), checking: false, building: true });
+  assert.equal(building.items.find((i) => i.id === 'image')?.level, 'pending');
+});
+
+test('while it starts or loads: busy; running without the model: Start ChatGLM loads; ready or external: hidden', () => {
+  const report = preflightReport();
+  assert.equal(setupModel({ state: managed('starting'), report, checking: false, building: false }).phase, 'busy');
+  assert.equal(setupModel({ state: managed('running', 'loading'), report, checking: false, building: false }).primary, undefined);
+  const running = setupModel({ state: managed('running', 'failed', { modelError: { code: 'model-load-failed', message: 'CUDA out of memory' } }), report, checking: false, building: false });
+  assert.deepEqual([running.phase, running.primary, running.items.length], ['running', 'startChatglm', 0]);
+  assert.equal(running.failure?.message, 'CUDA out of memory');
+  assert.equal(setupModel({ state: managed('running', 'ready'), report, checking: false, building: false }).visible, false);
+  assert.equal(setupModel({ state: { mode: 'external', server: 'stopped', model: 'unloaded' }, report, checking: false, building: false }).visible, false);
+  // A crash with every prerequisite still in place: Start ChatGLM again, with what happened.
+  const crashed = setupModel({ state: managed('error', 'unloaded', { serverError: { code: 'container-exited', message: 'exit 137' } }), report, checking: false, building: false });
+  assert.deepEqual([crashed.phase, crashed.primary, crashed.failure?.code], ['ready', 'startChatglm', 'container-exited']);
+});
+
+test('which failures are "setup needed", and a start failure marks its check', () => {
+  assert.ok(isSetupProblem(setupError('docker-missing')));
+  assert.ok(isSetupProblem(setupError('port-allocated')));
+  assert.ok(!isSetupProblem(setupError('container-exited')));
+  assert.ok(!isSetupProblem(new Error('docker-missing')));
+  const marked = withStartFailure(preflightReport(), new ServerError({ code: 'image-missing', message: 'gone', fix: '' }));
+  assert.equal(marked.ok, false);
+  assert.equal(marked.checks.find((c) => c.id === 'image')?.level, 'error');
+  assert.equal(marked.firstError?.message, 'gone');
+});
+
+test('walkthrough context keys: from the report, or all proven by a running server', () => {
+  const keys = setupContextValues(managed('setup'), preflightReport({ weights: setupError('weights-missing') }));
+  assert.deepEqual(keys, {
+    'tritonChatglm.setup.dockerReady': true, 'tritonChatglm.setup.gpuRuntimeReady': true,
+    'tritonChatglm.setup.imageReady': true, 'tritonChatglm.setup.weightsReady': false,
+  });
+  assert.ok(Object.values(setupContextValues(managed('running', 'ready'), undefined)).every(Boolean));
+  assert.ok(Object.values(setupContextValues(managed('stopped'), undefined)).every((v) => !v), 'nothing known yet');
+});

@@ -1,0 +1,155 @@
+// The setup checklist of the chat webview in headless Chromium, under the extension's CSP, driven through the real
+// protocol: what it shows for each phase, what its clicks post, that it replaces the server notice, and that a
+// malformed or tampered message changes or posts nothing.
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { HostToWebview, SetupView } from '../../src/protocol';
+import { startHarness, stateMsg, type Harness, type Panel } from './support/harness';
+
+let harness: Harness;
+before(async () => { harness = await startHarness(); });
+after(async () => { await harness?.close(); });
+
+const stopped = { server: { server: 'stopped', model: 'unknown', actions: ['startServer'] } };
+
+const NEEDED: SetupView = {
+  visible: true, phase: 'needed', checking: false, primary: 'recheck',
+  summary: '4 checks need attention before ChatGLM3 can start.',
+  items: [
+    { id: 'docker', level: 'error', label: 'Docker', detail: 'Docker was not found. Install Docker Engine, or set the path of the docker command in the settings.', fixes: ['installDocker', 'openSettings'] },
+    { id: 'daemon', level: 'blocked', label: 'Docker daemon', detail: 'Checked once Docker is installed.', fixes: [] },
+    { id: 'nvidia-runtime', level: 'blocked', label: 'NVIDIA Container Toolkit', detail: 'Checked once Docker is installed.', fixes: [] },
+    { id: 'image', level: 'blocked', label: 'Serving image', detail: 'Checked once Docker is installed.', fixes: [] },
+    { id: 'weights', level: 'error', label: 'ChatGLM3-6B weights', detail: 'No weights folder is chosen yet.', fixes: ['chooseWeights'] },
+    { id: 'ports', level: 'ok', label: 'Ports', detail: '8000, 8001, 8002 are free on 127.0.0.1.', fixes: [] },
+    { id: 'gpu-memory', level: 'unknown', label: 'GPU memory', detail: 'Unknown: nvidia-smi is not installed here.', fixes: [] },
+  ],
+};
+
+const READY: SetupView = {
+  ...NEEDED, phase: 'ready', primary: 'startChatglm', summary: 'Everything ChatGLM3 needs is in place.',
+  items: NEEDED.items.map((i) => (i.id === 'gpu-memory' ? i : { ...i, level: 'ok', detail: 'fine', fixes: [] })),
+};
+
+const setupMsg = (setup: SetupView): HostToWebview => ({ type: 'setup', setup });
+
+async function open(): Promise<Panel> {
+  const panel = await harness.open();
+  await panel.send(stateMsg([], stopped));
+  await panel.clearPosted();
+  return panel;
+}
+
+async function close(panel: Panel): Promise<void> {
+  assert.deepEqual(panel.errors, [], 'no page errors');
+  assert.deepEqual(await panel.cspViolations(), [], 'no CSP violation');
+  await panel.page.close();
+}
+
+describe('setup checklist', () => {
+  it('everything missing: one box with every check, its mark and its fixes, instead of the server notice', async () => {
+    const panel = await open();
+    const { page } = panel;
+    assert.equal(await page.isVisible('.server-status'), true, 'the server notice until the host sends a checklist');
+    await panel.send(setupMsg(NEEDED));
+    assert.equal(await page.isVisible('section.setup'), true);
+    assert.equal(await page.isVisible('.server-status'), false, 'never two boxes');
+    assert.equal(await page.textContent('.setup-title'), 'Set up ChatGLM3');
+    assert.equal(await page.textContent('.setup-summary'), NEEDED.summary);
+    const rows = await page.locator('.setup-item').evaluateAll((els) => els.map((e) => ({
+      check: e.getAttribute('data-check'), level: e.getAttribute('data-level'), mark: e.querySelector('.setup-mark')?.textContent,
+      label: e.querySelector('.setup-label')?.textContent, fixes: [...e.querySelectorAll('.setup-fixes button')].map((b) => b.textContent),
+    })));
+    assert.deepEqual(rows.map((r) => [r.check, r.level, r.mark]), [
+      ['docker', 'error', '✕'], ['daemon', 'blocked', '–'], ['nvidia-runtime', 'blocked', '–'], ['image', 'blocked', '–'],
+      ['weights', 'error', '✕'], ['ports', 'ok', '✓'], ['gpu-memory', 'unknown', '?'],
+    ]);
+    assert.deepEqual(rows[0]!.fixes, ['Install Docker…', 'Open Settings']);
+    assert.deepEqual(rows[4]!.fixes, ['Choose Weights Folder…']);
+    // The mark is decoration; its meaning is in the text for screen readers.
+    assert.equal(await page.getAttribute('.setup-item[data-check="docker"] .setup-mark', 'aria-hidden'), 'true');
+    assert.match(await page.textContent('.setup-item[data-check="docker"] .setup-text') ?? '', /\(Needs attention\)/);
+    assert.equal(await page.getAttribute('section.setup', 'aria-label'), 'ChatGLM3 setup checklist');
+    // The one action while something is missing: Re-check, and only it.
+    assert.deepEqual(await page.locator('.setup-actions button').allTextContents(), ['Re-check']);
+
+    await page.click('.setup-item[data-check="weights"] button');
+    await page.click('.setup-item[data-check="docker"] button >> nth=0');
+    await page.click('.setup-actions button.primary');
+    assert.deepEqual(await panel.posted(), [
+      { type: 'setupAction', action: 'chooseWeights', check: 'weights' },
+      { type: 'setupAction', action: 'installDocker', check: 'docker' },
+      { type: 'setupAction', action: 'recheck' },
+    ]);
+    const out = resolve(__dirname, '../../test-results');
+    mkdirSync(out, { recursive: true });
+    await page.screenshot({ path: join(out, 'setup-checklist-needed.png'), fullPage: true });
+    await close(panel);
+  });
+
+  it('all fine: Start ChatGLM is the one action (Re-check beside it); while checking, Re-check waits', async () => {
+    const panel = await open();
+    const { page } = panel;
+    await panel.send(setupMsg(READY));
+    assert.deepEqual(await page.locator('.setup-actions button').allTextContents(), ['Start ChatGLM', 'Re-check']);
+    // Passed checks fold away once nothing is missing; what is unknown stays in sight.
+    assert.equal(await page.textContent('.setup-passed > summary'), '6 of 7 checks passed');
+    assert.equal(await page.isVisible('.setup-passed .setup-item[data-check="docker"]'), false);
+    assert.equal(await page.isVisible('.setup-item[data-check="gpu-memory"]'), true);
+    await page.click('.setup-passed > summary');
+    assert.equal(await page.isVisible('.setup-passed .setup-item[data-check="docker"]'), true);
+    assert.equal(await page.getAttribute('.setup-actions button >> nth=0', 'class'), 'primary');
+    await page.click('.setup-actions button.primary');
+    assert.deepEqual(await panel.posted(), [{ type: 'setupAction', action: 'startChatglm' }]);
+    // Focus stays on the button that was focused when the host's next update arrives.
+    await page.focus('.setup-actions button >> nth=1');
+    await panel.send(setupMsg({ ...READY, checking: true }));
+    assert.equal(await page.getAttribute('.setup-passed', 'open'), '', 'still open after the update');
+    assert.equal(await page.evaluate(() => (document.activeElement as HTMLElement | null)?.textContent), 'Checking…');
+    assert.equal(await page.getAttribute('.setup-actions button >> nth=1', 'aria-disabled'), 'true');
+    await panel.clearPosted();
+    await page.click('.setup-actions button >> nth=1', { force: true }); // as a person would: it reads "Checking…"
+    await panel.nextFrames(1);
+    assert.deepEqual(await panel.posted(), [], 'Re-check waits for the check that runs');
+    assert.equal(await page.getAttribute('section.setup', 'aria-busy'), 'true');
+    const out = resolve(__dirname, '../../test-results');
+    await page.screenshot({ path: join(out, 'setup-checklist-ready.png'), fullPage: true });
+    await close(panel);
+  });
+
+  it('starting and loading: the progress line, pending marks, no buttons; hidden once ready; a failure shown', async () => {
+    const panel = await open();
+    const { page } = panel;
+    await panel.send(setupMsg({ ...READY, phase: 'busy', primary: undefined, summary: 'Starting the ChatGLM3 server…', items: READY.items.map((i) => ({ ...i, level: 'pending', detail: 'Checking…' })) }));
+    assert.equal(await page.textContent('.setup-summary'), 'Starting the ChatGLM3 server…');
+    assert.equal(await page.locator('.setup-actions').count(), 0);
+    assert.equal(await page.locator('.setup-item[data-level="pending"] .setup-mark').first().textContent(), '');
+    await panel.send(setupMsg({ visible: true, phase: 'running', checking: false, summary: 'The server is running; ChatGLM3 is not loaded yet.', failure: 'ChatGLM3 failed to load: CUDA out of memory', items: [], primary: 'startChatglm' }));
+    assert.equal(await page.textContent('.setup-failure'), 'ChatGLM3 failed to load: CUDA out of memory');
+    assert.equal(await page.locator('.setup-item').count(), 0);
+    await panel.send(setupMsg({ visible: false, phase: 'running', checking: false, summary: '', items: [] }));
+    assert.equal(await page.isVisible('section.setup'), false);
+    assert.equal(await page.isVisible('.server-status'), true, 'the server notice is back (e.g. external mode)');
+    await close(panel);
+  });
+
+  it('translated labels; a malformed setup message changes nothing; a tampered button posts nothing', async () => {
+    const panel = await open();
+    const { page } = panel;
+    await panel.send({ type: 'l10n', strings: { 'setupFix.chooseWeights': '选择权重文件夹…', setupRecheck: '重新检查', setupTitle: '准备 ChatGLM3 运行环境' } });
+    await panel.send(setupMsg(NEEDED));
+    assert.equal(await page.textContent('.setup-item[data-check="weights"] button'), '选择权重文件夹…');
+    assert.equal(await page.textContent('.setup-title'), '准备 ChatGLM3 运行环境');
+    const before = await page.innerHTML('section.setup');
+    await panel.send({ type: 'setup', setup: { ...NEEDED, items: [{ ...NEEDED.items[0]!, fixes: ['runCommand'] }] } });
+    await panel.send({ type: 'setup', setup: { ...NEEDED, primary: 'https://example.com' } });
+    assert.equal(await page.innerHTML('section.setup'), before);
+    await page.evaluate(() => document.querySelector('.setup-item[data-check="weights"] button')?.setAttribute('data-fix', 'workbench.action.terminal.new'));
+    await page.click('.setup-item[data-check="weights"] button');
+    await panel.nextFrames(1);
+    assert.deepEqual(await panel.posted(), []);
+    await close(panel);
+  });
+});
