@@ -89,6 +89,8 @@ async function inspectPanel(panel: Panel) {
       active: active.map((e) => e.tagName),
       attrs,
       hrefs: within('[href]').map((a) => a.getAttribute('href') ?? ''),
+      // Links keep their URL in data-href and navigate nothing: the host opens them (links.ts).
+      links: within('a[data-href]').map((a) => a.getAttribute('data-href') ?? ''),
       headExtras: Array.from(document.head.querySelectorAll('link, style, base, meta[http-equiv="refresh"]')).map((e) => e.outerHTML).filter((h) => !/theme\.css|chat\.css|webview\.css|Content-Security-Policy/.test(h)),
       bodyLength: articles.reduce((n, a) => n + (a.textContent?.length ?? 0), 0),
     };
@@ -120,11 +122,12 @@ describe('XSS corpus in model output', { timeout: 300_000 }, () => {
         assert.deepEqual(r.active, [], `${phase}: no active element survived`);
         assert.deepEqual(r.attrs, [], `${phase}: no handler, style or resource attribute survived`);
         assert.deepEqual(r.headExtras, [], `${phase}: nothing was added to <head>`);
-        for (const href of r.hrefs) assert.match(href, /^(https?:|mailto:|#)/i, `${phase}: unsafe href ${href}`);
+        assert.deepEqual(r.hrefs, [], `${phase}: no element of an answer carries an href`);
+        for (const link of r.links) assert.match(link, /^(https?:|mailto:)/i, `${phase}: unsafe link ${link}`);
         assert.ok(r.articles > 0 && r.bodyLength > 0, `${phase}: the answers are shown`);
       }
       // In the whole rendering each payload is its own answer, so an unclosed fence cannot swallow the control.
-      assert.ok(report.hrefs.includes('https://example.com/docs'), 'the safe control link survives');
+      assert.ok(report.links.includes('https://example.com/docs'), 'the safe control link survives');
       // Clicking every link runs nothing.
       for (const a of await panel.page.locator('#root a').all()) await a.click({ modifiers: [], timeout: 2_000 }).catch(() => undefined);
       assert.equal(await panel.page.evaluate(() => (window as unknown as { __pwned?: unknown }).__pwned), undefined, 'clicking links runs nothing');
