@@ -43,6 +43,7 @@ export function settingsFromCli(cfg: CliConfig): ExtensionSettings {
   set('shmSize', cfg.shmSize);
   set('weightsPath', cfg.weightsPath);
   set('maxBatchSize', cfg.maxBatchSize);
+  set('engine', cfg.engine);
   return s;
 }
 

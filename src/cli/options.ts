@@ -26,6 +26,7 @@ export const ENV_VARS = {
   'repository-source': 'TRITON_CHATGLM_REPOSITORY_SOURCE',
   repository: 'TRITON_CHATGLM_REPOSITORY',
   'max-batch-size': 'TRITON_CHATGLM_MAX_BATCH_SIZE',
+  engine: 'TRITON_CHATGLM_ENGINE',
   url: 'TRITON_CHATGLM_URL',
   'admin-key': 'TRITON_CHATGLM_ADMIN_KEY',
   history: 'TRITON_CHATGLM_HISTORY',
@@ -52,6 +53,8 @@ export interface CliConfig {
   repositorySource?: string;
   repositoryPath: string;
   maxBatchSize?: number;
+  /** The model's engine (the `tritonChatglm.engine` setting): `native` (continuous batching) or `hf`. */
+  engine?: 'native' | 'hf';
   /** External Triton server: no docker at all. */
   url?: string;
   adminKey?: string;
@@ -133,6 +136,8 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv, cwd = 
     gpuIds = gpus.trim() === 'all' ? 'all' : gpus.split(',').map((g) => g.trim()).filter(Boolean);
     if (gpuIds !== 'all' && gpuIds.length === 0) throw new UsageError('--gpus must be "all" or a comma-separated list of GPU ids, e.g. 0,1.');
   }
+  const engine = str('engine');
+  if (engine !== undefined && engine !== 'native' && engine !== 'hf') throw new UsageError(`--engine must be "native" or "hf" (got "${engine}").`);
   const url = str('url');
   if (url !== undefined && !/^https?:\/\/[^\s]+$/.test(url)) throw new UsageError(`--url must be an http:// or https:// URL (got "${url}").`);
 
@@ -153,6 +158,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv, cwd = 
     repositorySource: path('repository-source'),
     repositoryPath: path('repository') ?? defaultRepositoryPath(env),
     maxBatchSize: num('max-batch-size', 'int', 1, 64),
+    engine,
     url: url?.replace(/\/+$/, ''),
     adminKey: str('admin-key'),
     historyFile: path('history'),
@@ -193,7 +199,7 @@ Commands:
   load                   load the model (takes minutes for the real model)
   unload                 unload the model and free GPU memory
   chat "message"         stream an answer to stdout (--history FILE keeps the conversation)
-  stats                  batching and latency statistics of the model
+  stats                  what the model is generating now, its rates and its batching and latency statistics
   logs                   print the container's log (--follow, --tail N)
 
 Options (environment variable in brackets):
@@ -210,6 +216,8 @@ Options (environment variable in brackets):
                              [TRITON_CHATGLM_REPOSITORY_SOURCE]
   --repository DIR           where the rendered repository is written [TRITON_CHATGLM_REPOSITORY]
   --max-batch-size N         dynamic batch size of the model [TRITON_CHATGLM_MAX_BATCH_SIZE]
+  --engine native|hf         the model's engine: native (continuous batching, the default) or hf
+                             (Hugging Face generate, one batch at a time) [TRITON_CHATGLM_ENGINE]
   --url URL                  use an external Triton server instead of the container [TRITON_CHATGLM_URL]
   --admin-key KEY            admin key of an external server for load/unload [TRITON_CHATGLM_ADMIN_KEY]
   --history FILE             chat: JSON file with the conversation, read and updated [TRITON_CHATGLM_HISTORY]

@@ -21,6 +21,7 @@ export interface ErrorReport {
 
 const TRITON_FIXES: Record<TritonErrorCode, string> = {
   'server-not-running': 'Start it with `triton-chatglm start` (or check --url).',
+  'connection-lost': 'The server is still running: run the command again (if it keeps happening, check a proxy or the network on the way).',
   'model-not-loaded': 'Load it with `triton-chatglm load`.',
   'model-load-failed': 'Read the reason above and the container log (`triton-chatglm logs`); fix it, then load again.',
   'server-busy': 'Wait for the current requests to finish, or raise the queue size.',

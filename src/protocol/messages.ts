@@ -97,6 +97,8 @@ export const webviewToHostSchema = z.discriminatedUnion('type', [
   messageSchema('startServer', {}),
   messageSchema('loadModel', {}),
   messageSchema('openSettings', {}),
+  /** The error banner's Retry: asks the question of failed answer `messageId` again (the failed answer stays). */
+  messageSchema('retry', { messageId: id }),
   // guided setup: a fix of one check (`check` names it), or the one action
   messageSchema('setupAction', { action: z.union([setupFixSchema, setupPrimarySchema]), check: setupCheckIdSchema.optional() }),
   // attachments
@@ -162,7 +164,11 @@ export const hostToWebviewSchema = z.discriminatedUnion('type', [
     historyTrimmed: count.optional(),
     error: z.string().max(LIMITS.errorText).optional(),
   }),
-  messageSchema('error', { message: z.string().min(1).max(LIMITS.errorText) }),
+  messageSchema('error', {
+    message: z.string().min(1).max(LIMITS.errorText),
+    /** The failed answer the banner offers to retry (its connection was lost while the server kept running). */
+    retry: id.optional(),
+  }),
   messageSchema('l10n', {
     strings: z.record(z.string().regex(L10N_KEY_PATTERN), z.string().max(LIMITS.l10nValue))
       .refine((r) => Object.keys(r).length <= LIMITS.l10nEntries, 'too many strings'),

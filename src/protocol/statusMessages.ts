@@ -1,14 +1,15 @@
 // The Server Status view <-> host protocol, in the chat's style (./messages.ts): zod schemas are the source of
-// truth, both sides parse what they receive. The host owns the figures: `layout` names them (id + localized label,
-// in display order) and `update` carries their formatted values by id, so a new figure is a new entry on the host
-// side and nothing here or in the page changes.
+// truth, both sides parse what they receive. The host owns the figures: `layout` names them (sections of tables,
+// charts and lists; id + localized label, in display order) and `update` carries their formatted values by id and
+// the groups hidden now, so a new figure is a new entry on the host side and nothing here or in the page changes.
 import { z } from 'zod';
 import { LIMITS } from './limits';
 import { messageParser, messageSchema, type ProtocolError } from './validation';
 
 export const STATUS_LIMITS = {
-  /** Totals rows, charts, and GPUs listed. */
+  /** Table rows and charts (each), and GPUs listed. */
   figures: 64,
+  sections: 16,
   gpus: 64,
   label: 200,
   /** A formatted number ("1,234.5", "–"). */
@@ -18,7 +19,7 @@ export const STATUS_LIMITS = {
   chartSidePx: 2_000,
 } as const;
 
-/** Names a figure: a row of the totals or a series (`requests`, `gpuUtilizationPct`, ...). */
+/** Names a figure, a section or a group: a table row or a series (`requests`, `gpuUtilizationPct`, `gpu`, ...). */
 export const FIGURE_ID_PATTERN = /^[A-Za-z][A-Za-z0-9]{0,39}$/;
 /** Sparkline path data as the host draws it: absolute moves and lines only. */
 export const SPARKLINE_PATH_PATTERN = /^[ML0-9 .-]*$/;
@@ -26,7 +27,6 @@ export const SPARKLINE_PATH_PATTERN = /^[ML0-9 .-]*$/;
 const figureId = z.string().regex(FIGURE_ID_PATTERN);
 const label = z.string().min(1).max(STATUS_LIMITS.label);
 const figureText = z.string().max(STATUS_LIMITS.figureText);
-const figureList = z.array(z.object({ id: figureId, label }).strict()).max(STATUS_LIMITS.figures);
 const chartSide = z.number().int().positive().max(STATUS_LIMITS.chartSidePx);
 const byFigureId = <T extends z.ZodTypeAny>(value: T) => z.record(figureId, value)
   .refine((r) => Object.keys(r).length <= STATUS_LIMITS.figures, 'too many figures');
@@ -39,30 +39,50 @@ export const statusViewToHostSchema = z.discriminatedUnion('type', [
 export type StatusViewToHost = z.infer<typeof statusViewToHostSchema>;
 
 // ---- host -> status view ----
+/** A figure of the page: a table row or a chart; `group` names the figures shown or hidden together. */
+const figure = z.object({ id: figureId, label, group: figureId.optional() }).strict();
+const figures = z.array(figure).max(STATUS_LIMITS.figures);
+const section = <K extends string, S extends z.ZodRawShape>(kind: K, shape: S) =>
+  z.object({ kind: z.literal(kind), id: figureId, heading: label, group: figureId.optional(), ...shape }).strict();
+
+export const statusSectionSchema = z.discriminatedUnion('kind', [
+  /** Rows of figures, top to bottom. */
+  section('table', { rows: figures }),
+  /** Sparklines, in order; each draws the series of the same id. */
+  section('charts', { charts: figures }),
+  /** Lines of text replaced by each update (one per GPU). */
+  section('list', {}),
+]);
+export type StatusSection = z.infer<typeof statusSectionSchema>;
+
+const groups = z.array(figureId).max(STATUS_LIMITS.figures);
+
 export const hostToStatusViewSchema = z.discriminatedUnion('type', [
   messageSchema('layout', {
     title: label,
-    headings: z.object({ totals: label, charts: label, gpus: label }).strict(),
-    /** Rows of the totals table, top to bottom. */
-    totals: figureList,
-    /** Sparklines, in order; each draws the series of the same id. */
-    charts: figureList,
+    /** The page from top to bottom. */
+    sections: z.array(statusSectionSchema).max(STATUS_LIMITS.sections),
     /** The box every sparkline path is drawn in. */
     chart: z.object({ width: chartSide, height: chartSide }).strict(),
+    /** Groups hidden until an update says otherwise. */
+    hidden: groups,
   }),
   messageSchema('update', {
-    /** Values of the totals rows; a row without one keeps its last value. */
-    totals: byFigureId(figureText),
+    /** Values of table rows; a row without one keeps its last value. */
+    figures: byFigureId(figureText),
     /** Each chart's path and latest value; a chart without one keeps its last. */
     series: byFigureId(z.object({ d: z.string().max(STATUS_LIMITS.sparklinePath).regex(SPARKLINE_PATH_PATTERN), last: figureText }).strict()),
-    /** One line per GPU (replaces the list). */
-    gpus: z.array(z.string().max(STATUS_LIMITS.label)).max(STATUS_LIMITS.gpus),
+    /** Lines of each list section (replace the list); a list without an entry keeps its lines. */
+    lists: byFigureId(z.array(z.string().max(STATUS_LIMITS.label)).max(STATUS_LIMITS.gpus)),
+    /** Groups of figures (and sections) hidden now: what the server does not report (no GPU metrics, no scheduler). */
+    hidden: groups,
     /** Why figures are missing (server not running, no metrics...); '' when nothing is. */
     note: z.string().max(LIMITS.errorText),
   }),
 ]);
 export type HostToStatusView = z.infer<typeof hostToStatusViewSchema>;
 export type StatusLayout = Extract<HostToStatusView, { type: 'layout' }>;
+export type StatusFigure = z.infer<typeof figure>;
 export type StatusUpdate = Extract<HostToStatusView, { type: 'update' }>;
 
 /** Validates a message posted by the status view. Never throws. */

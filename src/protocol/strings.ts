@@ -66,6 +66,7 @@ export const DEFAULT_STRINGS = {
   openSettings: 'Open Settings',
   notReady: 'The model is not ready, so questions cannot be sent yet.',
   dismiss: 'Dismiss',
+  retry: 'Retry',
   // guided setup (setupChecklist.ts)
   setupTitle: 'Set up ChatGLM3',
   setupLabel: 'ChatGLM3 setup checklist',

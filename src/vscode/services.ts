@@ -11,6 +11,7 @@ import { CHAT_VIEW_ID, ChatViewProvider } from './chat/chatViewProvider';
 import { EditorContext } from './chat/editorContext';
 import { registerCommands } from './commands';
 import type { SettingProblem } from '../core/settings/settingsParser';
+import { ActivityBoard } from '../core/status/activity';
 import { SettingsService } from './config/settingsService';
 import { ExplainController } from './explain/explainController';
 import { Log } from './log';
@@ -64,9 +65,12 @@ export class ExtensionServices implements vscode.Disposable {
       const chat = store.add(new ChatController(conversations, server, lifecycle, settings, context.globalState, log, editorContext));
       const chatView = store.add(new ChatViewProvider(context.extensionUri, chat, log));
       store.add(vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView, { webviewOptions: { retainContextWhenHidden: false } }));
-      const explain = store.add(new ExplainController(chat, lifecycle, settings, log));
-      const statusPanel = store.add(new StatusPanel(context.extensionUri, server, log));
-      store.add(new StatusBar(lifecycle));
+      // What this window asks the server now: the status bar, the Server Status view and Explain read it.
+      const activity = new ActivityBoard();
+      store.add(chat.onDidChangeAnswers(() => activity.setAnswers(chat.runningAnswers())));
+      const explain = store.add(new ExplainController(chat, lifecycle, settings, log, activity, () => server.tritonClient));
+      const statusPanel = store.add(new StatusPanel(context.extensionUri, server, activity, log));
+      store.add(new StatusBar(lifecycle, activity));
       store.add(reactToSettings(settings, server, lifecycle, log));
 
       const services = new ExtensionServices(log, settings, lifecycle, server, server.setup, chat, chatView, explain, statusPanel, editorContext, store);

@@ -1,31 +1,37 @@
-// The status bar item: server and model state with codicons; a click offers the actions valid now.
+// The status bar item: server and model state with codicons, "generating (n)" while this window's answers run;
+// a click offers the actions valid now.
 import * as vscode from 'vscode';
 import { availableActions, type LifecycleAction } from '../core/state/actions';
 import type { LifecycleState, ModelState, ServerState } from '../core/state/lifecycle';
+import type { ActivityBoard, ActivitySnapshot } from '../core/status/activity';
 import { COMMANDS, type CommandId } from './commandIds';
 import { failureText } from './server/setupView';
 import type { LifecycleStore } from './state/lifecycleStore';
 
 export class StatusBar implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
-  private readonly subscription: vscode.Disposable;
+  private readonly subscriptions: vscode.Disposable[];
 
-  constructor(store: LifecycleStore) {
+  constructor(store: LifecycleStore, private readonly activity: ActivityBoard) {
     this.item = vscode.window.createStatusBarItem('tritonChatglm.status', vscode.StatusBarAlignment.Left, 50);
     this.item.name = vscode.l10n.t('ChatGLM3 Server');
     this.item.command = COMMANDS.showActions;
-    this.subscription = store.onDidChange((s) => this.render(s));
+    const stopWatching = activity.onDidChange(() => this.render(store.current));
+    this.subscriptions = [store.onDidChange((s) => this.render(s)), { dispose: stopWatching }];
     this.render(store.current);
     this.item.show();
   }
 
   private render(s: LifecycleState): void {
-    const { icon, text } = summary(s);
+    const activity = this.activity.snapshot;
+    const busy = generating(s, activity);
+    const { icon, text } = busy ?? summary(s);
     this.item.text = `${icon} ${text}`;
     const tip = new vscode.MarkdownString(undefined, true);
     tip.isTrusted = false;
     tip.appendMarkdown(`**${vscode.l10n.t('ChatGLM3 on Triton')}** (${s.mode === 'managed' ? vscode.l10n.t('managed container') : vscode.l10n.t('external server')})\n\n`);
     tip.appendMarkdown(`${vscode.l10n.t('Server')}: ${serverText(s.server)}  \n${vscode.l10n.t('Model')}: ${modelText(s.model)}`);
+    appendActivity(tip, activity);
     const err = s.serverError ?? s.modelError;
     if (err) {
       tip.appendMarkdown('\n\n');
@@ -37,14 +43,41 @@ export class StatusBar implements vscode.Disposable {
     this.item.backgroundColor = s.server === 'error' || s.model === 'failed'
       ? new vscode.ThemeColor('statusBarItem.errorBackground')
       : s.server === 'setup' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
-    this.item.accessibilityInformation = { label: `${vscode.l10n.t('ChatGLM3')}: ${serverText(s.server)}, ${modelText(s.model)}` };
+    this.item.accessibilityInformation = { label: busy ? busy.text : `${vscode.l10n.t('ChatGLM3')}: ${serverText(s.server)}, ${modelText(s.model)}` };
   }
 
   dispose(): void {
-    this.subscription.dispose();
+    for (const d of this.subscriptions) d.dispose();
     this.item.dispose();
   }
 }
+
+/** While answers run (the model is ready): "generating (n)" with a spinner instead of "ready". */
+function generating(s: LifecycleState, activity: ActivitySnapshot): { icon: string; text: string } | undefined {
+  const n = activity.answers.length;
+  if (n === 0 || s.server !== 'running' || s.model !== 'ready') return undefined;
+  return { icon: '$(loading~spin)', text: vscode.l10n.t('ChatGLM: generating ({0})', n) };
+}
+
+/** The tooltip's list of what runs: each answer by its conversation's title, and the explanations still queued. */
+function appendActivity(tip: vscode.MarkdownString, activity: ActivitySnapshot): void {
+  const { answers, queuedExplanations } = activity;
+  if (answers.length === 0 && queuedExplanations === 0) return;
+  tip.appendMarkdown('\n\n');
+  if (answers.length > 0) {
+    tip.appendMarkdown(`${vscode.l10n.t('Generating {0} answer(s):', answers.length)}\n`);
+    for (const { title } of answers.slice(0, MAX_LISTED)) {
+      tip.appendMarkdown('\n- ');
+      tip.appendText(title || vscode.l10n.t('New conversation'));
+    }
+    if (answers.length > MAX_LISTED) tip.appendMarkdown(`\n- ${vscode.l10n.t('and {0} more', answers.length - MAX_LISTED)}`);
+    tip.appendMarkdown('\n\n');
+  }
+  if (queuedExplanations > 0) tip.appendMarkdown(vscode.l10n.t('{0} explanation(s) queued in this window.', queuedExplanations));
+}
+
+/** Answers listed by name in the tooltip; the rest are counted. */
+const MAX_LISTED = 8;
 
 function summary(s: LifecycleState): { icon: string; text: string } {
   if (s.server === 'error') return { icon: '$(error)', text: vscode.l10n.t('ChatGLM: server error') };

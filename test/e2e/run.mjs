@@ -650,6 +650,39 @@ async function mainWindowJourneys(extensionsDir) {
     await changeRemoteSettings(server, { 'tritonChatglm.maxNewTokens': 96 }, /settings changed: .*maxNewTokens/);
   }, { wb: current, needs: ['2 load model: progress, then ready'] });
 
+  await journey('6b live activity: the bar says generating, Server Status shows the running answer as it happens', async () => {
+    await changeRemoteSettings(server, { 'tritonChatglm.maxNewTokens': 1500 }, /settings changed: .*maxNewTokens/);
+    chat = await openChat(wb);
+    const n = await assistantArticles(chat).count();
+    await ask(chat, 'Tell me another long story about GPUs.');
+    await wb.waitForStatus(/ChatGLM: generating \(1\)/, { timeout: 60_000 });
+    const spinner = wb.page.locator(`.part.statusbar .statusbar-item[id^="${extensionId}."] .codicon-loading`);
+    if (!(await spinner.count())) throw new Error('the generating status has no spinner icon');
+    await wb.runCommand(title('showServerStatus'));
+    const status = await wb.frameWith('#figure-activeRows', { what: 'the Server Status view' });
+    const text = async (selector) => ((await status.locator(selector).textContent()) ?? '').trim();
+    const rows = await waitFor(async () => { const t = await text('#figure-activeRows'); return Number(t) >= 1 && t; },
+      { timeout: 30_000, what: 'the Server Status view to show the running row' });
+    await waitFor(async () => /^1\D/.test(await text('#figure-thisWindow')), { timeout: 10_000, what: 'the answer of this window in the view' });
+    // The tokens/s sparkline moves while the answer streams: its path changes from one refresh to the next.
+    const path = () => status.locator('#path-generatedTokensPerSecond').getAttribute('d');
+    const first = await waitFor(async () => (await path()) || false, { timeout: 20_000, what: 'a tokens/s point' });
+    await waitFor(async () => { const d = await path(); return d && d !== first; }, { timeout: 20_000, what: 'the tokens/s sparkline to move' });
+    const tokensPerSecond = await text('#last-generatedTokensPerSecond');
+    if (!(Number.parseFloat(tokensPerSecond.replace(/,/g, '')) > 0)) throw new Error(`tokens/s while streaming: "${tokensPerSecond}"`);
+    // The CPU test server reports no GPU metrics: no empty GPU cards.
+    for (const gpu of ['#section-gpus', '#section-gpuCharts']) if (await status.locator(gpu).isVisible()) throw new Error(`${gpu} is shown without GPU metrics`);
+    if (!(await status.locator('#section-schedulerCharts').isVisible())) throw new Error('the continuous-batching charts are hidden');
+    log(`      server status while streaming: ${rows} active row(s), ${tokensPerSecond} tokens/s; bar: ${await wb.statusBarText()}`);
+    await docScreenshot(wb, 'server-status.png');
+    await chat.locator('button[data-action="stop"]').click();
+    await watchAnswer(chat, n, { until: 'stopped', timeout: 30_000 });
+    await wb.waitForStatus(/ChatGLM: ready/, { timeout: 30_000 });
+    await waitFor(async () => (await text('#figure-activeRows')) === '0', { timeout: 30_000, what: 'the view to show no running row after Stop' });
+    await wb.runCommand('View: Close All Editors');
+    await changeRemoteSettings(server, { 'tritonChatglm.maxNewTokens': 96 }, /settings changed: .*maxNewTokens/);
+  }, { wb: current, needs: ['2 load model: progress, then ready'] });
+
   await journey('7 unload model, stop server: no container left', async () => {
     let t = Date.now();
     await wb.runCommand(title('unloadModel'));

@@ -152,6 +152,38 @@ test('CLI lifecycle: status, start, load, chat, stats, unload, stop', async (t) 
     assert.equal(s.model, 'chatglm3-6b');
     assert.ok(s.inferenceCount >= 2, r.stdout);
     assert.ok(s.executionCount >= 1);
+    // Nothing runs now; the continuous scheduler's totals count what ran.
+    assert.equal(s.scheduler.activeRows, 0, r.stdout);
+    assert.ok(s.scheduler.totals.generatedTokens > 0, r.stdout);
+    assert.deepEqual(s.gpus, [], 'the CPU test server reports no GPU');
+  });
+
+  await t.test('stats while an answer streams: the running row, its tokens/s and steps, as text and --json', async () => {
+    const child = spawn(process.execPath, [cliPath, 'chat', 'a long answer to watch', '--max-new-tokens', '2000'], { env, cwd: work });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+      const json = await run('stats', '--json');
+      assert.equal(json.code, 0, json.stderr);
+      const s = JSON.parse(json.stdout);
+      assert.equal(s.scheduler.activeRows, 1, json.stdout);
+      assert.equal(s.scheduler.waitingRequests, 0);
+      assert.ok(s.scheduler.intervalMs >= 1000, 'the rates span the two samples');
+      assert.ok(s.scheduler.rates.generatedTokensPerSecond > 0, json.stdout);
+      assert.ok(s.scheduler.rates.decodeStepsPerSecond > 0, json.stdout);
+      assert.equal(s.scheduler.rates.rowsPerStep, 1, 'one row in every step');
+      assert.equal(typeof s.metrics.pendingRequests, 'number');
+      const text = await run('stats');
+      assert.equal(text.code, 0, text.stderr);
+      assert.match(text.stdout, /^now: +1 generating \(active rows\), 0 waiting for a row, 0 in Triton's queue$/m);
+      assert.match(text.stdout, /^last \d+\.\d s: +[\d.]+ tokens\/s, [\d.]+ decode steps\/s, 1\.00 rows per step/m);
+      assert.match(text.stdout, /^since load: +\d+ tokens in finished answers, \d+ decode steps/m);
+      assert.match(text.stdout, /^refused as busy: +0; cancelled \d+; invalid \d+$/m);
+      assert.doesNotMatch(text.stdout, /^GPU/m);
+    } finally {
+      child.kill('SIGINT');
+      assert.equal(await exited, 130);
+    }
   });
 
   await t.test('load, like Load Model, renders config.pbtxt again and unloads a changed model before loading it', async () => {

@@ -129,6 +129,7 @@ describe('managed container: faults and security', { timeout: 900_000 }, () => {
     assert.ok(killedAt > 0, 'killed mid-answer');
     errorsSeen.push(r.error);
     const e = assertTritonError(r.error, 'server-not-running', 'server killed mid-stream');
+    assert.equal(e.details.serverLive, false, 'the health check after the cut found no server (not "connection lost")');
     assert.ok(surfacedMs < 2000, `the error surfaced ${surfacedMs} ms after the kill (limit 2000 ms)`);
     console.log(`kill: ${e.code}/${e.details.networkCode} ${surfacedMs} ms after SIGKILL; ${r.received.length} chars kept`);
     const conv = svc.get(r.conversationId)!;

@@ -56,7 +56,7 @@ describe('faults between client and server', { timeout: 600_000 }, () => {
     assert.ok(again.final, 'the server answers after it resumes');
   });
 
-  test('a connection cut mid-answer (proxy closes after N bytes): typed error, the partial answer is kept and marked failed', async (t) => {
+  test('a connection cut mid-answer (proxy closes after N bytes) while the server runs: connection-lost, the partial answer kept and marked failed', async (t) => {
     const proxy = await startTcpProxy({ targetPort: server.httpPort });
     const client = new TritonClient({ baseUrl: proxy.url });
     t.after(async () => { await client.destroy(); await proxy.close(); });
@@ -64,8 +64,10 @@ describe('faults between client and server', { timeout: 600_000 }, () => {
     proxy.setMode({ cutAfterBytes: 1200 });
     const r = await answerThroughService(svc, client, 'a long answer that will be cut', { maxNewTokens: 300 });
     assert.equal(proxy.stats.cut, 1, 'the proxy cut the connection');
-    const e = assertTritonError(r.error, 'server-not-running', 'cut stream');
+    // The server still answers its health check after the cut: the connection was lost on the way.
+    const e = assertTritonError(r.error, 'connection-lost', 'cut stream');
     assert.ok(e.details.networkCode, `network code recorded (${e.details.networkCode})`);
+    assert.equal(e.details.serverLive, true);
     assert.ok(r.received.length > 0, 'some of the answer arrived before the cut');
     const stored = svc.get(r.conversationId)!.messages.find((m) => m.id === r.messageId)!;
     assert.equal(stored.status, 'failed');
@@ -78,6 +80,25 @@ describe('faults between client and server', { timeout: 600_000 }, () => {
     const ok = await collectStream(client, chatRequest('after the cut'));
     assert.equal(ok.error, undefined, String(ok.error));
     assert.ok(ok.final);
+  });
+
+  test('the server goes away mid-answer (every connection dropped, nothing listening): still server-not-running', async () => {
+    const proxy = await startTcpProxy({ targetPort: server.httpPort });
+    const client = new TritonClient({ baseUrl: proxy.url });
+    let closedAt = 0;
+    try {
+      const r = await collectStream(client, chatRequest('a long answer whose server disappears', { maxNewTokens: 300 }), {
+        onDelta: () => { if (!closedAt) { closedAt = Date.now(); void proxy.close(); } },
+      });
+      const e = assertTritonError(r.error, 'server-not-running', 'server gone');
+      assert.equal(e.details.serverLive, false, 'the health check after the cut found nothing');
+      assert.ok(r.text.length > 0);
+      console.log(`gone: ${e.code}/${e.details.networkCode} ${Date.now() - closedAt} ms after the port closed`);
+    } finally {
+      await client.destroy();
+    }
+    // The real server behind the proxy was never disturbed.
+    assert.ok((await collectStream(server.client, chatRequest('still here'))).final);
   });
 
   test('an answer split into 1-byte pieces with delays assembles exactly as sent directly (SSE and UTF-8 split)', async (t) => {

@@ -17,7 +17,7 @@ import { startStubTriton, type StubTriton } from '../unit/vscode/support/stubTri
 import { SOAK, sleep, waitFor } from './support/server';
 
 const TYPES = ['ready', 'send', 'stop', 'regenerate', 'editQuestion', 'continueAnswer', 'copyMessage', 'focusChanged',
-  'copyCode', 'insertCode', 'openInEditor', 'startServer', 'loadModel', 'openSettings',
+  'copyCode', 'insertCode', 'openInEditor', 'startServer', 'loadModel', 'openSettings', 'retry',
   'removeAttachment', 'toggleActiveFile', 'addFile', 'openAttachment', 'setupAction',
   // removed from the protocol (the panel's old buttons and history list): near-misses now
   'editLast', 'newChat', 'selectConversation', 'deleteConversation'];
@@ -88,6 +88,7 @@ const valid = fc.oneof(
   fc.boolean().map((focused) => ({ type: 'focusChanged', focused })),
   // Not a message: New Chat from the view's title bar, between the panel's messages.
   fc.constant(NEW_CHAT),
+  knownId.map((messageId) => ({ type: 'retry', messageId })),
   fc.string({ maxLength: 300 }).map((code) => ({ type: 'copyCode', code })),
   fc.string({ maxLength: 300 }).map((code) => ({ type: 'insertCode', code })),
   fc.tuple(fc.string({ maxLength: 300 }), fc.stringMatching(/^[A-Za-z0-9_+#.-]{0,32}$/)).map(([code, language]) => ({ type: 'openInEditor', code, language })),

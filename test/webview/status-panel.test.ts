@@ -1,7 +1,10 @@
 // The Server Status view bundle in headless Chromium, under the extension's CSP, driven through its protocol:
-// the page asks for its layout, builds the totals table and sparklines from it, writes each update's figures,
-// and ignores what the protocol rejects.
+// the page asks for its layout, builds its sections (tables, sparklines, lists) from it, writes each update's
+// figures, hides the groups the server does not report (no GPU metrics, no continuous-batching figures), and
+// ignores what the protocol rejects.
 import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { isProtocolError, parseHostToStatusView, type HostToStatusView } from '../../src/protocol';
 import { startHarness, type Harness, type Panel } from './support/harness';
@@ -11,7 +14,7 @@ before(async () => { harness = await startHarness(); });
 after(async () => { await harness?.close(); });
 
 /** A message as the host sends it: checked against the protocol first, so the test cannot drift from it. */
-function hostMessage(m: HostToStatusView): HostToStatusView {
+function hostMessage<T extends HostToStatusView>(m: T): T {
   const parsed = parseHostToStatusView(m);
   assert.ok(!isProtocolError(parsed), JSON.stringify(parsed));
   return m;
@@ -20,21 +23,37 @@ function hostMessage(m: HostToStatusView): HostToStatusView {
 const LAYOUT = hostMessage({
   type: 'layout',
   title: 'Triton statistics for chatglm3-6b',
-  headings: { totals: 'Since the server started', charts: 'Last 3 minutes (every 2 s)', gpus: 'GPUs' },
-  totals: [{ id: 'requests', label: 'Requests (successful)' }, { id: 'batch', label: 'Average batch size' }],
-  charts: [{ id: 'requestsPerSecond', label: 'Requests per second' }, { id: 'gpuUtilizationPct', label: 'GPU utilisation %' }],
+  sections: [
+    { kind: 'table', id: 'now', heading: 'Now', rows: [
+      { id: 'activeRows', label: 'Answers being generated (active rows)', group: 'scheduler' },
+      { id: 'tritonPending', label: 'Requests in Triton\'s queue' },
+    ] },
+    { kind: 'charts', id: 'schedulerCharts', heading: 'Continuous batching', group: 'scheduler', charts: [
+      { id: 'activeRows', label: 'Active rows' },
+      { id: 'generatedTokensPerSecond', label: 'Generated tokens/s' },
+    ] },
+    { kind: 'table', id: 'tritonTotals', heading: 'Triton since the server started', rows: [
+      { id: 'requests', label: 'Requests (successful)' },
+      { id: 'batch', label: 'Average batch size' },
+    ] },
+    { kind: 'list', id: 'gpus', heading: 'GPUs', group: 'gpu' },
+    { kind: 'charts', id: 'gpuCharts', heading: 'GPUs (last 3 minutes)', group: 'gpu', charts: [{ id: 'gpuUtilizationPct', label: 'GPU utilisation %' }] },
+  ],
   chart: { width: 240, height: 40 },
+  hidden: ['gpu'],
 });
 
 const UPDATE = hostMessage({
   type: 'update',
-  totals: { requests: '4', batch: '2' },
-  series: { requestsPerSecond: { d: 'M0 40L2.7 20', last: '0.5' }, gpuUtilizationPct: { d: '', last: '–' } },
-  gpus: ['GPU-1: 50% busy, 1 of 80 GiB used'],
+  figures: { activeRows: '3', tritonPending: '0', requests: '4', batch: '2' },
+  series: { activeRows: { d: 'M0 40L2.7 0', last: '3' }, generatedTokensPerSecond: { d: 'M0 40L2.7 20', last: '81.5' } },
+  lists: { gpus: [] },
+  hidden: ['gpu'],
   note: 'The server reports no GPU metrics.',
 });
 
 const pageText = (panel: Panel, selector: string) => panel.page.locator(selector).allTextContents();
+const visible = (panel: Panel, selector: string) => panel.page.locator(selector).isVisible();
 
 async function closePage(panel: Panel): Promise<void> {
   assert.deepEqual(panel.errors, [], 'no page errors');
@@ -43,30 +62,45 @@ async function closePage(panel: Panel): Promise<void> {
 }
 
 describe('status webview', () => {
-  it('asks for its layout, builds it, and writes the figures of each update', async () => {
+  it('asks for its layout, builds its sections, writes the figures of each update and hides what the server lacks', async () => {
     const panel = await harness.open({ page: 'status' });
     const { page } = panel;
     assert.deepEqual(await panel.posted(), [{ type: 'ready' }]);
     assert.match(await page.getAttribute('meta[http-equiv="Content-Security-Policy"]', 'content') ?? '', /default-src 'none'; script-src 'nonce-/);
     await panel.send(LAYOUT);
     assert.equal(await page.textContent('h1'), 'Triton statistics for chatglm3-6b');
-    assert.deepEqual(await pageText(panel, 'h2'), ['Since the server started', 'Last 3 minutes (every 2 s)', 'GPUs']);
-    assert.deepEqual(await pageText(panel, '.totals th'), ['Requests (successful)', 'Average batch size']);
-    assert.deepEqual(await pageText(panel, '.totals td'), ['–', '–'], 'no value until the first update');
-    assert.equal(await page.getAttribute('.chart svg', 'viewBox'), '0 0 240 40');
+    assert.deepEqual(await pageText(panel, 'h2'), ['Now', 'Continuous batching', 'Triton since the server started', 'GPUs', 'GPUs (last 3 minutes)']);
+    assert.deepEqual(await pageText(panel, '#section-now th'), ['Answers being generated (active rows)', 'Requests in Triton\'s queue']);
+    assert.deepEqual(await pageText(panel, '.figures td'), ['–', '–', '–', '–'], 'no value until the first update');
+    assert.equal(await page.getAttribute('#chart-activeRows svg', 'viewBox'), '0 0 240 40');
+    assert.equal(await visible(panel, '#section-gpus'), false, 'the GPU list is hidden from the start (the layout says so)');
+    assert.equal(await visible(panel, '#chart-gpuUtilizationPct'), false, 'and so are the GPU charts');
 
     await panel.send(UPDATE);
-    assert.deepEqual(await pageText(panel, '.totals td'), ['4', '2']);
-    assert.equal(await page.getAttribute('#path-requestsPerSecond', 'd'), 'M0 40L2.7 20');
-    assert.deepEqual(await pageText(panel, '.chart .last'), ['0.5', '–']);
-    assert.deepEqual(await pageText(panel, '#gpus li'), ['GPU-1: 50% busy, 1 of 80 GiB used']);
+    assert.deepEqual(await pageText(panel, '.figures td'), ['3', '0', '4', '2']);
+    assert.equal(await page.getAttribute('#path-activeRows', 'd'), 'M0 40L2.7 0');
+    assert.deepEqual(await pageText(panel, '#section-schedulerCharts .chart .last'), ['3', '81.5']);
     assert.equal(await page.textContent('#note'), 'The server reports no GPU metrics.');
+    assert.equal(await visible(panel, '#section-gpuCharts'), false);
 
-    // No server: the figures shown stay, the GPU list empties, the note says why.
-    await panel.send(hostMessage({ type: 'update', totals: {}, series: {}, gpus: [], note: 'The server is not running.' }));
-    assert.deepEqual(await pageText(panel, '.totals td'), ['4', '2']);
-    assert.equal(await page.getAttribute('#path-requestsPerSecond', 'd'), 'M0 40L2.7 20');
-    assert.equal(await page.locator('#gpus li').count(), 0);
+    // A server with GPUs: the GPU section appears with its lines.
+    await panel.send(hostMessage({ ...UPDATE, lists: { gpus: ['GPU-1: 50% busy, 1 of 80 GiB used'] }, hidden: [], note: '' }));
+    assert.equal(await visible(panel, '#section-gpus'), true);
+    assert.equal(await visible(panel, '#chart-gpuUtilizationPct'), true);
+    assert.deepEqual(await pageText(panel, '#list-gpus li'), ['GPU-1: 50% busy, 1 of 80 GiB used']);
+
+    // The hf engine publishes no scheduler figures: its rows, charts and section go, Triton's stay.
+    await panel.send(hostMessage({ ...UPDATE, hidden: ['scheduler', 'gpu'] }));
+    assert.equal(await visible(panel, '#section-schedulerCharts'), false);
+    assert.equal(await visible(panel, '#figure-activeRows'), false, 'the scheduler row of the Now table');
+    assert.equal(await visible(panel, '#figure-tritonPending'), true);
+    assert.equal(await visible(panel, '#section-tritonTotals'), true);
+
+    // No server: the figures shown stay, the lists empty, the note says why.
+    await panel.send(hostMessage({ type: 'update', figures: {}, series: {}, lists: { gpus: [] }, hidden: ['scheduler', 'gpu'], note: 'The server is not running.' }));
+    assert.deepEqual(await pageText(panel, '#section-tritonTotals td'), ['4', '2']);
+    assert.equal(await page.getAttribute('#path-activeRows', 'd'), 'M0 40L2.7 0');
+    assert.equal(await page.locator('#list-gpus li').count(), 0);
     assert.equal(await page.textContent('#note'), 'The server is not running.');
     await closePage(panel);
   });
@@ -75,7 +109,7 @@ describe('status webview', () => {
     const panel = await harness.open({ page: 'status' });
     await panel.send(UPDATE);
     await panel.send(LAYOUT);
-    assert.deepEqual(await pageText(panel, '.totals td'), ['4', '2']);
+    assert.deepEqual(await pageText(panel, '.figures td'), ['3', '0', '4', '2']);
     await closePage(panel);
   });
 
@@ -85,21 +119,40 @@ describe('status webview', () => {
     await panel.send(LAYOUT);
     await panel.send(UPDATE);
     const hostile: Record<string, unknown>[] = [
-      { ...UPDATE, series: { requestsPerSecond: { d: 'M0 0" onload="alert(1)', last: '1' } } },
-      { ...UPDATE, totals: { requests: 'x'.repeat(1000) } },
-      { ...UPDATE, totals: JSON.parse('{"__proto__": "9"}') },
+      { ...UPDATE, series: { activeRows: { d: 'M0 0" onload="alert(1)', last: '1' } } },
+      { ...UPDATE, figures: { requests: 'x'.repeat(1000) } },
+      { ...UPDATE, figures: JSON.parse('{"__proto__": "9"}') },
+      { ...UPDATE, hidden: ['a b'] },
+      { ...UPDATE, lists: { gpus: ['x'.repeat(1000)] } },
       { ...UPDATE, extra: true },
-      { type: 'update', totals: { requests: '99' } },
+      { type: 'update', figures: { requests: '99' } },
       { type: 'layout', title: '<img src=x>' },
+      { ...LAYOUT, sections: [{ kind: 'iframe', id: 'x', heading: 'x' }] },
       { type: 'script', code: 'alert(1)' },
     ];
     for (const m of hostile) {
       assert.ok(isProtocolError(parseHostToStatusView(m)), `the protocol rejects ${JSON.stringify(m).slice(0, 80)}`);
       await panel.send(m);
     }
-    assert.deepEqual(await pageText(panel, '.totals td'), ['4', '2']);
-    assert.equal(await page.getAttribute('#path-requestsPerSecond', 'd'), 'M0 40L2.7 20');
+    assert.deepEqual(await pageText(panel, '.figures td'), ['3', '0', '4', '2']);
+    assert.equal(await page.getAttribute('#path-activeRows', 'd'), 'M0 40L2.7 0');
     assert.equal(await page.textContent('h1'), 'Triton statistics for chatglm3-6b');
+    await closePage(panel);
+  });
+
+  it('looks right with a full layout under load (screenshot for review)', async () => {
+    const panel = await harness.open({ page: 'status' });
+    const { page } = panel;
+    await page.setViewportSize({ width: 900, height: 1000 });
+    await panel.send(LAYOUT);
+    const rising = Array.from({ length: 40 }, (_, i) => `${i === 0 ? 'M' : 'L'}${(i * 2.7).toFixed(1)} ${(40 - Math.min(40, i * 1.5)).toFixed(1)}`).join('');
+    await panel.send(hostMessage({ ...UPDATE, series: { activeRows: { d: rising, last: '3' }, generatedTokensPerSecond: { d: rising, last: '81.5' } } }));
+    const dir = join(__dirname, '../../test-results/webview');
+    mkdirSync(dir, { recursive: true });
+    await page.screenshot({ path: join(dir, 'status-panel.png'), fullPage: true });
+    // Nothing of a figure is cut off: every chart fits the page's width.
+    const widths = await page.locator('.chart').evaluateAll((els) => els.filter((e) => (e as HTMLElement).offsetParent).map((e) => e.getBoundingClientRect().right));
+    assert.ok(widths.every((r) => r <= 900), `charts inside the page: ${widths.join(', ')}`);
     await closePage(panel);
   });
 });

@@ -83,6 +83,8 @@ export interface AnswerRunnerDeps {
   onDelta(conversationId: string, messageId: string, text: string): void;
   /** The answer's final state (complete, stopped, failed), as saved. */
   onSettled(conversationId: string, message: StoredMessage): void;
+  /** After onSettled of a failed answer: the code of its failure (e.g. `connection-lost`, which can be retried). */
+  onFailed?(conversationId: string, messageId: string, code: string): void;
 }
 
 /** How an answer begins: a new one for the last question, or the last answer reopened to be continued. */
@@ -101,6 +103,11 @@ export class AnswerRunner {
 
   isAnswering(conversationId: string): boolean {
     return this.streams.has(conversationId);
+  }
+
+  /** The conversations being answered now, in the order their answers started. */
+  answering(): string[] {
+    return [...this.streams.keys()];
   }
 
   /** Stops the answer being written in this conversation (the closed connection makes Triton cancel it). */
@@ -183,6 +190,7 @@ export class AnswerRunner {
       const failure = this.deps.describeFailure(e);
       this.deps.log.error(`chat: answer failed [${failure.code}]`, e);
       await settle(service.fail(conversationId, message.id, failure.text));
+      this.deps.onFailed?.(conversationId, message.id, failure.code);
       // A refused connection may mean the server died: let the session find out and say so.
       if (isTritonError(e, 'server-not-running') || isTritonError(e, 'model-not-loaded')) this.deps.checkServer();
       return { status: 'failed', text, error: failure.text };

@@ -1,5 +1,6 @@
 // Where a selection is, as people write it: "utils.py:12–30" (1-based lines, an en dash), "utils.py:12" for one
-// line. Names Explain's conversations ("Explain utils.py:12–30") and can title its threads.
+// line. Names Explain's conversations ("Explain utils.py:12–30") and titles its threads, which are anchored on
+// the same lines (selectedLines).
 
 /** A selection by its 0-based start line and end position, as VS Code's Range gives them. */
 export interface SelectionLines {
@@ -8,10 +9,14 @@ export interface SelectionLines {
   endCharacter: number;
 }
 
-export function selectionLocation(fileName: string, sel: SelectionLines): string {
+/** The 0-based lines a selection covers. */
+export function selectedLines(sel: SelectionLines): { first: number; last: number } {
   // A selection of whole lines ends at column 0 of the line after them (Expand Line Selection, triple click).
   const endLine = sel.endCharacter === 0 && sel.endLine > sel.startLine ? sel.endLine - 1 : sel.endLine;
-  const first = sel.startLine + 1;
-  const last = Math.max(first, endLine + 1);
-  return first === last ? `${fileName}:${first}` : `${fileName}:${first}–${last}`;
+  return { first: sel.startLine, last: Math.max(sel.startLine, endLine) };
+}
+
+export function selectionLocation(fileName: string, sel: SelectionLines): string {
+  const { first, last } = selectedLines(sel);
+  return first === last ? `${fileName}:${first + 1}` : `${fileName}:${first + 1}–${last + 1}`;
 }

@@ -42,6 +42,7 @@ export interface SchedulerRates {
   /** Average batch: rows per decode step. */
   rowsPerStep: number | null;
   decodeStepsPerSecond: number;
+  /** Tokens sampled per second, by the rows still generating too (not only by finished requests). */
   generatedTokensPerSecond: number;
   prefillTokensPerSecond: number;
   /** Mean time from a request's arrival to its first generated token. */
@@ -64,8 +65,36 @@ export function schedulerRates(prev: SchedulerSample, cur: SchedulerSample): Sch
   return {
     rowsPerStep: d('decodeSteps') > 0 ? d('decodeRows') / d('decodeSteps') : null,
     decodeStepsPerSecond: d('decodeSteps') / seconds,
-    generatedTokensPerSecond: d('generatedTokens') / seconds,
+    // generated_tokens_total grows when a request ends; while answers stream, the tokens are their first tokens
+    // (from prefill) plus one per row in every decode step, which the scheduler counts as it goes.
+    generatedTokensPerSecond: (d('decodeRows') + d('firstTokens')) / seconds,
     prefillTokensPerSecond: d('prefillTokens') / seconds,
     meanTimeToFirstTokenMs: d('firstTokens') > 0 ? (d('firstTokenSeconds') / d('firstTokens')) * 1000 : null,
   };
+}
+
+/** The server's queue as its metrics report it. */
+export interface ServerQueue {
+  /** Requests the server holds that no row generates yet (the scheduler's waiting queue plus Triton's own). */
+  waiting: number;
+  /** Rows generating now; undefined when the server does not publish it. */
+  active?: number;
+}
+
+/**
+ * The requests the server holds that no row generates yet: the scheduler's waiting queue plus Triton's own queue
+ * in front of execute() (the only queue of the `hf` engine's per-execute path). Undefined when the server publishes
+ * neither figure for the model.
+ */
+export function serverQueue(metrics: ParsedMetrics, model: string): ServerQueue | undefined {
+  const scheduler = schedulerCounters(metrics, model);
+  const pending = tritonPendingRequests(metrics, model);
+  if (!scheduler) return pending === undefined ? undefined : { waiting: pending };
+  return { waiting: scheduler.waitingRequests + (pending ?? 0), active: scheduler.activeRows };
+}
+
+/** Triton's queue in front of execute(), or undefined when the server does not publish it. */
+export function tritonPendingRequests(metrics: ParsedMetrics, model: string): number | undefined {
+  const samples = findSamples(metrics, SCHEDULER_METRICS.tritonPendingRequests, { model });
+  return samples.length ? samples.reduce((sum, s) => sum + s.value, 0) : undefined;
 }

@@ -1,8 +1,10 @@
-// Figures of the Show Server Status panel (VS Code-free, unit-tested): totals from Triton's cumulative model
-// statistics, per-interval rates from the difference of two samples, GPU figures from the Prometheus metrics,
-// and the SVG path of each sparkline (drawn by the host; the webview only sets attributes).
+// Figures of the Show Server Status panel and `triton-chatglm stats` (VS Code-free, unit-tested): what runs now
+// and the continuous-batching rates from the scheduler's metrics (schedulerFigures.ts), totals from Triton's
+// cumulative model statistics, per-interval rates from the difference of two samples, GPU figures from the
+// Prometheus metrics, and the SVG path of each sparkline (drawn by the host; the webview only sets attributes).
 import { findSamples, type ParsedMetrics } from '../triton/prometheus';
 import { diffStatistics, summarizeStatistics, type ModelStatistics } from '../triton/statistics';
+import { schedulerCounters, schedulerRates, tritonPendingRequests, type SchedulerCounters } from './schedulerFigures';
 
 export interface GpuFigures {
   /** The GPU's UUID label (or its position when there is none). */
@@ -18,6 +20,20 @@ export interface StatusSample {
   at: number;
   stats?: ModelStatistics;
   gpus: GpuFigures[];
+  /** The continuous scheduler's counters; absent when the server publishes none (hf engine, no metrics). */
+  scheduler?: SchedulerCounters;
+  /** Triton's queue in front of execute(); absent without metrics. */
+  tritonPending?: number;
+}
+
+/** The parts of a sample that come from one scrape of the metrics port. */
+export function metricsFigures(metrics: ParsedMetrics, model: string): Pick<StatusSample, 'gpus' | 'scheduler' | 'tritonPending'> {
+  const out: Pick<StatusSample, 'gpus' | 'scheduler' | 'tritonPending'> = { gpus: gpuFigures(metrics) };
+  const scheduler = schedulerCounters(metrics, model);
+  if (scheduler) out.scheduler = scheduler;
+  const pending = tritonPendingRequests(metrics, model);
+  if (pending !== undefined) out.tritonPending = pending;
+  return out;
 }
 
 export interface StatusTotals {
@@ -29,8 +45,47 @@ export interface StatusTotals {
   computeMsPerRequest: number;
 }
 
+/** What the continuous scheduler has done since the model loaded (its counters start with the model). */
+export interface SchedulerTotals {
+  generatedTokens: number;
+  prefillTokens: number;
+  decodeSteps: number;
+  /** Average batch over all decode steps; null before the first step. */
+  rowsPerStep: number | null;
+  /** Mean time to first token over all requests; null before the first token. */
+  meanTimeToFirstTokenMs: number | null;
+  busyRejections: number;
+  cancelledRequests: number;
+  invalidRequests: number;
+}
+
+export function schedulerTotals(c: SchedulerCounters | undefined): SchedulerTotals | undefined {
+  if (!c) return undefined;
+  return {
+    generatedTokens: c.generatedTokens,
+    prefillTokens: c.prefillTokens,
+    decodeSteps: c.decodeSteps,
+    rowsPerStep: c.decodeSteps > 0 ? c.decodeRows / c.decodeSteps : null,
+    meanTimeToFirstTokenMs: c.firstTokens > 0 ? (c.firstTokenSeconds / c.firstTokens) * 1000 : null,
+    busyRejections: c.busyRejections,
+    cancelledRequests: c.cancelledRequests,
+    invalidRequests: c.invalidRequests,
+  };
+}
+
 /** One point per refresh; null where the figure is unknown (no traffic in the interval, no GPU metrics). */
 export interface StatusPoint {
+  /** Rows generating at the moment of the sample (gauge). */
+  activeRows: number | null;
+  /** Requests waiting for a row at the moment of the sample (gauge). */
+  waitingRequests: number | null;
+  generatedTokensPerSecond: number | null;
+  rowsPerStep: number | null;
+  decodeStepsPerSecond: number | null;
+  prefillTokensPerSecond: number | null;
+  timeToFirstTokenMs: number | null;
+  /** Triton's queue in front of execute() (gauge). */
+  tritonPending: number | null;
   requestsPerSecond: number | null;
   batchSize: number | null;
   queueMs: number | null;
@@ -40,7 +95,10 @@ export interface StatusPoint {
 }
 
 export type SeriesName = keyof StatusPoint;
-export const SERIES: readonly SeriesName[] = ['requestsPerSecond', 'batchSize', 'queueMs', 'computeMs', 'gpuUtilizationPct', 'gpuMemoryUsedGiB'];
+export const SERIES: readonly SeriesName[] = [
+  'activeRows', 'waitingRequests', 'generatedTokensPerSecond', 'rowsPerStep', 'decodeStepsPerSecond', 'prefillTokensPerSecond',
+  'timeToFirstTokenMs', 'tritonPending', 'requestsPerSecond', 'batchSize', 'queueMs', 'computeMs', 'gpuUtilizationPct', 'gpuMemoryUsedGiB',
+];
 
 const GIB = 1024 ** 3;
 
@@ -77,7 +135,16 @@ export function totals(stats: ModelStatistics | undefined): StatusTotals | undef
 /** The interval between two samples; the first sample (or a server restart: counters went down) has no rates. */
 export function point(prev: StatusSample | undefined, cur: StatusSample): StatusPoint {
   const gpu = cur.gpus.length > 0 ? cur.gpus : undefined;
+  const rates = prev?.scheduler && cur.scheduler ? schedulerRates({ at: prev.at, counters: prev.scheduler }, { at: cur.at, counters: cur.scheduler }) : undefined;
   const out: StatusPoint = {
+    activeRows: cur.scheduler?.activeRows ?? null,
+    waitingRequests: cur.scheduler?.waitingRequests ?? null,
+    generatedTokensPerSecond: rates?.generatedTokensPerSecond ?? null,
+    rowsPerStep: rates?.rowsPerStep ?? null,
+    decodeStepsPerSecond: rates?.decodeStepsPerSecond ?? null,
+    prefillTokensPerSecond: rates?.prefillTokensPerSecond ?? null,
+    timeToFirstTokenMs: rates?.meanTimeToFirstTokenMs ?? null,
+    tritonPending: cur.tritonPending ?? null,
     requestsPerSecond: null,
     batchSize: null,
     queueMs: null,

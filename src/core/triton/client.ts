@@ -14,6 +14,8 @@ import type {
 
 
 export const DEFAULT_ADMIN_HEADER = 'x-triton-admin';
+/** How long the health check after a cut stream may take: a server that does not answer by then counts as gone. */
+const CUT_HEALTH_TIMEOUT_MS = 2_000;
 
 export interface RawResponse {
   status: number;
@@ -231,6 +233,7 @@ export class TritonClient {
   generateStream(model: string, body: Record<string, unknown>, options: StreamOptions = {}): AsyncGenerator<Record<string, unknown>, void, undefined> {
     return generateStream({
       dispatcher: this.#dispatcher, url: `${this.baseUrl}${modelPath(model)}/generate_stream`, baseUrl: this.baseUrl, model, headers: this.#headers,
+      isLive: () => this.isLive({ timeoutMs: CUT_HEALTH_TIMEOUT_MS }),
     }, body, options);
   }
 

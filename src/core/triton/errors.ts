@@ -3,6 +3,8 @@
 
 export type TritonErrorCode =
   | 'server-not-running'
+  /** A stream was cut while the server kept running (a proxy, a network drop): asking again can work. */
+  | 'connection-lost'
   | 'model-not-loaded'
   | 'model-load-failed'
   | 'server-busy'
@@ -43,6 +45,8 @@ export interface TritonErrorDetails {
   inStream?: boolean;
   /** For timeouts: the limit that was exceeded, in milliseconds. */
   timeoutMs?: number;
+  /** For a connection cut: whether the server answered its health check afterwards (how the cut was classified). */
+  serverLive?: boolean;
 }
 
 export class TritonError extends Error {
@@ -84,6 +88,11 @@ const NOT_RUNNING_CODES = new Set([
   'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_DESTROYED',
 ]);
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
+/**
+ * Of those, the ones where a connection existed and was cut (reset, closed by the other side): the server may be
+ * dead or something between us may have dropped it; only asking the server tells which (see connectionCut).
+ */
+const CUT_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
 
 /** Error code of a thrown network error, looking through `cause` chains and AggregateErrors (happy eyeballs). */
 export function networkErrorCode(e: unknown): string | undefined {
@@ -175,6 +184,20 @@ export function classifyTritonFailure(f: TritonFailure): TritonError {
     return make('invalid-request', `${f.model ? `Model '${f.model}'` : 'The model'} rejected the request: ${server}`);
   }
   return make('unexpected', `Triton ${f.operation} failed${f.status ? ` (HTTP ${f.status})` : ''}: ${server || 'no error message'}`);
+}
+
+/**
+ * A request whose connection was cut is classified `server-not-running` by the rules above, since nothing else is
+ * known at that moment. After asking the server's health: a live server means the connection was lost on the way
+ * (`connection-lost`, worth retrying); a dead one stays `server-not-running`. Other errors are returned unchanged.
+ */
+export async function classifyCut(error: TritonError, serverIsLive: () => Promise<boolean>): Promise<TritonError> {
+  if (error.code !== 'server-not-running' || !CUT_CODES.has(error.details.networkCode ?? '')) return error;
+  const live = await serverIsLive().catch(() => false);
+  const details: TritonErrorDetails = { ...error.details, serverLive: live };
+  if (!live) return new TritonError(error.code, error.message, details, { cause: error.cause });
+  const where = details.url ? ` to Triton at ${details.url}` : ' to Triton';
+  return new TritonError('connection-lost', `The connection${where} was lost (${details.networkCode}); the server is still running.`, details, { cause: error.cause });
 }
 
 /**

@@ -1,9 +1,10 @@
 // POST /generate_stream as an async iterator of Triton's SSE events. The one place that ties a request to the
 // caller's AbortSignal and to the idle timer: when either fires, or the caller leaves the loop, the connection is
-// closed, which is how Triton learns to cancel the request.
+// closed, which is how Triton learns to cancel the request. A connection cut on the way is told apart from a dead
+// server by asking the server's health right after the cut (errors.ts, classifyCut).
 import { request, type Dispatcher } from 'undici';
 import { abortError } from '../util/abort';
-import { classifyTritonFailure, serverErrorText, TritonError, type TritonOperation } from './errors';
+import { classifyCut, classifyTritonFailure, serverErrorText, TritonError, type TritonOperation } from './errors';
 import { SseParser } from './sse';
 import type { StreamOptions } from './types';
 
@@ -15,6 +16,8 @@ export interface StreamTarget {
   baseUrl: string;
   model: string;
   headers: Record<string, string>;
+  /** Whether the server answers its health check now: decides if a cut connection was lost or the server died. */
+  isLive?: () => Promise<boolean>;
 }
 
 const OP: TritonOperation = 'generate-stream';
@@ -37,6 +40,10 @@ export async function* generateStream(target: StreamTarget, body: Record<string,
     }
     return classifyTritonFailure({ ...where, cause: userSignal?.aborted ? abortError() : cause });
   };
+  const failAfterCut = async (cause: unknown): Promise<TritonError> => {
+    const error = fail(cause);
+    return target.isLive ? classifyCut(error, target.isLive) : error;
+  };
   idle.arm();
   try {
     try {
@@ -46,7 +53,7 @@ export async function* generateStream(target: StreamTarget, body: Record<string,
         body: JSON.stringify(body), headersTimeout: 0, bodyTimeout: 0,
       });
     } catch (e) {
-      throw fail(e);
+      throw await failAfterCut(e);
     }
     if (res.statusCode !== 200) {
       const text = await res.body.text().catch(() => '');
@@ -63,7 +70,7 @@ export async function* generateStream(target: StreamTarget, body: Record<string,
         }
       }
     } catch (e) {
-      throw fail(e);
+      throw await failAfterCut(e);
     }
     for (const ev of parser.end()) {
       if (ctrl.signal.aborted) throw fail(abortError());

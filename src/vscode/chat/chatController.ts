@@ -4,6 +4,7 @@
 // a crash or a reload keeps the partial answer, marked.
 import * as vscode from 'vscode';
 import { AnswerRunner, toAnswerSettings, type AnswerOutcome, type Attachment, type Conversation, type ConversationService, type ConversationSummary } from '../../core/chat';
+import type { RunningAnswer } from '../../core/status/activity';
 import { canInfer } from '../../core/state/lifecycle';
 import { LIMITS, type HostToWebview, type WebviewToHost } from '../../protocol';
 import { COMMANDS, VSCODE_COMMANDS } from '../commandIds';
@@ -37,10 +38,13 @@ export class ChatController implements vscode.Disposable {
   private activeId: string | null;
   private view: ChatView | undefined;
   private readonly answers: AnswerRunner;
+  private readonly answersChanged = new vscode.EventEmitter<void>();
+  /** An answer (chat or Explain) started or ended: see runningAnswers(). */
+  readonly onDidChangeAnswers = this.answersChanged.event;
   private readonly historyChanged = new vscode.EventEmitter<void>();
   /** Conversations were added, changed or removed (the open history list refreshes). */
   readonly onDidChangeHistory = this.historyChanged.event;
-  private readonly subscriptions: vscode.Disposable[] = [this.historyChanged];
+  private readonly subscriptions: vscode.Disposable[] = [this.answersChanged, this.historyChanged];
 
   constructor(
     private readonly service: ConversationService,
@@ -75,12 +79,13 @@ export class ChatController implements vscode.Disposable {
         }
       },
       log,
-      onBusyChanged: () => this.changed(),
+      onBusyChanged: () => { this.changed(); this.answersChanged.fire(); },
       onDelta: (conversationId, messageId, text) => { for (const m of deltaMessages(conversationId, messageId, text)) this.post(m); },
       onSettled: (conversationId, message) => {
         const done = doneMessage(conversationId, message);
         if (done) this.post(done);
       },
+      onFailed: (conversationId, messageId, code) => this.offerRetry(conversationId, messageId, code),
     });
     this.subscriptions.push(store.onDidChange(() => this.postState()), server.onDidChangeSetup(() => this.post(server.setupMessage())));
   }
@@ -114,6 +119,7 @@ export class ChatController implements vscode.Disposable {
         case 'startServer': await vscode.commands.executeCommand(COMMANDS.startServer); return;
         case 'loadModel': await vscode.commands.executeCommand(COMMANDS.loadModel); return;
         case 'openSettings': await vscode.commands.executeCommand(COMMANDS.openSettings); return;
+        case 'retry': await this.retry(msg.messageId); return;
         case 'setupAction': await this.server.runSetupAction(msg); return;
       }
     } catch (e) {
@@ -247,6 +253,25 @@ export class ChatController implements vscode.Disposable {
   /** Attachments of the questions of the conversation shown (their transcript chips open them). */
   private activeAttachments(): Attachment[] {
     return (this.activeId ? this.service.get(this.activeId)?.messages : undefined)?.flatMap((m) => m.attachments ?? []) ?? [];
+  }
+
+  /** The answers being generated now (chat and Explain), with their conversations' titles. */
+  runningAnswers(): RunningAnswer[] {
+    return this.answers.answering().map((conversationId) => ({ conversationId, title: this.service.get(conversationId)?.title ?? '' }));
+  }
+
+  /** A lost connection (the server still runs) is worth asking again: the banner offers Retry for that answer. */
+  private offerRetry(conversationId: string, messageId: string, code: string): void {
+    if (code !== 'connection-lost' || conversationId !== this.activeId) return;
+    this.post({ type: 'error', message: vscode.l10n.t('The connection to the server was lost; the answer is incomplete. Retry asks the same question again.'), retry: messageId });
+  }
+
+  /** Retry: asks the question of failed answer `answerId` again in the same conversation; the failed answer stays. */
+  private async retry(answerId: string): Promise<void> {
+    const messages = this.activeId ? this.service.get(this.activeId)?.messages ?? [] : [];
+    const at = messages.findIndex((m) => m.id === answerId && m.role === 'assistant' && m.status === 'failed');
+    const question = at > 0 ? messages[at - 1] : undefined;
+    if (question?.role === 'user') await this.send(question.content);
   }
 
   private ensureReady(): boolean {

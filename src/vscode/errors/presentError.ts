@@ -59,6 +59,8 @@ export function presentError(error: unknown): ErrorPresentation {
     switch (error.code) {
       case 'server-not-running':
         return { code: error.code, message: vscode.l10n.t('The Triton server is not running or cannot be reached.'), fix: vscode.l10n.t('Start the server, or check the external server URL.'), actions: ['startServer', 'showLogs'] };
+      case 'connection-lost':
+        return { code: error.code, message: vscode.l10n.t('The connection to the server was lost while the answer was being written; the server is still running.'), fix: vscode.l10n.t('Ask again: the partial answer is kept. If it keeps happening, check a proxy or the network between you and the server.'), actions: [] };
       case 'model-not-loaded':
         return { code: error.code, message: vscode.l10n.t('ChatGLM3 is not loaded.'), fix: vscode.l10n.t('Load the model first.'), actions: ['loadModel'] };
       case 'model-load-failed':

@@ -1,15 +1,18 @@
-// Show Server Status: a webview panel (the bundle dist/status.js, src/webview/status) with Triton's statistics for
-// the model and the GPU figures from the metrics port. The host polls every 2 s while the panel is visible and
-// posts the figures as protocol messages (src/protocol/statusMessages.ts); the page has no network access (CSP).
+// Show Server Status: a webview panel (the bundle dist/status.js, src/webview/status) with what the server is doing
+// now (the continuous scheduler's rows and queue, from the metrics port), its rates, Triton's statistics for the
+// model, the GPU figures and this window's own requests. The host polls every 2 s while the panel is visible (and
+// at once when this window starts or ends an answer) and posts the figures as protocol messages
+// (src/protocol/statusMessages.ts); the page has no network access (CSP).
 import * as vscode from 'vscode';
 import { MODEL_NAME } from '../../core/repository';
-import { gpuFigures, point, StatusHistory, type StatusSample } from '../../core/status/statusModel';
+import type { ActivityBoard } from '../../core/status/activity';
+import { metricsFigures, point, StatusHistory, type StatusSample } from '../../core/status/statusModel';
 import type { TritonClient } from '../../core/triton';
-import { isProtocolError, parseHostToStatusView, parseStatusViewToHost, type HostToStatusView } from '../../protocol';
+import { isProtocolError, parseHostToStatusView, parseStatusViewToHost, type HostToStatusView, type StatusUpdate } from '../../protocol';
 import type { Log } from '../log';
 import type { ServerController } from '../server/serverController';
 import { buildWebviewHtml, makeNonce } from '../webviewHtml';
-import { FigureFormat, noServerUpdate, statusLayout, statusUpdate } from './statusFigures';
+import { activityUpdate, FigureFormat, hiddenGroups, noServerUpdate, statusLayout, statusUpdate } from './statusFigures';
 
 const REFRESH_MS = 2_000;
 const REQUEST_TIMEOUT_MS = 1_500;
@@ -22,13 +25,23 @@ export class StatusPanel implements vscode.Disposable {
   private readonly history = new StatusHistory(90);
   private previous: StatusSample | undefined;
   private polling = false;
+  /** The last update posted: an activity update repeats its note and hidden groups. */
+  private last: StatusUpdate | undefined;
   private dropped = 0;
   private readonly subscriptions: vscode.Disposable[] = [];
   private readonly format = new FigureFormat(vscode.env.language);
 
-  constructor(private readonly extensionUri: vscode.Uri, private readonly server: ServerController, private readonly log: Log) {
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly server: ServerController,
+    private readonly activity: ActivityBoard,
+    private readonly log: Log,
+  ) {
     // Another server (restart, reconnect): counters start again, so old points would draw a false cliff.
     this.subscriptions.push(server.onDidChangeClient(() => { this.previous = undefined; this.history.clear(); }));
+    // An answer started or ended here: say so now rather than at the next tick (the charts keep their 2 s rhythm).
+    const stopWatching = activity.onDidChange((snapshot) => { if (this.panel && this.last) this.post(activityUpdate(this.last, snapshot, this.format)); });
+    this.subscriptions.push({ dispose: stopWatching });
   }
 
   show(): void {
@@ -66,7 +79,7 @@ export class StatusPanel implements vscode.Disposable {
       if (this.dropped <= MAX_DROPPED_LOGGED) this.log.warn(`status view: dropped a message: ${message.error}`);
       return;
     }
-    this.post(statusLayout());
+    this.post(statusLayout(hiddenGroups(this.previous)));
     void this.refresh();
   }
 
@@ -88,13 +101,13 @@ export class StatusPanel implements vscode.Disposable {
     try {
       const client = this.server.tritonClient;
       if (!client) {
-        this.post(noServerUpdate());
+        this.post(noServerUpdate(this.activity.snapshot, this.format));
         return;
       }
       const { sample, notes } = await this.sample(client);
       this.history.push(point(this.previous, sample));
       this.previous = sample;
-      this.post(statusUpdate(sample, this.history, notes, this.format));
+      this.post(statusUpdate(sample, this.history, this.activity.snapshot, notes, this.format));
     } finally {
       this.polling = false;
     }
@@ -115,15 +128,20 @@ export class StatusPanel implements vscode.Disposable {
       this.log.debug(`status: statistics: ${String(stats.reason)}`);
     }
     if (metrics.status === 'fulfilled') {
-      sample.gpus = gpuFigures(metrics.value);
+      Object.assign(sample, metricsFigures(metrics.value, MODEL_NAME));
+      if (!sample.scheduler) notes.push(vscode.l10n.t('The server publishes no continuous-batching figures (the hf engine, or a model without them).'));
       if (sample.gpus.length === 0) notes.push(vscode.l10n.t('The server reports no GPU metrics.'));
+    } else if (!client.metricsUrl) {
+      notes.push(vscode.l10n.t('No metrics address is set (tritonChatglm.externalMetricsUrl): no live figures and no GPU metrics.'));
     } else {
-      notes.push(vscode.l10n.t('GPU metrics unavailable.'));
+      notes.push(vscode.l10n.t('The metrics port did not answer: no live figures and no GPU metrics.'));
+      this.log.debug(`status: metrics: ${String(metrics.reason)}`);
     }
     return { sample, notes };
   }
 
   private post(message: HostToStatusView): void {
+    if (message.type === 'update') this.last = message;
     // Our own messages must satisfy the schema the page enforces, or it would drop them silently.
     const checked = parseHostToStatusView(message);
     if (isProtocolError(checked)) {

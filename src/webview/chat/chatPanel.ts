@@ -150,7 +150,7 @@ export class ChatPanel implements ChatContext {
         break;
       }
       case 'error':
-        this.errorBanner.show(message.message, this.strings);
+        this.errorBanner.show(message.message, this.strings, message.retry);
         break;
       case 'focusInput':
         this.composer.focus();
@@ -208,6 +208,7 @@ export class ChatPanel implements ChatContext {
       case 'send': this.composer.submit(); break;
       case 'stop': this.postToHost({ type: 'stop' }); break;
       case 'dismissError': this.errorBanner.clear(); this.composer.focus(); break;
+      case 'retry': this.errorBanner.clear(); this.postToHost({ type: 'retry', messageId }); break;
       case EXAMPLE_ACTION: this.composer.sendText(target.getAttribute('data-text') ?? ''); break;
       case MESSAGE_ACTIONS.copy: this.copyMessage(messageId, target as HTMLButtonElement); break;
       case MESSAGE_ACTIONS.regenerate: this.postToHost({ type: 'regenerate', messageId }); this.composer.focus(); break;

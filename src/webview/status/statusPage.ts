@@ -1,6 +1,7 @@
-// The Server Status page: builds its headings, totals table and sparklines from the host's `layout`, then writes
-// the figures of each `update` into them, as text and SVG path attributes only.
-import type { StatusLayout, StatusUpdate } from '../../protocol';
+// The Server Status page: builds its sections (tables of figures, sparklines, lists) from the host's `layout`, then
+// writes the figures of each `update` into them, as text and SVG path attributes only, and hides the groups the
+// server does not report (no GPU metrics, no continuous-batching figures).
+import type { StatusFigure, StatusLayout, StatusSection, StatusUpdate } from '../../protocol';
 import { el } from '../shared/dom';
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
@@ -13,54 +14,36 @@ interface ChartNodes {
 }
 
 export class StatusPage {
-  private readonly totals = new Map<string, HTMLElement>();
+  private readonly figures = new Map<string, HTMLElement>();
   private readonly charts = new Map<string, ChartNodes>();
+  private readonly lists = new Map<string, HTMLElement>();
+  /** Every element that belongs to a group, by group. */
+  private readonly grouped = new Map<string, HTMLElement[]>();
   private note: HTMLElement | undefined;
-  private gpus: HTMLElement | undefined;
   /** An update that came before the layout, applied once there is one. */
   private pending: StatusUpdate | undefined;
 
   constructor(private readonly root: HTMLElement) {}
 
   showLayout(layout: StatusLayout): void {
-    this.totals.clear();
+    this.figures.clear();
     this.charts.clear();
+    this.lists.clear();
+    this.grouped.clear();
     this.note = el('p', { id: 'note', class: 'note', role: 'status' });
-    this.gpus = el('ul', { id: 'gpus' });
-    const rows = layout.totals.map(({ id, label }) => {
-      const value = el('td', { id: `total-${id}` }, NO_VALUE);
-      this.totals.set(id, value);
-      return el('tr', {}, el('th', { scope: 'row' }, label), value);
-    });
-    const charts = layout.charts.map(({ id, label }) => {
-      const last = el('span', { class: 'last', id: `last-${id}` }, NO_VALUE);
-      const path = svg('path', { id: `path-${id}`, fill: 'none', stroke: 'currentColor', 'stroke-width': '1.5', d: '' });
-      const { width, height } = layout.chart;
-      const box = svg('svg', { viewBox: `0 0 ${width} ${height}`, width: String(width), height: String(height), role: 'img', 'aria-label': label }, path);
-      this.charts.set(id, { path, last });
-      return el('figure', { class: 'chart' }, el('figcaption', {}, `${label} `, last), box);
-    });
-    this.root.replaceChildren(
-      el('h1', {}, layout.title),
-      this.note,
-      el('h2', {}, layout.headings.totals),
-      el('table', { class: 'totals' }, el('tbody', {}, ...rows)),
-      el('h2', {}, layout.headings.charts),
-      el('div', { class: 'charts' }, ...charts),
-      el('h2', {}, layout.headings.gpus),
-      this.gpus,
-    );
+    this.root.replaceChildren(el('h1', {}, layout.title), this.note, ...layout.sections.map((s) => this.section(s, layout.chart)));
+    this.hide(layout.hidden);
     if (this.pending) this.showUpdate(this.pending);
     this.pending = undefined;
   }
 
   showUpdate(update: StatusUpdate): void {
-    if (!this.note || !this.gpus) {
+    if (!this.note) {
       this.pending = update;
       return;
     }
-    for (const [id, text] of Object.entries(update.totals)) {
-      const cell = this.totals.get(id);
+    for (const [id, text] of Object.entries(update.figures)) {
+      const cell = this.figures.get(id);
       if (cell) cell.textContent = text;
     }
     for (const [id, { d, last }] of Object.entries(update.series)) {
@@ -69,8 +52,55 @@ export class StatusPage {
       chart.path.setAttribute('d', d);
       chart.last.textContent = last;
     }
-    this.gpus.replaceChildren(...update.gpus.map((line) => el('li', {}, line)));
+    for (const [id, lines] of Object.entries(update.lists)) {
+      this.lists.get(id)?.replaceChildren(...lines.map((line) => el('li', {}, line)));
+    }
+    this.hide(update.hidden);
     this.note.textContent = update.note;
+  }
+
+  private section(section: StatusSection, box: StatusLayout['chart']): HTMLElement {
+    let body: HTMLElement;
+    switch (section.kind) {
+      case 'table':
+        body = el('table', { class: 'figures' }, el('tbody', {}, ...section.rows.map((row) => this.row(row))));
+        break;
+      case 'charts':
+        body = el('div', { class: 'charts' }, ...section.charts.map((chart) => this.chart(chart, box)));
+        break;
+      case 'list':
+        body = el('ul', { id: `list-${section.id}`, class: 'list' });
+        this.lists.set(section.id, body);
+        break;
+    }
+    return this.inGroup(el('section', { id: `section-${section.id}` }, el('h2', {}, section.heading), body), section.group);
+  }
+
+  private row({ id, label, group }: StatusFigure): HTMLElement {
+    const value = el('td', { id: `figure-${id}` }, NO_VALUE);
+    this.figures.set(id, value);
+    return this.inGroup(el('tr', {}, el('th', { scope: 'row' }, label), value), group);
+  }
+
+  private chart({ id, label, group }: StatusFigure, { width, height }: StatusLayout['chart']): HTMLElement {
+    const last = el('span', { class: 'last', id: `last-${id}` }, NO_VALUE);
+    const path = svg('path', { id: `path-${id}`, fill: 'none', stroke: 'currentColor', 'stroke-width': '1.5', d: '' });
+    const box = svg('svg', { viewBox: `0 0 ${width} ${height}`, width: String(width), height: String(height), role: 'img', 'aria-label': label }, path);
+    this.charts.set(id, { path, last });
+    return this.inGroup(el('figure', { class: 'chart', id: `chart-${id}` }, el('figcaption', {}, `${label} `, last), box), group);
+  }
+
+  private inGroup(node: HTMLElement, group: string | undefined): HTMLElement {
+    if (group) {
+      node.setAttribute('data-group', group);
+      this.grouped.set(group, [...(this.grouped.get(group) ?? []), node]);
+    }
+    return node;
+  }
+
+  private hide(groups: readonly string[]): void {
+    const hidden = new Set(groups);
+    for (const [group, nodes] of this.grouped) for (const node of nodes) node.hidden = hidden.has(group);
   }
 }
 

@@ -78,6 +78,13 @@ test('chat takes the message words; sampling options are range-checked', () => {
   usage([], /Missing command/);
 });
 
+test('--engine (or TRITON_CHATGLM_ENGINE) sets the engine setting; anything but native or hf is a usage error', () => {
+  assert.equal(settingsFromCli(parseCli(['load', '--engine', 'hf'], env)).engine, 'hf');
+  assert.equal(settingsFromCli(parseCli(['load'], { ...env, [ENV_VARS.engine]: 'hf' })).engine, 'hf');
+  assert.equal(settingsFromCli(parseCli(['load'], env)).engine, 'native', 'the default');
+  assert.throws(() => parseCli(['load', '--engine', 'vllm'], env), (e: unknown) => e instanceof UsageError && /--engine must be "native" or "hf"/.test(e.message));
+});
+
 test('help and version need no command; XDG_DATA_HOME moves the repository', () => {
   assert.equal(parseCli(['--help'], env).help, true);
   assert.equal(parseCli(['--version'], env).version, true);
@@ -120,4 +127,7 @@ test('errors → message, fix and exit code', () => {
   const notLoaded = reportError(new TritonError('model-not-loaded', 'not loaded', { operation: 'generate-stream' }), false);
   assert.match(notLoaded.lines[1], /triton-chatglm load/);
   assert.equal(reportError(new TritonError('cancelled', 'c', { operation: 'generate-stream' }), false).exitCode, EXIT.interrupted);
+  const lost = reportError(new TritonError('connection-lost', 'lost', { operation: 'generate-stream', serverLive: true }), false);
+  assert.equal(lost.exitCode, EXIT.failed, 'the server runs: not the "not running" exit code');
+  assert.match(lost.lines[1]!, /still running: run the command again/);
 });

@@ -28,6 +28,7 @@ const validFromWebview: WebviewToHost[] = [
   { type: 'startServer' },
   { type: 'loadModel' },
   { type: 'openSettings' },
+  { type: 'retry', messageId: 'm2' },
   { type: 'setupAction', action: 'startChatglm' },
   { type: 'setupAction', action: 'recheck' },
   { type: 'setupAction', action: 'chooseWeights', check: 'weights' },
@@ -58,6 +59,7 @@ const validFromHost: HostToWebview[] = [
   { type: 'delta', conversationId: 'c1', messageId: 'm2', text: '好' },
   { type: 'messageDone', conversationId: 'c1', messageId: 'm2', status: 'complete', finishReason: 'length', promptTokens: 10, completionTokens: 256, historyTrimmed: 2 },
   { type: 'error', message: 'Server unreachable' },
+  { type: 'error', message: 'The connection to the server was lost.', retry: 'm2' },
   { type: 'l10n', strings: { send: '发送', 'server.stopped': 'Triton 服务器未运行。' } },
   { type: 'focusInput' },
   {
@@ -97,6 +99,7 @@ describe('webview protocol', () => {
       { type: 'selectConversation', id: 'a'.repeat(65) }, { type: 'openInEditor', code: 'x', language: 'py"><script>' },
       { type: 'openInEditor', code: 'x' }, { type: 'stop', conversationId: 'c1' }, { type: '__proto__' },
       { type: 'renameConversation', id: 'abc', title: 'removed from the protocol' },
+      { type: 'retry' }, { type: 'retry', messageId: '../m1' },
       // a setup action is one the checklist can offer, never a command or a URL of the webview's choosing
       { type: 'setupAction', action: 'workbench.action.terminal.new' }, { type: 'setupAction', action: 'https://example.com' },
       { type: 'setupAction', action: 'chooseWeights', check: '../weights' }, { type: 'setupAction' },
@@ -134,6 +137,7 @@ describe('webview protocol', () => {
       { type: 'l10n', strings: { send: 5 } },
       { type: 'l10n', strings: JSON.parse('{"__proto__": "x"}') },
       { type: 'error', message: '' },
+      { type: 'error', message: 'lost', retry: '' }, { type: 'error', message: 'lost', retry: ['m1'] },
       { type: 'setup', setup: { visible: true, phase: 'needed', checking: false, summary: 'x', items: [{ id: 'docker', level: 'error', label: 'Docker', fixes: ['rm -rf'] }] } },
       { type: 'setup', setup: { visible: true, phase: 'needed', checking: false, summary: 'x', items: [{ id: 'kernel', level: 'ok', label: 'Linux', fixes: [] }] } },
       { type: 'setup', setup: { visible: true, phase: 'done', checking: false, summary: 'x', items: [] } },

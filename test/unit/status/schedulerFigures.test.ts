@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parsePrometheusText } from '../../../src/core/triton/prometheus';
-import { schedulerCounters, schedulerRates } from '../../../src/core/status/schedulerFigures';
+import { schedulerCounters, schedulerRates, serverQueue } from '../../../src/core/status/schedulerFigures';
 
 // The shape of what the real test tritonserver publishes (scraped from it, values changed), two instances.
 function scrape(steps: number, rows: number, tokens: number, firstTokens: number, firstSeconds: number): string {
@@ -49,7 +49,8 @@ test('rates between two samples: rows per step, tokens/s and the mean time to fi
   const r = schedulerRates(a, b)!;
   assert.equal(r.rowsPerStep, 7.5);
   assert.equal(r.decodeStepsPerSecond, 100);
-  assert.equal(r.generatedTokensPerSecond, 755);
+  // Counted as the rows generate (decode rows + first tokens), not when requests end (generated_tokens_total).
+  assert.equal(r.generatedTokensPerSecond, (1500 + 4) / 2);
   assert.equal(r.prefillTokensPerSecond, 0);
   assert.ok(Math.abs(r.meanTimeToFirstTokenMs! - 50) < 1e-9);
 });
@@ -63,4 +64,11 @@ test('an idle interval has no rows per step or first-token time; a reload (count
   const reloaded = { at: 5_000, counters: schedulerCounters(parsePrometheusText(scrape(3, 3, 9, 1, 0.01)), 'chatglm3-6b')! };
   assert.equal(schedulerRates(a, reloaded), undefined);
   assert.equal(schedulerRates(a, a), undefined);
+});
+
+test('the server\'s queue: the scheduler\'s waiting requests plus Triton\'s own, with the active rows', () => {
+  assert.deepEqual(serverQueue(parsePrometheusText(scrape(27, 33, 36, 3, 0.156)), 'chatglm3-6b'), { waiting: 4 + 3, active: 7 });
+  // The hf engine's per-execute path: only Triton's queue in front of execute().
+  assert.deepEqual(serverQueue(parsePrometheusText('nv_inference_pending_request_count{model="chatglm3-6b",version="1"} 2'), 'chatglm3-6b'), { waiting: 2 });
+  assert.equal(serverQueue(parsePrometheusText('nv_gpu_utilization{gpu_uuid="GPU-a"} 0.5'), 'chatglm3-6b'), undefined, 'nothing about the model');
 });

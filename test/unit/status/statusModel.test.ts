@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parsePrometheusText } from '../../../src/core/triton/prometheus';
 import type { ModelStatistics } from '../../../src/core/triton/statistics';
-import { gpuFigures, point, sparklinePath, StatusHistory, totals } from '../../../src/core/status/statusModel';
+import { gpuFigures, metricsFigures, point, schedulerTotals, sparklinePath, StatusHistory, totals, type StatusPoint } from '../../../src/core/status/statusModel';
 
 function stats(success: number, inferences: number, executions: number, queueNs: number, inferNs: number): ModelStatistics {
   return {
@@ -73,6 +73,63 @@ test('sparkline path: scaled to the box, gaps for unknown points, only M/L comma
 
 test('history keeps the last N points', () => {
   const h = new StatusHistory(3);
-  for (let i = 0; i < 5; i++) h.push({ requestsPerSecond: i, batchSize: null, queueMs: null, computeMs: null, gpuUtilizationPct: null, gpuMemoryUsedGiB: null });
+  const idle = point(undefined, { at: 0, gpus: [] });
+  for (let i = 0; i < 5; i++) h.push({ ...idle, requestsPerSecond: i });
   assert.deepEqual(h.series('requestsPerSecond'), [2, 3, 4]);
+});
+
+// What the test tritonserver publishes while two rows generate and one request waits (labels as scraped from it).
+function metricsText(steps: number, rows: number, tokens: number, prefill: number, firstTokens: number, firstSeconds: number, active: number, waiting: number): string {
+  const series = (name: string, value: number) => `${name}{instance="chatglm3-6b_0_0",model="chatglm3-6b",version="1"} ${value}`;
+  return [
+    'nv_inference_pending_request_count{model="chatglm3-6b",version="1"} 1',
+    series('chatglm3_active_rows', active),
+    series('chatglm3_waiting_requests', waiting),
+    series('chatglm3_decode_steps_total', steps),
+    series('chatglm3_decode_rows_total', rows),
+    series('chatglm3_prefill_tokens_total', prefill),
+    series('chatglm3_generated_tokens_total', tokens),
+    series('chatglm3_first_token_seconds_total', firstSeconds),
+    series('chatglm3_first_tokens_total', firstTokens),
+    series('chatglm3_rejected_busy_total', 3),
+    series('chatglm3_cancelled_requests_total', 1),
+    series('chatglm3_invalid_requests_total', 0),
+  ].join('\n');
+}
+
+test('live points from the scheduler metrics: rows and queue as gauges, rates between two scrapes', () => {
+  const scrape = (at: number, text: string) => ({ at, ...metricsFigures(parsePrometheusText(text), 'chatglm3-6b') });
+  const a = scrape(10_000, metricsText(100, 150, 160, 40, 10, 0.5, 1, 0));
+  const b = scrape(12_000, metricsText(180, 310, 322, 72, 12, 0.62, 2, 1));
+  assert.equal(b.tritonPending, 1);
+  assert.deepEqual(b.gpus, [], 'the CPU test server has no GPU metrics');
+  const p: StatusPoint = point(a, b);
+  assert.equal(p.activeRows, 2);
+  assert.equal(p.waitingRequests, 1);
+  assert.equal(p.tritonPending, 1);
+  assert.equal(p.decodeStepsPerSecond, 40);
+  assert.equal(p.rowsPerStep, 2);
+  assert.equal(p.generatedTokensPerSecond, (160 + 2) / 2);
+  assert.equal(p.prefillTokensPerSecond, 16);
+  assert.ok(Math.abs(p.timeToFirstTokenMs! - 60) < 1e-9);
+  assert.equal(p.requestsPerSecond, null, 'no Triton statistics in these samples');
+  // The first sample has the gauges but no rates.
+  const first = point(undefined, a);
+  assert.equal(first.activeRows, 1);
+  assert.equal(first.generatedTokensPerSecond, null);
+});
+
+test('scheduler totals since the load; none without scheduler metrics (the hf engine)', () => {
+  const { scheduler } = metricsFigures(parsePrometheusText(metricsText(200, 500, 510, 90, 10, 0.25, 0, 0)), 'chatglm3-6b');
+  assert.deepEqual(schedulerTotals(scheduler), {
+    generatedTokens: 510, prefillTokens: 90, decodeSteps: 200, rowsPerStep: 2.5, meanTimeToFirstTokenMs: 25,
+    busyRejections: 3, cancelledRequests: 1, invalidRequests: 0,
+  });
+  const hf = metricsFigures(parsePrometheusText('nv_inference_pending_request_count{model="chatglm3-6b",version="1"} 4'), 'chatglm3-6b');
+  assert.equal(hf.scheduler, undefined);
+  assert.equal(hf.tritonPending, 4);
+  assert.equal(schedulerTotals(undefined), undefined);
+  const p = point(undefined, { at: 0, ...hf });
+  assert.equal(p.activeRows, null);
+  assert.equal(p.tritonPending, 4);
 });

@@ -242,7 +242,7 @@ test('explain: each selection is its own concurrent request, answers stream into
   const getText = (r: Selection) => text.slice(offsetAt(r.start), offsetAt(r.end));
   const sel = (l1: number, l2: number) => new Selection(new Position(l1, 0), new Position(l2, lines[l2]!.length));
   fake.vscode.window.activeTextEditor = {
-    document: { uri: Uri.file('/w/geometry.py'), fileName: '/w/geometry.py', languageId: 'python', getText, offsetAt },
+    document: { uri: Uri.file('/w/geometry.py'), fileName: '/w/geometry.py', languageId: 'python', getText, offsetAt, lineAt: (n: number) => ({ text: lines[n]! }) },
     selections: [sel(3, 4), sel(0, 1), sel(6, 6), sel(0, 1)],
   };
   const before = stub.requests.filter((r) => r.path.endsWith('generate_stream')).length;
@@ -316,14 +316,16 @@ test('server status panel: strict CSP, polled statistics posted as data', async 
   assert.match(panel.webview.html, /default-src 'none'; script-src 'nonce-/);
   const inline = [...panel.webview.html.matchAll(/<script\b([^>]*)>/g)].map((m) => m[1]);
   assert.ok(inline.length === 1 && /nonce="/.test(inline[0]!));
-  const update = await waitFor(() => panel.webview.posted.find((m) => (m as { totals?: { requests?: string } }).totals?.requests), 'a status update') as {
-    totals: Record<string, string>; series: Record<string, { d: string }>; note: string;
+  const update = await waitFor(() => panel.webview.posted.find((m) => (m as { figures?: { requests?: string } }).figures?.requests), 'a status update') as {
+    figures: Record<string, string>; series: Record<string, { d: string }>; hidden: string[]; note: string;
   };
-  assert.equal(update.totals.requests, '4');
-  assert.equal(update.totals.batch, '2');
-  assert.equal(update.totals.queue, '1');
-  assert.deepEqual(Object.keys(update.series).sort(), ['batchSize', 'computeMs', 'gpuMemoryUsedGiB', 'gpuUtilizationPct', 'queueMs', 'requestsPerSecond']);
-  assert.match(update.note, /GPU metrics unavailable/);
+  assert.equal(update.figures.requests, '4');
+  assert.equal(update.figures.batch, '2');
+  assert.equal(update.figures.queue, '1');
+  assert.ok(Object.keys(update.series).includes('activeRows') && Object.keys(update.series).includes('requestsPerSecond'));
+  // No metrics address for this external server: nothing live, and neither the scheduler's nor the GPU cards.
+  assert.deepEqual(update.hidden, ['scheduler', 'gpu']);
+  assert.match(update.note, /No metrics address is set/);
 });
 
 test('a setting that needs a model reload says so and offers Reload Model; generation settings apply at once', async () => {

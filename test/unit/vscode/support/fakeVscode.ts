@@ -56,6 +56,7 @@ export function fakeDocument(uri: Uri, text: string, languageId = 'plaintext') {
   return {
     uri, fileName: uri.fsPath, languageId, lineCount: lines.length, offsetAt,
     getText: (r?: Range) => (r ? text.slice(offsetAt(r.start), offsetAt(r.end)) : text),
+    lineAt: (line: number) => ({ text: lines[line] ?? '' }),
   };
 }
 
@@ -91,7 +92,7 @@ export interface Recorded {
   threads: FakeThread[];
   /** Progress notifications: `done` once their task ended (the notification closed). */
   progress: { title: string; messages: string[]; done?: boolean }[];
-  panels: { viewType: string; webview: { html: string; posted: unknown[] }; dispose(): void }[];
+  panels: { viewType: string; webview: { html: string; posted: unknown[]; receive(m: unknown): void }; dispose(): void }[];
   config: Record<string, unknown>;
   trusted: boolean;
   /** Answer for the next showXxxMessage calls: a button title, or undefined. */
@@ -275,10 +276,13 @@ export function createFakeVscode(config: Record<string, unknown>) {
       createWebviewPanel(viewType: string, title: string) {
         const d = track(`panel:${viewType}`);
         const disposeEmitter = new EventEmitter<void>();
+        const received = new EventEmitter<unknown>();
         const panel = {
           viewType, title, visible: true, iconPath: undefined as unknown,
           webview: { html: '', cspSource: 'vscode-resource:', options: {}, posted: [] as unknown[], asWebviewUri: (u: Uri) => u,
-            onDidReceiveMessage: new EventEmitter<unknown>().event,
+            onDidReceiveMessage: received.event,
+            /** The page posts a message to the host. */
+            receive: (m: unknown) => received.fire(m),
             async postMessage(m: unknown) { panel.webview.posted.push(m); return true; } },
           onDidChangeViewState: new EventEmitter<void>().event,
           onDidDispose: disposeEmitter.event,

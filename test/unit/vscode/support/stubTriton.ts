@@ -17,18 +17,27 @@ export interface StubTriton {
   closedEarly: number;
   /** Concurrent generate_stream requests seen at most. */
   maxConcurrent: number;
+  /** generate_stream requests running now. */
+  active: number;
   close(): Promise<void>;
 }
 
 const MODEL = 'chatglm3-6b';
 
+export interface StubOptions {
+  /** Served as GET /metrics (Prometheus text), e.g. the scheduler's figures; absent: 404. */
+  metrics?: () => string;
+}
+
 /**
  * Answers: a prompt containing "slow" streams a delta every 20 ms until the client goes away; one containing
- * "long answer" ends at the length limit (finish_reason `length`), as max_new_tokens would end it.
+ * "long answer" ends at the length limit (finish_reason `length`), as max_new_tokens would end it; one containing
+ * "lose the connection" sends a delta and then drops the connection the first time it is asked (the server itself
+ * stays up: a connection lost on the way), and answers normally when it is asked again.
  */
-export async function startStubTriton(): Promise<StubTriton> {
+export async function startStubTriton(options: StubOptions = {}): Promise<StubTriton> {
   const requests: StubRequest[] = [];
-  const state = { closedEarly: 0, active: 0, maxConcurrent: 0 };
+  const state = { closedEarly: 0, active: 0, maxConcurrent: 0, cut: new Set<string>() };
   const sockets = new Set<import('node:net').Socket>();
   const server: Server = createServer((req, res) => void handle(req, res));
   server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
@@ -49,6 +58,7 @@ export async function startStubTriton(): Promise<StubTriton> {
       return json(200, { model_stats: [{ name: MODEL, version: '1', inference_count: 4, execution_count: 2, inference_stats: { success: { count: 4, ns: 8e6 }, queue: { count: 4, ns: 4e6 } } }] });
     }
     if (path === `/v2/models/${MODEL}/generate_stream`) return stream(body, res);
+    if (path === '/metrics' && options.metrics) return void res.writeHead(200, { 'content-type': 'text/plain' }).end(options.metrics());
     json(404, { error: `unknown path ${path}` });
   }
 
@@ -64,6 +74,13 @@ export async function startStubTriton(): Promise<StubTriton> {
     const send = (o: unknown) => res.write(`data: ${JSON.stringify(o)}\n\n`);
     const prompt = String(body.prompt ?? '');
     const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    if (prompt.includes('lose the connection') && !state.cut.has(prompt)) {
+      state.cut.add(prompt);
+      send({ response: 'half an ' });
+      await sleep(20);
+      res.socket?.destroy();
+      return;
+    }
     if (prompt.includes('slow')) {
       for (let i = 0; i < 500 && !res.destroyed; i++) {
         send({ response: `w${i} ` });
@@ -95,6 +112,7 @@ export async function startStubTriton(): Promise<StubTriton> {
     requests,
     get closedEarly() { return state.closedEarly; },
     get maxConcurrent() { return state.maxConcurrent; },
+    get active() { return state.active; },
     close: () => new Promise<void>((resolve) => {
       for (const s of sockets) s.destroy();
       server.close(() => resolve());
