@@ -320,6 +320,9 @@ async function chatHistory(wb) {
     await rows.first().waitFor();
   };
   const button = async (label, tooltip) => {
+    // A quick pick closes when focus leaves it (on a loaded machine a late editor update can take it): open it
+    // again, once, rather than wait on a hidden row; the journey still checks every effect of the click.
+    if (!(await widget.isVisible())) { log('      the history quick pick had closed: opened again'); await open(); }
     await row(label).hover();
     await row(label).locator(`.action-label[aria-label="${tooltip}"]`).click();
   };

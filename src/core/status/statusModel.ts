@@ -1,4 +1,4 @@
-// Figures of the Show Server Status panel and `triton-chatglm stats` (VS Code-free, unit-tested): what runs now
+// Figures of the Show Server Status panel and `triton-chatglm stats`: what runs now
 // and the continuous-batching rates from the scheduler's metrics (schedulerFigures.ts), totals from Triton's
 // cumulative model statistics, per-interval rates from the difference of two samples, GPU figures from the
 // Prometheus metrics, and the SVG path of each sparkline (drawn by the host; the webview only sets attributes).
