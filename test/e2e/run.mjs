@@ -322,8 +322,13 @@ async function chatHistory(wb) {
   const button = async (label, tooltip) => {
     // A quick pick closes when focus leaves it (on a loaded machine a late editor update can take it): open it
     // again, once, rather than wait on a hidden row; the journey still checks every effect of the click.
-    if (!(await widget.isVisible())) { log('      the history quick pick had closed: opened again'); await open(); }
-    await row(label).hover();
+    const hovered = await row(label).hover({ timeout: 10_000 }).then(() => true, () => false);
+    if (!hovered) {
+      if (await widget.isVisible()) throw new Error(`the history row "${label}" cannot be hovered`);
+      log('      the history quick pick had closed: opened again');
+      await open();
+      await row(label).hover();
+    }
     await row(label).locator(`.action-label[aria-label="${tooltip}"]`).click();
   };
   await open();
