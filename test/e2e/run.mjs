@@ -353,7 +353,14 @@ async function chatHistory(wb) {
   await waitFor(async () => (await box.inputValue()) === 'Count slowly from one to fifty.', { timeout: 10_000, what: 'the rename box with the title' });
   await box.fill('Counting test');
   await box.press('Enter');
-  await waitFor(async () => (await labels()).includes('Counting test'), { timeout: 10_000, what: 'the renamed chat in the list' });
+  // The list comes back after the rename box; on a loaded machine it may have lost focus and closed meanwhile.
+  const renamed = () => waitFor(async () => (await labels()).includes('Counting test'), { timeout: 15_000, what: 'the renamed chat in the list' });
+  await renamed().catch(async (e) => {
+    if (await widget.isVisible()) throw e;
+    log('      the history quick pick had closed after the rename: opened again');
+    await open();
+    await renamed();
+  });
 
   // delete, then Undo from the notification
   await wb.clearNotifications().catch(() => {});
