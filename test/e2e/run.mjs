@@ -644,9 +644,11 @@ async function mainWindowJourneys(extensionsDir) {
     await assistantArticles(chat).nth(n).locator('.code-block button[data-action="codeApply"]').click();
     const diffTab = wb.page.locator('.tabs-container .tab', { hasText: `${SAMPLE} ↔ Proposed Change` });
     await diffTab.waitFor({ timeout: 30_000 });
-    await wb.page.locator('.monaco-diff-editor').first().waitFor({ timeout: 30_000 });
-    await shot(wb, 'chat-apply-diff.png');
+    // The proposal on the right of the diff, the question beside it.
+    await wb.page.locator('.monaco-diff-editor .editor.modified .view-lines', { hasText: 'math.tau' }).first().waitFor({ timeout: 30_000 });
     const toast = wb.page.locator('.notifications-toasts .notification-list-item', { hasText: `Replace the selection in ${SAMPLE}` });
+    await toast.waitFor({ timeout: 30_000 });
+    await shot(wb, 'chat-apply-diff.png');
     await toast.locator('.monaco-button', { hasText: /^Apply$/ }).click({ timeout: 30_000 });
     await diffTab.waitFor({ state: 'detached', timeout: 30_000 });
     // The edit is in the editor (unsaved); saved, the file reads as the preview showed.
