@@ -91,6 +91,8 @@ export const webviewToHostSchema = z.discriminatedUnion('type', [
   messageSchema('focusChanged', { focused: z.boolean() }),
   messageSchema('copyCode', { code }),
   messageSchema('insertCode', { code }),
+  /** Replaces the active editor's selection with `code` (or inserts it at the cursor) after a diff preview. */
+  messageSchema('applyCode', { code }),
   messageSchema('openInEditor', { code, language: z.string().regex(LANGUAGE_PATTERN) }),
   /** A link in an answer was activated: the host decides (src/core/links) whether and how to open it. */
   messageSchema('openLink', { url: z.string().min(1).max(LIMITS.url), text: z.string().max(LIMITS.linkText) }),

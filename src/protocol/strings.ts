@@ -40,6 +40,8 @@ export const DEFAULT_STRINGS = {
   copied: 'Copied',
   insert: 'Insert at Cursor',
   openInEditor: 'Open in Editor',
+  applyToSelection: 'Apply to Selection',
+  codeToolbar: 'Code block actions',
   codeBlock: 'Code block ({0})',
   codeBlockPlain: 'Code block',
   generating: 'Generating…',

@@ -40,6 +40,8 @@ export const VSCODE_COMMANDS = {
   openRemoteSettings: 'workbench.action.openRemoteSettings',
   openWalkthrough: 'workbench.action.openWalkthrough',
   setContext: 'setContext',
+  /** Opens a diff editor (left, right, title, options): the preview of Apply to Selection. */
+  diff: 'vscode.diff',
 } as const;
 
 /** `<publisher>.<name>` of package.json. */

@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ConversationService, FileConversationStore, type LoadProblem } from '../core/chat';
 import { ChatController } from './chat/chatController';
+import { PROPOSAL_SCHEME, ProposalDocuments } from './chat/applyToSelection';
 import { CHAT_VIEW_ID, ChatViewProvider } from './chat/chatViewProvider';
 import { EditorContext } from './chat/editorContext';
 import { registerCommands } from './commands';
@@ -62,7 +63,9 @@ export class ExtensionServices implements vscode.Disposable {
       });
       const problems = await conversations.init();
       const editorContext = store.add(new EditorContext(log));
-      const chat = store.add(new ChatController(conversations, server, lifecycle, settings, context.globalState, log, editorContext));
+      const proposals = store.add(new ProposalDocuments());
+      store.add(vscode.workspace.registerTextDocumentContentProvider(PROPOSAL_SCHEME, proposals));
+      const chat = store.add(new ChatController(conversations, server, lifecycle, settings, context.globalState, log, editorContext, proposals));
       const chatView = store.add(new ChatViewProvider(context.extensionUri, chat, log));
       store.add(vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView, { webviewOptions: { retainContextWhenHidden: false } }));
       // What this window asks the server now: the status bar, the Server Status view and Explain read it.

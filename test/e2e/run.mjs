@@ -108,6 +108,8 @@ async function windowConfig(name, overrides = {}) {
   return {
     stateDir, http, grpc, metrics,
     promptLog: join(root, name, 'prompts.jsonl'),
+    /** Scripted answers of the tiny engine (TINY_ENGINE_SCRIPTS): a journey writes it before asking. */
+    scripts: join(root, name, 'scripts.json'),
     settings: {
       'tritonChatglm.dockerPath': fakeDocker,
       'tritonChatglm.weightsPath': checkpoint,
@@ -128,6 +130,7 @@ function windowEnv(cfg, extra = {}) {
   return {
     FAKE_DOCKER_STATE: cfg.stateDir,
     TINY_ENGINE_PROMPT_LOG: cfg.promptLog,
+    TINY_ENGINE_SCRIPTS: cfg.scripts,
     // A decode step every 25 ms: answers take a few seconds, so streaming and Stop can be observed.
     TINY_ENGINE_STEP_DELAY_MS: '25',
     OMP_NUM_THREADS: '1', OPENBLAS_NUM_THREADS: '1', MKL_NUM_THREADS: '1',
@@ -639,6 +642,38 @@ async function mainWindowJourneys(extensionsDir) {
     const left = await chat.locator('.composer .attachment-chip[data-kind="file"]').count();
     if (left) throw new Error('the dropped attachment is still above the input');
   }, { wb: current, needs: ['5b attach selections and a file, ask: the prompt carries them in the documented layout'] });
+
+  await journey('5d Apply to Selection: a diff preview, then Apply replaces the selected lines', async () => {
+    const question = 'Rewrite circle_area with tau.';
+    // Short enough for the answer limit (96 tokens: one a character here).
+    const code = 'def circle_area(r):\n    return math.tau * r * r / 2';
+    writeFileSync(cfg.scripts, JSON.stringify([{ match: question, answer: `\`\`\`python\n${code}\n\`\`\`\n` }]));
+    const original = readFileSync(join(workspace, SAMPLE), 'utf8');
+    await wb.clearNotifications();
+    await openFile(wb, SAMPLE);
+    await selectLineRange(wb, 3, 4);
+    chat = await openChat(wb);
+    const n = await assistantArticles(chat).count();
+    await ask(chat, question);
+    await watchAnswer(chat, n);
+    await assistantArticles(chat).nth(n).locator('.code-block button[data-action="codeApply"]').click();
+    const diffTab = wb.page.locator('.tabs-container .tab', { hasText: `${SAMPLE} ↔ Proposed Change` });
+    await diffTab.waitFor({ timeout: 30_000 });
+    // The proposal on the right of the diff, the question beside it.
+    await wb.page.locator('.monaco-diff-editor .editor.modified .view-lines', { hasText: 'math.tau' }).first().waitFor({ timeout: 30_000 });
+    const toast = wb.page.locator('.notifications-toasts .notification-list-item', { hasText: `Replace the selection in ${SAMPLE}` });
+    await toast.waitFor({ timeout: 30_000 });
+    await shot(wb, 'chat-apply-diff.png');
+    await toast.locator('.monaco-button', { hasText: /^Apply$/ }).click({ timeout: 30_000 });
+    await diffTab.waitFor({ state: 'detached', timeout: 30_000 });
+    // The edit is in the editor (unsaved); saved, the file reads as the preview showed.
+    await wb.runCommand('File: Save');
+    const expected = original.replace('def circle_area(radius):\n    return math.pi * radius ** 2\n', `${code}\n`);
+    await waitFor(() => readFileSync(join(workspace, SAMPLE), 'utf8') === expected, { timeout: 15_000, what: `${SAMPLE} with lines 3-4 replaced` })
+      .catch((e) => { throw new Error(`${e.message}: ${JSON.stringify(readFileSync(join(workspace, SAMPLE), 'utf8'))}`); });
+    // Put the sample back for the journeys after this one (the editor reloads the unchanged-on-disk file).
+    writeFileSync(join(workspace, SAMPLE), original);
+  }, { wb: current, needs: ['2 load model: progress, then ready'] });
 
   await journey('6 stop during a long answer: cancelled on the server, partial kept', async () => {
     const cancelledBefore = await cancelledCount(cfg);

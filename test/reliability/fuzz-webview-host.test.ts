@@ -17,7 +17,7 @@ import { startStubTriton, type StubTriton } from '../unit/vscode/support/stubTri
 import { SOAK, sleep, waitFor } from './support/server';
 
 const TYPES = ['ready', 'send', 'stop', 'regenerate', 'editQuestion', 'continueAnswer', 'copyMessage', 'focusChanged',
-  'copyCode', 'insertCode', 'openInEditor', 'startServer', 'loadModel', 'openSettings', 'retry',
+  'copyCode', 'insertCode', 'applyCode', 'openInEditor', 'startServer', 'loadModel', 'openSettings', 'retry',
   'removeAttachment', 'toggleActiveFile', 'addFile', 'openAttachment', 'setupAction',
   // removed from the protocol (the panel's old buttons and history list): near-misses now
   'editLast', 'newChat', 'selectConversation', 'deleteConversation'];
@@ -91,6 +91,7 @@ const valid = fc.oneof(
   knownId.map((messageId) => ({ type: 'retry', messageId })),
   fc.string({ maxLength: 300 }).map((code) => ({ type: 'copyCode', code })),
   fc.string({ maxLength: 300 }).map((code) => ({ type: 'insertCode', code })),
+  fc.string({ maxLength: 300 }).map((code) => ({ type: 'applyCode', code })),
   fc.tuple(fc.string({ maxLength: 300 }), fc.stringMatching(/^[A-Za-z0-9_+#.-]{0,32}$/)).map(([code, language]) => ({ type: 'openInEditor', code, language })),
   fc.tuple(fc.constantFrom(...SETUP_ACTIONS), fc.option(fc.constantFrom(...SETUP_CHECKS), { nil: undefined }))
     .map(([action, check]) => ({ type: 'setupAction', action, ...(check ? { check } : {}) })),

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { parseWebviewToHost } from '../../src/protocol';
 import { assistant, startHarness, stateMsg, user, type Harness, type Panel } from './support/harness';
 import { measureStreamingRenderCost, syntheticTokens } from './support/render-cost';
 
@@ -115,25 +116,116 @@ describe('chat webview', () => {
     await closePanel(panel);
   });
 
-  it('code block buttons post copyCode, insertCode and openInEditor with the code and language', async () => {
+  it('code block buttons post copyCode, insertCode, openInEditor and applyCode with the code and language, each validated', async () => {
     const panel = await openPanel();
     const { page } = panel;
     await panel.send(stateMsg([user('u1', 'q'), assistant('a1', 'Text\n\n```ts\nconst x: number = 1;\nconsole.log(x);\n```\n\n```\nplain <b>text</b>\n```\n')]));
     await panel.clearPosted();
     const first = page.locator('.code-block').first();
-    await first.locator('button[data-action="codeCopy"]').click();
-    assert.equal(await first.locator('button[data-action="codeCopy"]').textContent(), 'Copied');
+    const copy = first.locator('button[data-action="codeCopy"]');
+    await copy.click();
+    // Copy says "Copied" with a check mark for a moment, then is the copy icon again
+    assert.equal(await copy.getAttribute('title'), 'Copied');
+    assert.equal(await copy.locator('.codicon-check').count(), 1);
+    await page.waitForFunction(() => document.querySelector('.code-block button[data-action="codeCopy"]')?.getAttribute('title') === 'Copy');
+    assert.equal(await copy.getAttribute('aria-label'), 'Copy: Code block (ts)');
+    assert.equal(await copy.locator('.codicon-copy').count(), 1);
     await first.locator('button[data-action="codeInsert"]').click();
     await first.locator('button[data-action="codeOpen"]').click();
+    await first.locator('button[data-action="codeApply"]').click();
     await page.locator('.code-block').nth(1).locator('button[data-action="codeOpen"]').click();
+    await page.locator('.code-block').nth(1).locator('button[data-action="codeApply"]').click();
     const code = 'const x: number = 1;\nconsole.log(x);';
-    assert.deepEqual(await panel.posted(), [
+    const posted = await panel.posted();
+    assert.deepEqual(posted, [
       { type: 'copyCode', code },
       { type: 'insertCode', code },
       { type: 'openInEditor', code, language: 'ts' },
+      { type: 'applyCode', code },
       { type: 'openInEditor', code: 'plain <b>text</b>', language: '' },
+      { type: 'applyCode', code: 'plain <b>text</b>' },
     ]);
+    for (const m of posted) assert.deepEqual(parseWebviewToHost(m), m, `the host accepts ${m.type}`);
     assert.match(await first.locator('button[data-action="codeInsert"]').getAttribute('aria-label') ?? '', /Insert at Cursor: Code block \(ts\)/);
+    await closePanel(panel);
+  });
+
+  it('code block toolbar at 300 px: one line of four icon buttons, a label that never wraps, the code scrolls, one background', async () => {
+    const panel = await openPanel();
+    const { page } = panel;
+    await page.setViewportSize({ width: 300, height: 800 });
+    const longLine = `    return items[::-1]  # ${'a comment far wider than the panel, '.repeat(3)}`;
+    await panel.send(stateMsg([user('u1', 'q'), assistant('a1', [
+      `\`\`\`python\ndef reverse(items):\n${longLine}\n\`\`\``,
+      '```objective-c++-preprocessed-hdr\nint x;\n```',
+      '```\nplain\n```',
+    ].join('\n\n'))]));
+    const blocks = page.locator('.code-block');
+    assert.equal(await blocks.count(), 3);
+    const buttons = await blocks.first().locator('.code-toolbar button').evaluateAll((bs) => bs.map((b) => ({
+      action: b.getAttribute('data-action'), title: b.getAttribute('title'), label: b.getAttribute('aria-label'),
+      icon: b.querySelector('.codicon')?.className, text: (b.textContent ?? '').trim(),
+    })));
+    assert.deepEqual(buttons, [
+      { action: 'codeCopy', title: 'Copy', label: 'Copy: Code block (python)', icon: 'codicon codicon-copy', text: '' },
+      { action: 'codeInsert', title: 'Insert at Cursor', label: 'Insert at Cursor: Code block (python)', icon: 'codicon codicon-insert', text: '' },
+      { action: 'codeOpen', title: 'Open in Editor', label: 'Open in Editor: Code block (python)', icon: 'codicon codicon-new-file', text: '' },
+      { action: 'codeApply', title: 'Apply to Selection', label: 'Apply to Selection: Code block (python)', icon: 'codicon codicon-diff', text: '' },
+    ]);
+    const layout = await page.$$eval('.code-block', (els) => els.map((block) => {
+      const bar = block.querySelector('.code-toolbar')!;
+      const lang = bar.querySelector('.code-lang') as HTMLElement;
+      const pre = block.querySelector('pre')!;
+      const code = pre.querySelector('code')!;
+      const box = (e: Element) => e.getBoundingClientRect();
+      const kids = Array.from(bar.children).map(box);
+      const lineHeight = parseFloat(getComputedStyle(lang).lineHeight) || parseFloat(getComputedStyle(lang).fontSize) * 1.4;
+      const bg = (e: Element) => getComputedStyle(e).backgroundColor;
+      return {
+        text: lang.textContent,
+        // every part of the toolbar on one row, inside the block
+        rowSpread: Math.max(...kids.map((k) => k.top + k.height / 2)) - Math.min(...kids.map((k) => k.top + k.height / 2)),
+        barHeight: box(bar).height,
+        overflowRight: Math.max(...kids.map((k) => k.right)) - box(block).right,
+        buttonWidths: Array.from(bar.querySelectorAll('button')).map((b) => Math.round(box(b).width)),
+        langHeight: box(lang).height, lineHeight,
+        langStyle: [getComputedStyle(lang).whiteSpace, getComputedStyle(lang).textOverflow, getComputedStyle(lang).overflow],
+        langTruncated: lang.scrollWidth > lang.clientWidth,
+        preScrolls: pre.scrollWidth > pre.clientWidth, preOverflowX: getComputedStyle(pre).overflowX,
+        backgrounds: { block: bg(block), bar: bg(bar), pre: bg(pre), code: bg(code), spans: Array.from(code.querySelectorAll('span')).map(bg) },
+      };
+    }));
+    const blockBackground = 'rgb(43, 43, 43)'; // --vscode-textCodeBlock-background of the test theme
+    for (const l of layout) {
+      assert.ok(l.rowSpread <= 1, `one row (vertical centres): ${JSON.stringify(l)}`);
+      assert.ok(l.barHeight < 2 * 22, `the toolbar is one line high: ${l.barHeight}`);
+      assert.ok(l.overflowRight <= 0.5, `nothing sticks out of the block: ${l.overflowRight}`);
+      assert.deepEqual(l.buttonWidths, [22, 22, 22, 22], 'the icon buttons keep their size');
+      assert.ok(l.langHeight < 1.5 * l.lineHeight, `the label is one line: ${l.langHeight} vs ${l.lineHeight}`);
+      assert.deepEqual(l.langStyle, ['nowrap', 'ellipsis', 'hidden']);
+      // One background: the block's; the toolbar, the <pre>, the <code> (which VS Code's defaults give a
+      // background of its own, painted line by line) and the highlighted tokens show it through.
+      assert.equal(l.backgrounds.block, blockBackground);
+      for (const b of [l.backgrounds.bar, l.backgrounds.pre, l.backgrounds.code, ...l.backgrounds.spans]) assert.equal(b, 'rgba(0, 0, 0, 0)');
+    }
+    assert.equal(layout[0]!.text, 'python');
+    assert.equal(layout[0]!.langTruncated, false, '"python" fits at 300 px');
+    assert.equal(layout[1]!.text, 'objective-c++-preprocessed-hdr');
+    assert.equal(layout[1]!.langTruncated, true, 'a long label ends in an ellipsis instead of wrapping');
+    assert.equal(layout[2]!.text, '');
+    assert.equal(layout[0]!.preScrolls, true, 'the long line scrolls inside the block');
+    assert.equal(layout[0]!.preOverflowX, 'auto');
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'the panel itself does not scroll sideways');
+
+    await panel.clearPosted();
+    await blocks.first().locator('button[data-action="codeApply"]').click();
+    const posted = await panel.posted();
+    const expected = { type: 'applyCode', code: `def reverse(items):\n${longLine}` };
+    assert.deepEqual(posted, [expected]);
+    assert.deepEqual(parseWebviewToHost(posted[0]), expected, 'the host\'s parser accepts it unchanged');
+    const out = resolve(__dirname, '../../test-results');
+    mkdirSync(out, { recursive: true });
+    await page.screenshot({ path: join(out, 'chat-code-toolbar-300px.png'), fullPage: true });
     await closePanel(panel);
   });
 

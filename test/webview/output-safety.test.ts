@@ -124,7 +124,9 @@ describe('invisible and bidirectional control characters', () => {
     const [copy] = await postedChecked(panel) as Array<{ type: string; code: string }>;
     assert.equal(copy!.type, 'copyCode');
     assert.ok(copy!.code.includes('"user\u202E \u2066// Check if admin\u2069 \u2066"'), 'Copy passes the exact code (the host warns first)');
-    assert.equal(await page.locator('article[data-id="a1"] button[data-action="codeCopy"]').textContent(), 'Copy', 'no "Copied" before the host has asked');
+    const copyButton = page.locator('article[data-id="a1"] button[data-action="codeCopy"]');
+    assert.equal(await copyButton.getAttribute('title'), 'Copy', 'no "Copied" before the host has asked');
+    assert.equal(await copyButton.locator('.codicon-copy').count(), 1, 'no check mark either');
     // localized tooltip
     await panel.send({ type: 'l10n', strings: { invisibleCharacter: '不可见字符 {0}：{1}' } });
     assert.equal(await page.getAttribute('article[data-id="a1"] .invisible-char', 'title'), '不可见字符 U+202E：RIGHT-TO-LEFT OVERRIDE');

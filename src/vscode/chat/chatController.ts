@@ -13,6 +13,7 @@ import { errorText, presentError } from '../errors/presentError';
 import type { Log } from '../log';
 import type { ServerController } from '../server/serverController';
 import type { LifecycleStore } from '../state/lifecycleStore';
+import { applyToSelection, type ProposalDocuments } from './applyToSelection';
 import { clip, deltaMessages, doneMessage, stateMessage } from './chatViewState';
 import { copyCode, insertAtCursor, openInEditor } from './codeActions';
 import { EditorContext } from './editorContext';
@@ -54,6 +55,7 @@ export class ChatController implements vscode.Disposable {
     private readonly memento: vscode.Memento,
     private readonly log: Log,
     private readonly context: EditorContext,
+    private readonly proposals: ProposalDocuments,
   ) {
     context.connect((m) => this.post(m));
     const saved = memento.get<string>(ACTIVE_KEY);
@@ -114,6 +116,7 @@ export class ChatController implements vscode.Disposable {
         case 'focusChanged': await this.setFocused(msg.focused); return;
         case 'copyCode': await copyCode(msg.code); return;
         case 'insertCode': await insertAtCursor(msg.code); return;
+        case 'applyCode': await applyToSelection(msg.code, this.proposals); return;
         case 'openLink': await openChatLink(msg.url, msg.text); return;
         case 'openInEditor': await openInEditor(msg.code, msg.language); return;
         case 'startServer': await vscode.commands.executeCommand(COMMANDS.startServer); return;

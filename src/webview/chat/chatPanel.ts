@@ -216,26 +216,30 @@ export class ChatPanel implements ChatContext {
       case MESSAGE_ACTIONS.continue: this.postToHost({ type: 'continueAnswer', messageId }); this.composer.focus(); break;
       case 'startServer': case 'loadModel': case 'openSettings': this.postToHost({ type: action }); break;
       case 'setupAction': { const m = setupActionMessage(target); if (m) this.postToHost(m); break; }
-      case CODE_ACTIONS.copy: case CODE_ACTIONS.insert: case CODE_ACTIONS.open: this.codeAction(action, target as HTMLButtonElement); break;
+      case CODE_ACTIONS.copy: case CODE_ACTIONS.insert: case CODE_ACTIONS.open: case CODE_ACTIONS.apply: this.codeAction(action, target as HTMLButtonElement); break;
     }
   }
 
   private copyMessage(messageId: string, target: HTMLButtonElement): void {
     this.postToHost({ type: 'copyMessage', messageId });
     const content = this.state?.messages.find((m) => m.id === messageId)?.content ?? '';
-    if (!hasInvisibleCharacters(content)) this.showCopied(target); // otherwise the host asks first
+    if (!hasInvisibleCharacters(content)) this.showCopied(target, this.strings.copiedMessage); // otherwise the host asks first
   }
 
-  /** A message's Copy button shows a check mark and says "Copied" for a moment. */
-  private showCopied(target: HTMLButtonElement): void {
+  /** A Copy button (of a message or a code block) shows a check mark and says "Copied" for a moment. */
+  private showCopied(target: HTMLButtonElement, copied: string): void {
+    if (target.hasAttribute('data-copied')) return; // clicked again while it says so: keep the labels to restore
+    target.setAttribute('data-copied', '');
     const label = target.getAttribute('aria-label') ?? '';
+    const tooltip = target.title;
     target.replaceChildren(icon('check'));
-    target.title = this.strings.copiedMessage;
-    target.setAttribute('aria-label', this.strings.copiedMessage);
+    target.title = copied;
+    target.setAttribute('aria-label', copied);
     setTimeout(() => {
       target.replaceChildren(icon('copy'));
-      target.title = label;
+      target.title = tooltip;
       target.setAttribute('aria-label', label);
+      target.removeAttribute('data-copied');
     }, COPIED_FEEDBACK_MS);
   }
 
@@ -244,11 +248,11 @@ export class ChatPanel implements ChatContext {
     if (!block || block.code.length > LIMITS.code) return;
     if (action === CODE_ACTIONS.copy) {
       this.postToHost({ type: 'copyCode', code: block.code });
-      if (hasInvisibleCharacters(block.code)) return; // the host asks first; "Copied" would be premature
-      target.textContent = this.strings.copied;
-      setTimeout(() => { target.textContent = this.strings.copy; }, COPIED_FEEDBACK_MS);
+      if (!hasInvisibleCharacters(block.code)) this.showCopied(target, this.strings.copied); // otherwise the host asks first
     } else if (action === CODE_ACTIONS.insert) {
       this.postToHost({ type: 'insertCode', code: block.code });
+    } else if (action === CODE_ACTIONS.apply) {
+      this.postToHost({ type: 'applyCode', code: block.code });
     } else {
       this.postToHost({ type: 'openInEditor', code: block.code, language: block.language });
     }

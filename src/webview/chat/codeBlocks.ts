@@ -1,12 +1,21 @@
-// Wraps each rendered <pre><code> in a block with Copy / Insert at Cursor / Open in Editor buttons, lays large
-// plain code out in chunks (codeChunks.ts), and marks the invisible characters of all code (blocks and inline). The
-// buttons carry only data-action; one delegated click handler (chatPanel.ts) reads the code from the DOM text.
+// Wraps each rendered <pre><code> in a block under a one-line toolbar: the language, then icon buttons (Copy, Insert
+// at Cursor, Open in Editor, Apply to Selection; each with a tooltip and an accessible name naming the block). Lays
+// large plain code out in chunks (codeChunks.ts) and marks the invisible characters of all code (blocks and inline).
+// The buttons carry only data-action; one delegated click handler (chatPanel.ts) reads the code from the DOM text.
 import { format, LANGUAGE_PATTERN, type Strings } from '../../protocol';
 import { chunkLargeCode } from './codeChunks';
-import { button, el } from '../shared/dom';
+import { el, iconButton } from '../shared/dom';
 import { markInvisibleCharacters } from './invisibleMarks';
 
-export const CODE_ACTIONS = { copy: 'codeCopy', insert: 'codeInsert', open: 'codeOpen' } as const;
+export const CODE_ACTIONS = { copy: 'codeCopy', insert: 'codeInsert', apply: 'codeApply', open: 'codeOpen' } as const;
+
+/** The toolbar's buttons in order: action, codicon, label. */
+const CODE_BUTTONS = [
+  [CODE_ACTIONS.copy, 'copy', 'copy'],
+  [CODE_ACTIONS.insert, 'insert', 'insert'],
+  [CODE_ACTIONS.open, 'new-file', 'openInEditor'],
+  [CODE_ACTIONS.apply, 'diff', 'applyToSelection'],
+] as const;
 
 export function languageOf(code: Element): string {
   for (const cls of Array.from(code.classList)) {
@@ -24,11 +33,9 @@ export function decorateCodeBlocks(root: DocumentFragment | Element, strings: St
     const code = pre.querySelector('code');
     const lang = code ? languageOf(code) : '';
     const label = lang ? format(strings.codeBlock, lang) : strings.codeBlockPlain;
-    const toolbar = el('div', { class: 'code-toolbar' },
-      el('span', { class: 'code-lang' }, lang),
-      button(strings.copy, CODE_ACTIONS.copy, { 'aria-label': `${strings.copy}: ${label}` }),
-      button(strings.insert, CODE_ACTIONS.insert, { 'aria-label': `${strings.insert}: ${label}` }),
-      button(strings.openInEditor, CODE_ACTIONS.open, { 'aria-label': `${strings.openInEditor}: ${label}` }),
+    const toolbar = el('div', { class: 'code-toolbar', role: 'toolbar', 'aria-label': strings.codeToolbar },
+      el('span', { class: 'code-lang', title: lang || undefined }, lang),
+      ...CODE_BUTTONS.map(([action, name, key]) => iconButton(name, action, `${strings[key]}: ${label}`, {}, strings[key])),
     );
     const block = el('div', { class: 'code-block', role: 'group', 'aria-label': label, 'data-lang': lang });
     if (code) chunkLargeCode(code as HTMLElement, strings);

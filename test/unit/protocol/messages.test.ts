@@ -24,6 +24,8 @@ const validFromWebview: WebviewToHost[] = [
   { type: 'focusChanged', focused: false },
   { type: 'copyCode', code: 'print(1)' },
   { type: 'insertCode', code: '' },
+  { type: 'applyCode', code: 'return math.pi * r ** 2' },
+  { type: 'applyCode', code: '' },
   { type: 'openInEditor', code: 'int main(){}', language: 'c++' },
   { type: 'startServer' },
   { type: 'loadModel' },
@@ -117,6 +119,9 @@ describe('webview protocol', () => {
       { type: 'openAttachment', uri: 'file:///etc/passwd' },
       { type: 'openLink', url: '', text: 'x' }, { type: 'openLink', url: 'https://example.com' }, { type: 'openLink', url: 5, text: '' },
       { type: 'openLink', url: 'https://example.com', text: 'x', target: '_blank' },
+      // Apply to Selection carries the code only: the host takes the range from the editor, never from the webview
+      { type: 'applyCode' }, { type: 'applyCode', code: 7 }, { type: 'applyCode', code: 'x', uri: 'file:///etc/passwd' },
+      { type: 'applyCode', code: 'x', range: { start: 0, end: 1 } },
     ];
     for (const raw of bad) {
       const r = parseWebviewToHost(raw);
@@ -164,6 +169,8 @@ describe('webview protocol', () => {
     assert.ok(!isProtocolError(parseWebviewToHost({ type: 'send', text: 'x'.repeat(LIMITS.userText) })));
     assert.ok(isProtocolError(parseWebviewToHost({ type: 'send', text: 'x'.repeat(LIMITS.userText + 1) })));
     assert.ok(isProtocolError(parseWebviewToHost({ type: 'insertCode', code: 'x'.repeat(LIMITS.code + 1) })));
+    assert.ok(isProtocolError(parseWebviewToHost({ type: 'applyCode', code: 'x'.repeat(LIMITS.code + 1) })));
+    assert.deepEqual(parseWebviewToHost({ type: 'applyCode', code: 'x'.repeat(LIMITS.code) }), { type: 'applyCode', code: 'x'.repeat(LIMITS.code) });
     assert.ok(isProtocolError(parseHostToWebview({ type: 'delta', conversationId: 'c', messageId: 'm', text: 'x'.repeat(LIMITS.delta + 1) })));
     assert.ok(isProtocolError(parseWebviewToHost({ type: 'openLink', url: `https://example.com/${'x'.repeat(LIMITS.url)}`, text: '' })));
     assert.ok(isProtocolError(parseWebviewToHost({ type: 'openLink', url: 'https://example.com/', text: 't'.repeat(LIMITS.linkText + 1) })));

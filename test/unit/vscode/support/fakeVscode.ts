@@ -49,16 +49,36 @@ export class ThemeColor { constructor(readonly id: string) {} }
 export class ThemeIcon { static readonly File = new ThemeIcon('file'); constructor(readonly id: string) {} }
 export class RelativePattern { constructor(readonly base: { uri: Uri }, readonly pattern: string) {} }
 
-/** A text document over a string, as editors hand it to the extension. */
-export function fakeDocument(uri: Uri, text: string, languageId = 'plaintext') {
-  const lines = text.split('\n');
+/** A text document over a string, as editors hand it to the extension; `edit` changes it as an applied edit does. */
+export function fakeDocument(uri: Uri, initial: string, languageId = 'plaintext') {
+  let text = initial;
+  let lines = text.split('\n');
   const offsetAt = (p: Position) => lines.slice(0, p.line).reduce((n, l) => n + l.length + 1, 0) + Math.min(p.character, lines[p.line]?.length ?? 0);
-  return {
-    uri, fileName: uri.fsPath, languageId, lineCount: lines.length, offsetAt,
+  const positionAt = (offset: number) => {
+    const before = text.slice(0, Math.max(0, Math.min(offset, text.length))).split('\n');
+    return new Position(before.length - 1, before[before.length - 1]!.length);
+  };
+  const doc = {
+    uri, fileName: uri.fsPath, languageId, offsetAt, positionAt, version: 1, isClosed: false,
+    get lineCount() { return lines.length; },
+    get eol() { return text.includes('\r\n') ? 2 : 1; },
     getText: (r?: Range) => (r ? text.slice(offsetAt(r.start), offsetAt(r.end)) : text),
     lineAt: (line: number) => ({ text: lines[line] ?? '' }),
+    edit(r: Range, newText: string) {
+      text = text.slice(0, offsetAt(r.start)) + newText + text.slice(offsetAt(r.end));
+      lines = text.split('\n');
+      doc.version += 1;
+    },
   };
+  return doc;
 }
+
+/** The edits of a WorkspaceEdit, in the order they were made. */
+export class WorkspaceEdit {
+  readonly edits: { uri: Uri; range: Range; newText: string }[] = [];
+  replace(uri: Uri, range: Range, newText: string): void { this.edits.push({ uri, range, newText }); }
+}
+export class TabInputTextDiff { constructor(readonly original: Uri, readonly modified: Uri) {} }
 
 /** A quick pick as the extension drives it (createQuickPick), with what the user would do to it. */
 export interface FakeQuickPick {
@@ -124,6 +144,15 @@ export interface Recorded {
   /** Files findFiles returns (absolute paths). */
   files: string[];
   opened: { uri: string; selection?: Range }[];
+  /** registerTextDocumentContentProvider: the provider of each scheme. */
+  contentProviders: Map<string, { provideTextDocumentContent(uri: Uri): string }>;
+  /** vscode.diff calls, with the right side's text as its content provider served it. */
+  diffs: { left: Uri; right: Uri; title: string; rightText: string }[];
+  /** The editor tabs (one group): a diff opens one, tabGroups.close closes it. */
+  tabs: { input: unknown; label: string }[];
+  /** workspace.applyEdit calls; `applyEditFails` makes the next ones return false. */
+  applied: WorkspaceEdit[];
+  applyEditFails?: boolean;
 }
 
 export interface FakeThread {
@@ -144,6 +173,7 @@ export function createFakeVscode(config: Record<string, unknown>) {
     viewProviders: new Map(), threads: [], progress: [], panels: [], config, trusted: true,
     executed: [], external: [], openDialogs: [], updates: [], quickPicks: [], written: new Map(),
     modals: [], quickPickCalls: [], findFiles: [], files: [], opened: [],
+    contentProviders: new Map(), diffs: [], tabs: [], applied: [],
   };
   const configEmitter = new EventEmitter<{ affectsConfiguration(s: string): boolean }>();
   const trustEmitter = new EventEmitter<void>();
@@ -170,7 +200,8 @@ export function createFakeVscode(config: Record<string, unknown>) {
   const languageOf = (p: string) => (p.endsWith('.py') ? 'python' : p.endsWith('.ts') ? 'typescript' : p.endsWith('.md') ? 'markdown' : 'plaintext');
 
   const vscode = {
-    EventEmitter, Uri, Position, Range, Selection, ThemeColor, ThemeIcon, RelativePattern, MarkdownString,
+    EventEmitter, Uri, Position, Range, Selection, ThemeColor, ThemeIcon, RelativePattern, MarkdownString, WorkspaceEdit, TabInputTextDiff,
+    EndOfLine: { LF: 1, CRLF: 2 },
     QuickPickItemKind: { Separator: -1, Default: 0 },
     StatusBarAlignment: { Left: 1, Right: 2 },
     FileType: { File: 1, Directory: 2 },
@@ -198,6 +229,13 @@ export function createFakeVscode(config: Record<string, unknown>) {
       async executeCommand(id: string, ...args: unknown[]) {
         rec.executed.push({ id, args });
         if (id === 'setContext') { rec.context.set(String(args[0]), args[1]); return undefined; }
+        if (id === 'vscode.diff') {
+          const [left, right, title] = args as [Uri, Uri, string];
+          const rightText = rec.contentProviders.get(right.scheme)?.provideTextDocumentContent(right) ?? '';
+          rec.diffs.push({ left, right, title, rightText });
+          rec.tabs.push({ input: new TabInputTextDiff(left, right), label: title });
+          return undefined;
+        }
         const fn = rec.commands.get(id);
         return fn ? fn(...args) : undefined;
       },
@@ -222,6 +260,10 @@ export function createFakeVscode(config: Record<string, unknown>) {
         return { dispose: () => { d.disposed = true; rec.viewProviders.delete(id); } };
       },
       onDidChangeActiveTextEditor: activeEditorEmitter.event,
+      tabGroups: {
+        get all() { return [{ tabs: [...rec.tabs] }]; },
+        async close(tabs: unknown[]) { rec.tabs = rec.tabs.filter((t) => !tabs.includes(t)); return true; },
+      },
       get visibleTextEditors() { return activeTextEditor ? [activeTextEditor] : []; },
       showInformationMessage: show('info'),
       showWarningMessage: show('warning'),
@@ -333,6 +375,24 @@ export function createFakeVscode(config: Record<string, unknown>) {
         async readFile(u: Uri) { return new Uint8Array(readFileSync(u.fsPath)); },
         async writeFile(uri: Uri, data: Uint8Array) { rec.written.set(uri.fsPath, new TextDecoder().decode(data)); },
       },
+      registerTextDocumentContentProvider(scheme: string, provider: { provideTextDocumentContent(uri: Uri): string }) {
+        if (rec.contentProviders.has(scheme)) throw new Error(`a content provider for ${scheme} is registered already`);
+        rec.contentProviders.set(scheme, provider);
+        const d = track(`content:${scheme}`);
+        return { dispose: () => { d.disposed = true; rec.contentProviders.delete(scheme); } };
+      },
+      /** Applies each replacement to the open document of its URI (and fires onDidChangeTextDocument). */
+      async applyEdit(edit: WorkspaceEdit) {
+        rec.applied.push(edit);
+        if (rec.applyEditFails) return false;
+        for (const e of edit.edits) {
+          const doc = textDocuments.find((d) => d.uri.toString() === e.uri.toString());
+          if (!doc) return false;
+          doc.edit(e.range, e.newText);
+          documentChangeEmitter.fire({ document: doc });
+        }
+        return true;
+      },
       async findFiles(include: RelativePattern, exclude: unknown) {
         rec.findFiles.push({ include: include.pattern, exclude });
         return rec.files.map((f) => Uri.file(f));
@@ -360,10 +420,15 @@ export function createFakeVscode(config: Record<string, unknown>) {
     Object.assign(rec.config, values);
     configEmitter.fire({ affectsConfiguration: (s: string) => Object.keys(values).some((k) => k === s || k.startsWith(`${s}.`)) });
   };
-  /** Focuses another editor (fires onDidChangeActiveTextEditor); its document becomes one of the open ones. */
+  /** Focuses another editor (fires onDidChangeActiveTextEditor); its document becomes the open one of its URI. */
   const setActiveEditor = (editor: { document: ReturnType<typeof fakeDocument>; selections?: Selection[] } | undefined) => {
-    if (editor && !textDocuments.includes(editor.document)) textDocuments.push(editor.document);
-    activeTextEditor = editor ? { selections: [], ...editor } : undefined;
+    if (editor && !textDocuments.includes(editor.document)) {
+      const same = textDocuments.findIndex((d) => d.uri.toString() === editor.document.uri.toString());
+      if (same >= 0) textDocuments.splice(same, 1);
+      textDocuments.push(editor.document);
+    }
+    // `selection` is the primary one, as in VS Code (the first of `selections`).
+    activeTextEditor = editor ? { selections: [], selection: editor.selections?.[0], ...editor } : undefined;
     activeEditorEmitter.fire(activeTextEditor);
   };
   /** The user grants the workspace trust. */
