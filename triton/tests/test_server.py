@@ -119,14 +119,15 @@ def test_bad_request_in_a_batch_fails_alone(server, scheduler):
     def body(prompt, history="[]", top_p=0.8, max_new_tokens=8):
         return {"prompt": prompt, "history": history, "top_p": top_p, "max_new_tokens": max_new_tokens}
 
-    bodies = [body("blocker", max_new_tokens=60),  # occupies the instance while the rest queue
+    # The blocker occupies the instance (250 paced steps: a second at least) while the other four, sent together once
+    # it runs, queue behind it: they reach execute() as one batch of four however loaded the machine is.
+    bodies = [body("blocker", max_new_tokens=250),
               body("good a"), body("bad", top_p=5.0), body("good b", max_new_tokens=9),
               body("bad history", history='[{"role": 1}]')]
     with ThreadPoolExecutor(len(bodies)) as pool:
-        futures = []
-        for b in bodies:
-            futures.append(pool.submit(stream, server, b))
-            time.sleep(0.05)
+        futures = [pool.submit(stream, server, bodies[0])]
+        time.sleep(0.3)
+        futures += [pool.submit(stream, server, b) for b in bodies[1:]]
         results = [f.result() for f in futures]
     assert [r[0] for r in results] == [200, 200, 400, 200, 400]
     assert "top_p" in results[2][1][0]["error"]
