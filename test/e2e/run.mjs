@@ -512,7 +512,7 @@ async function mainWindowJourneys(extensionsDir) {
       await wb.runCommand(title('explainSelection'));
       const bodies = await finishedExplanations(wb, 3);
       log(`      explanations: ${bodies.map((b) => b.body.length).join(', ')} chars`);
-      await wb.runCommand('View: Hide Panel'); // the Comments panel the threads opened would crowd the image
+      await hidePanel(wb); // the Comments panel the threads opened would crowd the image
       await docScreenshot(wb, 'explain-selection.png');
     } finally {
       await changeRemoteSettings(server, { 'tritonChatglm.maxNewTokens': 96 }, /settings changed: .*maxNewTokens/);
@@ -603,7 +603,7 @@ async function mainWindowJourneys(extensionsDir) {
     if (JSON.stringify(sent) !== JSON.stringify(['geometry.py', 'geometry.py:3-4', 'geometry.py:6-7', 'notes.md'])) throw new Error(`chips with the question: ${JSON.stringify(sent)}`);
     await waitFor(async () => JSON.stringify(await composerChips()) === JSON.stringify(['geometry.pycurrent file']), { what: 'the sent chips to leave the input' });
     // The README's chat picture: the question with its chips, the scripted answer (finished: watchAnswer above).
-    await wb.runCommand('View: Hide Panel');
+    await hidePanel(wb);
     await wb.clearNotifications();
     await chat.locator('textarea.input').focus(); // no hover toolbar over the answer
     await docScreenshot(wb, 'chat-panel.png');
@@ -698,15 +698,25 @@ async function mainWindowJourneys(extensionsDir) {
     for (const gpu of ['#section-gpus', '#section-gpuCharts']) if (await status.locator(gpu).isVisible()) throw new Error(`${gpu} is shown without GPU metrics`);
     if (!(await status.locator('#section-schedulerCharts').isVisible())) throw new Error('the continuous-batching charts are hidden');
     log(`      server status while streaming: ${rows} active row(s), ${tokensPerSecond} tokens/s; bar: ${await wb.statusBarText()}`);
-    // The README picture under load: three explanations of the sample file join the running answer.
+    // The README picture under load: three explanations of the sample file (long scripted ones) join the running
+    // answer; the view alone in the editor area (maximized), no progress toast over it (Do Not Disturb).
     const threadsBefore = await wb.page.locator('.monaco-editor .review-widget').count();
-    await selectLines(wb, [4, 7, 10]);
-    await wb.runCommand(title('explainSelection'));
-    const loaded = await waitFor(async () => { const t = await text('#figure-activeRows'); return Number(t) >= 3 && t; },
-      { timeout: 60_000, what: 'the Server Status view to show the explanations running beside the answer' });
-    await wb.clearNotifications(); // the explanations' progress would cover the view
-    await docScreenshot(wb, 'server-status.png');
-    log(`      under load: ${loaded} active rows; bar: ${await wb.statusBarText()}`);
+    await wb.runCommand('Notifications: Toggle Do Not Disturb Mode');
+    try {
+      await selectLines(wb, [3, 6, 9]);
+      await wb.runCommand(title('explainSelection'));
+      await wb.runCommand('View: Focus Second Editor Group');
+      await wb.runCommand('View: Toggle Maximize Editor Group');
+      const loaded = await waitFor(async () => {
+        const [rowsNow, mine] = [Number(await text('#figure-activeRows')), Number.parseInt(await text('#figure-thisWindow'), 10)];
+        return rowsNow >= 3 && mine >= 3 && `${rowsNow} active rows, this window: ${await text('#figure-thisWindow')}`;
+      }, { timeout: 60_000, what: 'the Server Status view to show the explanations running beside the answer' });
+      await docScreenshot(wb, 'server-status.png');
+      log(`      under load: ${loaded}; bar: ${await wb.statusBarText()}`);
+      await wb.runCommand('View: Toggle Maximize Editor Group');
+    } finally {
+      await wb.runCommand('Notifications: Toggle Do Not Disturb Mode');
+    }
     await chat.locator('button[data-action="stop"]').click();
     await watchAnswer(chat, n, { until: 'stopped', timeout: 30_000 });
     await finishedExplanations(wb, threadsBefore + 3);
@@ -799,6 +809,11 @@ async function lineAt(wb, n) {
   if (!row) throw new Error(`line ${n} is not rendered`);
   const box = await editor.locator('.view-lines').first().boundingBox();
   return { x: box.x + 40, y: row.top + 8 };
+}
+
+/** Hides the panel (Output, Comments...) where it is shown: the palette offers "Hide Panel" only then. */
+async function hidePanel(wb) {
+  if (await wb.page.locator('.part.panel').isVisible()) await wb.runCommand('View: Hide Panel');
 }
 
 /**

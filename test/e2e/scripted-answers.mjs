@@ -39,6 +39,11 @@ const story = [
   '',
   'And that is why, to this day, a GPU is happiest when many people ask it things at once.',
 ].join('\n');
+function longExplanation(signature, what) {
+  const sentence = `\`${signature}\` starts a function that computes ${what}. It takes plain numbers, returns a float and has no side effects, so it is safe to call from anywhere. `;
+  return `${sentence.repeat(2)}它只做计算，不修改任何状态。${sentence}`;
+}
+
 export const scriptedAnswers = [
   {
     // Journey 5b (chat-panel.png): the question sent with its attachment chips.
@@ -73,6 +78,11 @@ export const scriptedAnswers = [
     match: `${fence}python\n    return sum(values) / len(values)`,
     answer: 'The **arithmetic mean** of `values`. Risky: an empty list raises `ZeroDivisionError`; `statistics.mean` fails with a clearer message. 注意：空列表会出错。',
   },
+  // Journey 6b (server-status.png): the load beside the running answer, explanations of the three `def` lines,
+  // long enough to still run when the picture is taken. The selection is the whole line with its line break, so the
+  // fence closes after an empty line (5b's attachments hold these lines too, but never followed by an empty line).
+  ...[['circle_area(radius)', 'the area of a circle'], ['hypotenuse(a, b)', 'the hypotenuse of a right triangle'], ['mean(values)', 'the arithmetic mean']]
+    .map(([signature, what]) => ({ match: `def ${signature}:\n\n${fence}`, answer: longExplanation(signature, what) })),
   // Journey 6b (server-status.png): longer than its 1,500-token limit, so it is still streaming when Stop is pressed.
   { match: pictureQuestions.story, answer: `${story}\n\n${story.replace('## The GPU that learned to batch', '## The story, once more')}` },
   // Journey 9 (zh-cn-chat-panel.png).
