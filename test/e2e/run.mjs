@@ -703,6 +703,7 @@ async function mainWindowJourneys(extensionsDir) {
     const threadsBefore = await wb.page.locator('.monaco-editor .review-widget').count();
     await wb.runCommand('Notifications: Toggle Do Not Disturb Mode');
     try {
+      await wb.runCommand('View: Focus First Editor Group'); // from the view's webview back to the sample file
       await selectLines(wb, [3, 6, 9]);
       await wb.runCommand(title('explainSelection'));
       await wb.runCommand('View: Focus Second Editor Group');
