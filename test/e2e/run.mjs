@@ -706,7 +706,7 @@ async function mainWindowJourneys(extensionsDir) {
       await wb.runCommand('View: Focus First Editor Group'); // from the view's webview back to the sample file
       await selectLines(wb, [3, 6, 9]);
       await wb.runCommand(title('explainSelection'));
-      await wb.runCommand('View: Focus Second Editor Group');
+      await wb.page.locator('.tabs-container .tab', { hasText: 'ChatGLM3 Server Status' }).click(); // its group active
       await wb.runCommand('View: Toggle Maximize Editor Group');
       const loaded = await waitFor(async () => {
         const [rowsNow, mine] = [Number(await text('#figure-activeRows')), Number.parseInt(await text('#figure-thisWindow'), 10)];
