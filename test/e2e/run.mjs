@@ -674,6 +674,8 @@ async function mainWindowJourneys(extensionsDir) {
     // The story (scripted: scripted-answers.mjs) is longer than the limit: it still streams when Stop is pressed.
     await changeRemoteSettings(server, { 'tritonChatglm.maxNewTokens': 2048 }, /settings changed: .*maxNewTokens/);
     chat = await openChat(wb);
+    await wb.runCommand(title('newChat')); // the picture shows this chat only, not journey 6's random partial answer
+    await chat.locator('.empty-state').waitFor({ timeout: 20_000 });
     const n = await assistantArticles(chat).count();
     await ask(chat, pictureQuestions.story);
     await wb.waitForStatus(/ChatGLM: generating \(1\)/, { timeout: 60_000 });
@@ -1066,7 +1068,10 @@ async function setupJourney(extensionsDir) {
     if (await chat.locator('.server-status').isVisible()) throw new Error('the server notice is shown beside the checklist');
     if (!(await chat.locator('section.setup .setup-actions button.primary[data-fix="recheck"]').isVisible())) throw new Error('Re-check is not the one action');
     await wb.runCommand('View: Hide Panel').catch(() => {});
+    // As wide as the chat picture's side bar, so the rows and their fixes do not wrap into a narrow column.
+    const sideBar = await setSideBarWidth(wb, 460);
     await docScreenshot(wb, 'setup-checklist.png');
+    await setSideBarWidth(wb, sideBar);
 
     // "Open Settings" of the Docker row: the Remote tab (this is a remote window), where the setting exists.
     await clickSetup(chat, 'openSettings', 'docker');
