@@ -853,6 +853,9 @@ async function setSideBarWidth(wb, width) {
   await page.mouse.move(box.x + width, y, { steps: 4 });
   await page.mouse.up();
   await waitFor(async () => Math.abs(((await bar.boundingBox())?.width ?? 0) - width) <= 4, { timeout: 5_000, what: `the side bar ${width} px wide` });
+  // Off the edge, so that the sash's hover highlight does not show in a picture.
+  await page.mouse.move(box.x + width + 300, y + 150);
+  await waitFor(async () => !(await page.locator('.monaco-sash.hover, .monaco-sash.active').count()), { timeout: 5_000, what: 'the sash highlight to go' });
   return box.width;
 }
 
@@ -989,8 +992,14 @@ async function chineseJourney(vsix) {
     await ask(chat, pictureQuestions.zh);
     const answer = await watchAnswer(chat, 0);
     if (!answer.text.includes('计算圆的面积')) throw new Error(`the scripted Chinese answer reads "${answer.text.slice(0, 200)}"`);
+    // The sample file beside the chat (not an empty editor area), and the side bar wide enough for the code block.
+    await openFile(wb, SAMPLE);
+    await wb.runCommand(title('openChat', nlsZh));
+    const shown = await wb.frameWith('#root main.messages article.message.assistant', { what: 'the chat panel with the answer' });
+    await shown.locator('main.messages article.message.assistant[data-status="complete"]').waitFor({ timeout: 20_000 });
+    await setSideBarWidth(wb, 460);
     await wb.clearNotifications();
-    await chat.locator('textarea.input').focus();
+    await shown.locator('textarea.input').focus();
     await docScreenshot(wb, 'zh-cn-chat-panel.png');
     await server.stop();
   }, { wb: () => wb });
