@@ -855,7 +855,11 @@ async function setSideBarWidth(wb, width) {
   await waitFor(async () => Math.abs(((await bar.boundingBox())?.width ?? 0) - width) <= 4, { timeout: 5_000, what: `the side bar ${width} px wide` });
   // Off the edge, so that the sash's hover highlight does not show in a picture.
   await page.mouse.move(box.x + width + 300, y + 150);
-  await waitFor(async () => !(await page.locator('.monaco-sash.hover, .monaco-sash.active').count()), { timeout: 5_000, what: 'the sash highlight to go' });
+  const edge = box.x + width;
+  await waitFor(() => page.evaluate((x) => [...document.querySelectorAll('.monaco-sash.vertical')]
+    .filter((sash) => Math.abs(sash.getBoundingClientRect().left + sash.getBoundingClientRect().width / 2 - x) <= 4)
+    .every((sash) => ['transparent', 'rgba(0, 0, 0, 0)'].includes(window.getComputedStyle(sash, '::before').backgroundColor)), edge),
+  { timeout: 5_000, what: 'the sash highlight to fade' });
   return box.width;
 }
 
