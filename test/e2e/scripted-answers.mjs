@@ -39,6 +39,9 @@ const story = [
   '',
   'And that is why, to this day, a GPU is happiest when many people ask it things at once.',
 ].join('\n');
+/** The opening of the Python block both circle-area answers show (the sample file's own function). */
+const circleAreaBlock = [`${fence}python`, 'import math', '', 'def circle_area(radius):', '    return math.pi * radius ** 2'];
+
 function longExplanation(signature, what) {
   const sentence = `\`${signature}\` starts a function that computes ${what}. It takes plain numbers, returns a float and has no side effects, so it is safe to call from anywhere. `;
   return `${sentence.repeat(2)}它只做计算，不修改任何状态。${sentence}`;
@@ -53,11 +56,7 @@ export const scriptedAnswers = [
       '',
       'It returns the area of a circle with that radius, **π · r²**:',
       '',
-      `${fence}python`,
-      'import math',
-      '',
-      'def circle_area(radius):',
-      '    return math.pi * radius ** 2',
+      ...circleAreaBlock,
       '',
       'print(circle_area(2))  # 12.566370614359172',
       fence,
@@ -83,7 +82,7 @@ export const scriptedAnswers = [
   // fence closes after an empty line (5b's attachments hold these lines too, but never followed by an empty line).
   ...[['circle_area(radius)', 'the area of a circle'], ['hypotenuse(a, b)', 'the hypotenuse of a right triangle'], ['mean(values)', 'the arithmetic mean']]
     .map(([signature, what]) => ({ match: `def ${signature}:\n\n${fence}`, answer: longExplanation(signature, what) })),
-  // Journey 6b (server-status.png): longer than its 1,500-token limit, so it is still streaming when Stop is pressed.
+  // Journey 6b (server-status.png): longer than its 2,048-token limit, so it is still streaming when Stop is pressed.
   { match: pictureQuestions.story, answer: `${story}\n\n${story.replace('## The GPU that learned to batch', '## The story, once more')}` },
   // Journey 9 (zh-cn-chat-panel.png).
   {
@@ -93,11 +92,7 @@ export const scriptedAnswers = [
       '',
       '圆的面积公式是 **S = πr²**。在 Python 中可以这样写：',
       '',
-      `${fence}python`,
-      'import math',
-      '',
-      'def circle_area(radius):',
-      '    return math.pi * radius ** 2',
+      ...circleAreaBlock,
       fence,
       '',
       '例如 `circle_area(2)` 返回约 `12.57`。注意半径不能为负数。',
