@@ -14,6 +14,7 @@ import {
 } from './lib.mjs';
 import { installStubLanguagePack } from './language-pack.mjs';
 import { runExtensionHostSuite } from './extension-host.mjs';
+import { pictureQuestions, scriptedAnswers } from './scripted-answers.mjs';
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split(/=(.*)/s)).map(([k, v]) => [k, v ?? true]));
 const junitFile = args.junit || join(projectRoot, 'test-results/e2e.xml');
@@ -98,6 +99,9 @@ writeFileSync(join(workspace, 'node_modules/left-pad/index.js'), 'module.exports
 const TABLE = 'data/table.py';
 mkdirSync(join(workspace, 'data'), { recursive: true });
 writeFileSync(join(workspace, TABLE), `TABLE = [\n${'    (1, 2, 3, 4),\n'.repeat(1_500)}]\n`);
+// The tiny engine's scripted answers for the picture steps (scripted-answers.mjs); other questions get random text.
+const scriptsFile = join(root, 'scripted-answers.json');
+writeFileSync(scriptsFile, JSON.stringify(scriptedAnswers));
 
 /** Settings and environment of one window: its own fake docker state, ports and prompt log. */
 async function windowConfig(name, overrides = {}) {
@@ -133,6 +137,7 @@ function windowEnv(cfg, extra = {}) {
     TINY_ENGINE_SCRIPTS: cfg.scripts,
     // A decode step every 25 ms: answers take a few seconds, so streaming and Stop can be observed.
     TINY_ENGINE_STEP_DELAY_MS: '25',
+    TINY_ENGINE_SCRIPTS: scriptsFile,
     OMP_NUM_THREADS: '1', OPENBLAS_NUM_THREADS: '1', MKL_NUM_THREADS: '1',
     ...extra,
   };
@@ -467,8 +472,8 @@ async function mainWindowJourneys(extensionsDir) {
     await ask(chat, q2);
     const a2 = await watchAnswer(chat, 1);
     if (!a2.text.trim()) throw new Error('the follow-up answer is empty');
-    await wb.runCommand('View: Hide Panel'); // the Output panel from journey 1 would crowd the image
-    await docScreenshot(wb, 'chat-panel.png');
+    await wb.runCommand('View: Hide Panel'); // the Output panel from journey 1 would crowd the chat's screenshots
+    await shot(wb, 'chat-follow-up.png');
     const followUp = await waitFor(() => promptLogLines(cfg).find((l) => lastUserMessage(l)?.content?.includes(q2)),
       { timeout: 10_000, what: 'the follow-up in the engine prompt log' });
     const roles = followUp.messages.map((m) => m.role);
@@ -517,22 +522,19 @@ async function mainWindowJourneys(extensionsDir) {
 
   await journey('5 explain three selections: comment threads, batched by Triton', async () => {
     const statsBefore = batchStats((await tritonGet(cfg, `/v2/models/${MODEL}/stats`)).body);
-    await openFile(wb, SAMPLE);
-    await selectLines(wb, [4, 7, 10]);
-    await wb.runCommand(title('explainSelection'));
-    const threads = wb.page.locator('.monaco-editor .review-widget');
-    const bodies = await waitFor(async () => {
-      if ((await threads.count()) !== 3) return false;
-      const texts = await threads.evaluateAll((els) => els.map((e) => ({
-        body: e.querySelector('.comment-body')?.textContent ?? '',
-        all: e.textContent ?? '',
-      })));
-      // While a thread streams, its comment is labelled "waiting…" or "answering…"; finished ones have no label.
-      const done = texts.every((t) => t.body.trim() && !/Waiting for the server|waiting…|answering…/.test(t.all));
-      return done && texts;
-    }, { timeout: 180_000, interval: 250, what: 'three finished explanations next to the code' });
-    log(`      explanations: ${bodies.map((b) => b.body.length).join(', ')} chars`);
-    await docScreenshot(wb, 'explain-selection.png');
+    // The explanations are scripted answers (scripted-answers.mjs) for the picture: room for them to end by themselves.
+    await changeRemoteSettings(server, { 'tritonChatglm.maxNewTokens': 512 }, /settings changed: .*maxNewTokens/);
+    try {
+      await openFile(wb, SAMPLE);
+      await selectLines(wb, [4, 7, 10]);
+      await wb.runCommand(title('explainSelection'));
+      const bodies = await finishedExplanations(wb, 3);
+      log(`      explanations: ${bodies.map((b) => b.body.length).join(', ')} chars`);
+      await hidePanel(wb); // the Comments panel the threads opened would crowd the image
+      await docScreenshot(wb, 'explain-selection.png');
+    } finally {
+      await changeRemoteSettings(server, { 'tritonChatglm.maxNewTokens': 96 }, /settings changed: .*maxNewTokens/);
+    }
     const statsAfter = batchStats((await tritonGet(cfg, `/v2/models/${MODEL}/stats`)).body);
     const batched = Object.entries(statsAfter).filter(([size, n]) => Number(size) >= 2 && n > (statsBefore[size] ?? 0));
     if (!batched.length) throw new Error(`no execution with batch size >= 2 during explain: before ${JSON.stringify(statsBefore)}, after ${JSON.stringify(statsAfter)}`);
@@ -543,8 +545,22 @@ async function mainWindowJourneys(extensionsDir) {
     await chatHistory(wb);
     chat = await openChat(wb);
   }, { wb: current, needs: ['5 explain three selections: comment threads, batched by Triton', '4b Continue after the length limit: the same answer grows'] });
-  const contextQuestion = 'What does circle_area return?';
+  const contextQuestion = pictureQuestions.attached;
   await journey('5b attach selections and a file, ask: the prompt carries them in the documented layout', async () => {
+    // This question takes the README's chat picture: a chat of its own (5a left an explanation open), a side bar wide
+    // enough for the code block, and room for the scripted answer (scripted-answers.mjs) to end by itself.
+    await wb.runCommand(title('newChat'));
+    await changeRemoteSettings(server, { 'tritonChatglm.maxNewTokens': 1024 }, /settings changed: .*maxNewTokens/);
+    const sideBar = await setSideBarWidth(wb, 460);
+    try {
+      await attachAndAsk();
+    } finally {
+      await setSideBarWidth(wb, sideBar).catch((e) => log(`      side bar not restored: ${e.message}`));
+      await changeRemoteSettings(server, { 'tritonChatglm.maxNewTokens': 96 }, /settings changed: .*maxNewTokens/);
+    }
+  }, { wb: current, needs: ['2 load model: progress, then ready'] });
+
+  async function attachAndAsk() {
     await openFile(wb, SAMPLE);
     await selectLineRange(wb, 3, 4);
     // The keybinding (Ctrl+Alt+J here) attaches the selection and opens the chat.
@@ -604,11 +620,15 @@ async function mainWindowJourneys(extensionsDir) {
     const sent = await chipTexts(chat.locator('main.messages article.message.user').last().locator('.attachment-chip'));
     if (JSON.stringify(sent) !== JSON.stringify(['geometry.py', 'geometry.py:3-4', 'geometry.py:6-7', 'notes.md'])) throw new Error(`chips with the question: ${JSON.stringify(sent)}`);
     await waitFor(async () => JSON.stringify(await composerChips()) === JSON.stringify(['geometry.pycurrent file']), { what: 'the sent chips to leave the input' });
-    await wb.screenshot(join(resultsDir, 'screenshots', 'chat-attachments.png'));
+    // The README's chat picture: the question with its chips, the scripted answer (finished: watchAnswer above).
+    await hidePanel(wb);
+    await wb.clearNotifications();
+    await chat.locator('textarea.input').focus(); // no hover toolbar over the answer
+    await docScreenshot(wb, 'chat-panel.png');
     // Switched off, the current file stays off for the next questions.
     await chat.locator('.composer button.attachment-chip.active-file').click();
     await waitFor(async () => (await chat.locator('.composer button.attachment-chip.active-file').getAttribute('aria-pressed')) === 'false', { what: 'the current file switched off' });
-  }, { wb: current, needs: ['2 load model: progress, then ready'] });
+  }
 
   await journey('5c over the input budget: told before sending, Cancel keeps the question, Remove sends without it', async () => {
     const budgetQuestion = 'Which rows repeat?';
@@ -701,13 +721,19 @@ async function mainWindowJourneys(extensionsDir) {
   }, { wb: current, needs: ['2 load model: progress, then ready'] });
 
   await journey('6b live activity: the bar says generating, Server Status shows the running answer as it happens', async () => {
-    await changeRemoteSettings(server, { 'tritonChatglm.maxNewTokens': 1500 }, /settings changed: .*maxNewTokens/);
+    // The story (scripted: scripted-answers.mjs) is longer than the limit: it still streams when Stop is pressed.
+    await changeRemoteSettings(server, { 'tritonChatglm.maxNewTokens': 2048 }, /settings changed: .*maxNewTokens/);
     chat = await openChat(wb);
+    await wb.runCommand(title('newChat')); // the picture shows this chat only, not journey 6's random partial answer
+    await chat.locator('.empty-state').waitFor({ timeout: 20_000 });
     const n = await assistantArticles(chat).count();
-    await ask(chat, 'Tell me another long story about GPUs.');
+    await ask(chat, pictureQuestions.story);
     await wb.waitForStatus(/ChatGLM: generating \(1\)/, { timeout: 60_000 });
     const spinner = wb.page.locator(`.part.statusbar .statusbar-item[id^="${extensionId}."] .codicon-loading`);
     if (!(await spinner.count())) throw new Error('the generating status has no spinner icon');
+    // The view opens beside the active editor: the sample file, where the load for the picture comes from.
+    await openFile(wb, SAMPLE);
+    chat = await openChat(wb);
     await wb.runCommand(title('showServerStatus'));
     const status = await wb.frameWith('#figure-activeRows', { what: 'the Server Status view' });
     const text = async (selector) => ((await status.locator(selector).textContent()) ?? '').trim();
@@ -724,9 +750,29 @@ async function mainWindowJourneys(extensionsDir) {
     for (const gpu of ['#section-gpus', '#section-gpuCharts']) if (await status.locator(gpu).isVisible()) throw new Error(`${gpu} is shown without GPU metrics`);
     if (!(await status.locator('#section-schedulerCharts').isVisible())) throw new Error('the continuous-batching charts are hidden');
     log(`      server status while streaming: ${rows} active row(s), ${tokensPerSecond} tokens/s; bar: ${await wb.statusBarText()}`);
-    await docScreenshot(wb, 'server-status.png');
+    // The README picture under load: three explanations of the sample file (long scripted ones) join the running
+    // answer; the view alone in the editor area (maximized), no progress toast over it (Do Not Disturb).
+    const threadsBefore = await wb.page.locator('.monaco-editor .review-widget').count();
+    await wb.runCommand('Notifications: Toggle Do Not Disturb Mode');
+    try {
+      await wb.runCommand('View: Focus First Editor Group'); // from the view's webview back to the sample file
+      await selectLines(wb, [3, 6, 9]);
+      await wb.runCommand(title('explainSelection'));
+      await wb.page.locator('.tabs-container .tab', { hasText: 'ChatGLM3 Server Status' }).click(); // its group active
+      await wb.runCommand('View: Toggle Maximize Editor Group');
+      const loaded = await waitFor(async () => {
+        const [rowsNow, mine] = [Number(await text('#figure-activeRows')), Number.parseInt(await text('#figure-thisWindow'), 10)];
+        return rowsNow >= 3 && mine >= 3 && `${rowsNow} active rows, this window: ${await text('#figure-thisWindow')}`;
+      }, { timeout: 60_000, what: 'the Server Status view to show the explanations running beside the answer' });
+      await docScreenshot(wb, 'server-status.png');
+      log(`      under load: ${loaded}; bar: ${await wb.statusBarText()}`);
+      await wb.runCommand('View: Toggle Maximize Editor Group');
+    } finally {
+      await wb.runCommand('Notifications: Toggle Do Not Disturb Mode');
+    }
     await chat.locator('button[data-action="stop"]').click();
     await watchAnswer(chat, n, { until: 'stopped', timeout: 30_000 });
+    await finishedExplanations(wb, threadsBefore + 3);
     await wb.waitForStatus(/ChatGLM: ready/, { timeout: 30_000 });
     await waitFor(async () => (await text('#figure-activeRows')) === '0', { timeout: 30_000, what: 'the view to show no running row after Stop' });
     await wb.runCommand('View: Close All Editors');
@@ -818,6 +864,55 @@ async function lineAt(wb, n) {
   return { x: box.x + 40, y: row.top + 8 };
 }
 
+/** Hides the panel (Output, Comments...) where it is shown: the palette offers "Hide Panel" only then. */
+async function hidePanel(wb) {
+  if (await wb.page.locator('.part.panel').isVisible()) await wb.runCommand('View: Hide Panel');
+}
+
+/**
+ * Waits until the editor shows `count` explanation threads, all finished (while one streams its comment is labelled
+ * "waiting…" or "answering…"; finished ones have no label); returns their texts.
+ */
+async function finishedExplanations(wb, count) {
+  const threads = wb.page.locator('.monaco-editor .review-widget');
+  return waitFor(async () => {
+    if ((await threads.count()) !== count) return false;
+    const texts = await threads.evaluateAll((els) => els.map((e) => ({
+      body: e.querySelector('.comment-body')?.textContent ?? '',
+      all: e.textContent ?? '',
+    })));
+    const done = texts.every((t) => t.body.trim() && !/Waiting for the server|waiting…|answering…/.test(t.all));
+    return done && texts;
+  }, { timeout: 180_000, interval: 250, what: `${count} finished explanations next to the code` });
+}
+
+/**
+ * Drags the primary side bar's edge until the side bar is `width` px wide (the chat view lives there); returns the
+ * width it had. VS Code has no setting for it: a user drags the sash too.
+ */
+async function setSideBarWidth(wb, width) {
+  const page = wb.page;
+  const bar = page.locator('.part.sidebar');
+  const box = await bar.boundingBox();
+  if (!box) throw new Error('the side bar is not shown');
+  if (Math.abs(box.width - width) <= 2) return box.width;
+  const [x, y] = [box.x + box.width, box.y + box.height / 2];
+  await page.mouse.move(x - 1, y);
+  await page.mouse.down();
+  await page.mouse.move(x + (width - box.width) / 2, y, { steps: 4 });
+  await page.mouse.move(box.x + width, y, { steps: 4 });
+  await page.mouse.up();
+  await waitFor(async () => Math.abs(((await bar.boundingBox())?.width ?? 0) - width) <= 4, { timeout: 5_000, what: `the side bar ${width} px wide` });
+  // Off the edge, so that the sash's hover highlight does not show in a picture.
+  await page.mouse.move(box.x + width + 300, y + 150);
+  const edge = box.x + width;
+  await waitFor(() => page.evaluate((x) => [...document.querySelectorAll('.monaco-sash.vertical')]
+    .filter((sash) => Math.abs(sash.getBoundingClientRect().left + sash.getBoundingClientRect().width / 2 - x) <= 4)
+    .every((sash) => ['transparent', 'rgba(0, 0, 0, 0)'].includes(window.getComputedStyle(sash, '::before').backgroundColor)), edge),
+  { timeout: 5_000, what: 'the sash highlight to fade' });
+  return box.width;
+}
+
 /** Selects whole (1-based) lines first..last: a click on the first line, Home, then Shift+Down past the last. */
 async function selectLineRange(wb, first, last) {
   const page = wb.page;
@@ -903,7 +998,8 @@ async function failureJourneys(extensionsDir) {
 async function chineseJourney(vsix) {
   const nlsZh = JSON.parse(readFileSync(join(projectRoot, 'package.nls.zh-cn.json'), 'utf8'));
   const bundleFile = join(projectRoot, 'l10n/bundle.l10n.zh-cn.json');
-  const cfg = await windowConfig('zh');
+  // Room for the scripted Chinese answer of the picture to end by itself.
+  const cfg = await windowConfig('zh', { 'tritonChatglm.maxNewTokens': 1024 });
   let wb;
   await journey('9 display language Simplified Chinese', async () => {
     if (!existsSync(bundleFile)) throw new Error('l10n/bundle.l10n.zh-cn.json does not exist');
@@ -942,7 +1038,23 @@ async function chineseJourney(vsix) {
     if (startText !== zh('Start ChatGLM')) throw new Error(`Start ChatGLM reads "${startText}"`);
     const summary = (await checklist.locator('.setup-summary').textContent()) ?? '';
     if (summary !== zh('Everything ChatGLM3 needs is in place.')) throw new Error(`checklist summary reads "${summary}"`);
-    await wb.screenshot(join(resultsDir, 'zh-cn-chat-panel.png'));
+    await wb.screenshot(join(resultsDir, 'screenshots', 'zh-cn-setup.png'));
+    // The README's zh-cn picture: Start ChatGLM, a question in Chinese, the scripted Chinese answer.
+    await checklist.locator('.setup-actions button.primary').click();
+    await wb.waitForStatus(new RegExp(escape(zh('ChatGLM: ready'))), { timeout: 300_000, failOn: new RegExp(`${escape(zh('ChatGLM: server error'))}|${escape(zh('ChatGLM: load failed'))}`) });
+    await waitFor(async () => !(await checklist.isVisible()), { timeout: 20_000, what: 'the checklist to go once the model is ready' });
+    await ask(chat, pictureQuestions.zh);
+    const answer = await watchAnswer(chat, 0);
+    if (!answer.text.includes('计算圆的面积')) throw new Error(`the scripted Chinese answer reads "${answer.text.slice(0, 200)}"`);
+    // The sample file beside the chat (not an empty editor area), and the side bar wide enough for the code block.
+    await openFile(wb, SAMPLE);
+    await wb.runCommand(title('openChat', nlsZh));
+    const shown = await wb.frameWith('#root main.messages article.message.assistant', { what: 'the chat panel with the answer' });
+    await shown.locator('main.messages article.message.assistant[data-status="complete"]').waitFor({ timeout: 20_000 });
+    await setSideBarWidth(wb, 460);
+    await wb.clearNotifications();
+    await shown.locator('textarea.input').focus();
+    await docScreenshot(wb, 'zh-cn-chat-panel.png');
     await server.stop();
   }, { wb: () => wb });
 }
@@ -1019,7 +1131,10 @@ async function setupJourney(extensionsDir) {
     if (await chat.locator('.server-status').isVisible()) throw new Error('the server notice is shown beside the checklist');
     if (!(await chat.locator('section.setup .setup-actions button.primary[data-fix="recheck"]').isVisible())) throw new Error('Re-check is not the one action');
     await wb.runCommand('View: Hide Panel').catch(() => {});
+    // As wide as the chat picture's side bar, so the rows and their fixes do not wrap into a narrow column.
+    const sideBar = await setSideBarWidth(wb, 460);
     await docScreenshot(wb, 'setup-checklist.png');
+    await setSideBarWidth(wb, sideBar);
 
     // "Open Settings" of the Docker row: the Remote tab (this is a remote window), where the setting exists.
     await clickSetup(chat, 'openSettings', 'docker');
