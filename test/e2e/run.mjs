@@ -112,8 +112,6 @@ async function windowConfig(name, overrides = {}) {
   return {
     stateDir, http, grpc, metrics,
     promptLog: join(root, name, 'prompts.jsonl'),
-    /** Scripted answers of the tiny engine (TINY_ENGINE_SCRIPTS): a journey writes it before asking. */
-    scripts: join(root, name, 'scripts.json'),
     settings: {
       'tritonChatglm.dockerPath': fakeDocker,
       'tritonChatglm.weightsPath': checkpoint,
@@ -134,7 +132,6 @@ function windowEnv(cfg, extra = {}) {
   return {
     FAKE_DOCKER_STATE: cfg.stateDir,
     TINY_ENGINE_PROMPT_LOG: cfg.promptLog,
-    TINY_ENGINE_SCRIPTS: cfg.scripts,
     // A decode step every 25 ms: answers take a few seconds, so streaming and Stop can be observed.
     TINY_ENGINE_STEP_DELAY_MS: '25',
     TINY_ENGINE_SCRIPTS: scriptsFile,
@@ -667,7 +664,8 @@ async function mainWindowJourneys(extensionsDir) {
     const question = 'Rewrite circle_area with tau.';
     // Short enough for the answer limit (96 tokens: one a character here).
     const code = 'def circle_area(r):\n    return math.tau * r * r / 2';
-    writeFileSync(cfg.scripts, JSON.stringify([{ match: question, answer: `\`\`\`python\n${code}\n\`\`\`\n` }]));
+    // The engine reads the scripts at each admission: this journey's answer joins the pictures' ones.
+    writeFileSync(scriptsFile, JSON.stringify([...scriptedAnswers, { match: question, answer: `\`\`\`python\n${code}\n\`\`\`\n` }]));
     const original = readFileSync(join(workspace, SAMPLE), 'utf8');
     await wb.clearNotifications();
     await openFile(wb, SAMPLE);
