@@ -76,7 +76,7 @@ async function streamOnce(panel: Panel, messageId: string, text: string, charsPe
     { id: 'lq', role: 'user', content: 'long block', status: 'complete' },
     { id: messageId, role: 'assistant', content: '', status: 'streaming' },
   ];
-  await panel.send({ type: 'state', conversations: [], activeId: 'clong', messages, server: READY_SERVER, busy: true });
+  await panel.send({ type: 'state', activeId: 'clong', messages, server: READY_SERVER, busy: true, modelName: 'ChatGLM3-6B' });
   return panel.page.evaluate(async ({ text, perFrame, messageId }) => {
     const frame = () => new Promise((r) => requestAnimationFrame(() => r(undefined)));
     const tasks: number[] = [];
