@@ -689,16 +689,20 @@ async function mainWindowJourneys(extensionsDir) {
     const expected = original.replace('def circle_area(radius):\n    return math.pi * radius ** 2\n', `${code}\n`);
     await waitFor(() => readFileSync(join(workspace, SAMPLE), 'utf8') === expected, { timeout: 15_000, what: `${SAMPLE} with lines 3-4 replaced` })
       .catch((e) => { throw new Error(`${e.message}: ${JSON.stringify(readFileSync(join(workspace, SAMPLE), 'utf8'))}`); });
-    // Put the sample back for the journeys after this one, on disk and in the editor: Revert loads the file
-    // again (waiting for the file watcher instead raced with the save on a loaded machine and left the editor
-    // dirty with the edit, which later journeys' "Close All Editors" then stopped at).
-    writeFileSync(join(workspace, SAMPLE), original);
-    await openFile(wb, SAMPLE);
-    await wb.runCommand('File: Revert File');
+    // Put the sample back for the journeys after this one, on disk and in the editor (Revert loads the file again).
+    // Repeated until both hold: on a loaded machine the editor's save can land after the check above and undo the
+    // disk write, and a dirty editor would stop later journeys at "Close All Editors"' save prompt.
+    const sample = join(workspace, SAMPLE);
     const tab = wb.page.locator(`.tabs-container .tab[aria-label^="${SAMPLE}"]`).first();
-    await waitFor(async () => !(await tab.evaluate((e) => e.classList.contains('dirty')))
-      && (await wb.page.locator('.editor-instance .monaco-editor .view-lines').first().textContent() ?? '').includes('radius'),
-    { timeout: 15_000, what: `${SAMPLE} back to its original text in the editor` });
+    await openFile(wb, SAMPLE);
+    await waitFor(async () => {
+      if (readFileSync(sample, 'utf8') !== original) writeFileSync(sample, original);
+      await wb.runCommand('File: Revert File');
+      await new Promise((r) => setTimeout(r, 1_000));
+      const dirty = await tab.evaluate((e) => e.classList.contains('dirty'));
+      const shown = (await wb.page.locator('.editor-instance .monaco-editor .view-lines').first().textContent()) ?? '';
+      return !dirty && shown.includes('radius') && !shown.includes('math.tau') && readFileSync(sample, 'utf8') === original;
+    }, { timeout: 60_000, interval: 500, what: `${SAMPLE} back to its original text, on disk and in the editor` });
   }, { wb: current, needs: ['2 load model: progress, then ready'] });
 
   await journey('6 stop during a long answer: cancelled on the server, partial kept', async () => {
