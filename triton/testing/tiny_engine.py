@@ -1,7 +1,7 @@
 """The test engine: the production native engine (ChatGLM forward pass, KV cache, both schedulers) on a tiny
 random ChatGLM3-architecture model, for the test server, the benchmarks and the fake docker on CPU.
 
-- Model: chatglm_native.NativeEngine with a 2-layer, 64-wide config (4 heads, 2 KV groups, kv_channels 16,
+- Model: chatglm.engine.native.NativeEngine with a 2-layer, 64-wide config (4 heads, 2 KV groups, kv_channels 16,
   SwiGLU 128, RMSNorm, qkv bias) and seeded random weights under ChatGLM3's parameter names, in float64 (so
   batched and unbatched greedy answers agree exactly).
 - Tokenizer: byte level (ids 3..258 = bytes 0..255) plus ChatGLM3-like specials ([gMASK], sop, <|system|>,
@@ -32,9 +32,9 @@ from typing import Dict, List, Optional, Sequence
 
 import torch
 
-from chatglm_checkpoint import ChatGLMConfig, parameter_shapes
-from chatglm_engine import EngineOptions, PrefillChunk
-from chatglm_native import NativeEngine
+from chatglm.model.checkpoint import ChatGLMConfig, parameter_shapes
+from chatglm.engine.types import EngineOptions, PrefillChunk
+from chatglm.engine.native import NativeEngine
 
 BYTE_OFFSET = 3
 SPECIALS = ["[MASK]", "[gMASK]", "[sMASK]", "sop", "eop", "<|system|>", "<|user|>", "<|assistant|>", "<|observation|>"]

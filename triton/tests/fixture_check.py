@@ -4,7 +4,7 @@ running it: alone, in a padded batch, joining a running batch mid-generation, wi
 
 Used by tests/test_native_fixture.py (CPU, float32, plain attention on torch 1.13) and by gpu_check.py (CUDA,
 SDPA on torch 2.x). Decode steps are teacher-forced with the fixture's greedy tokens (its README: compare logits,
-not argmax chains). Weights come through the production loader (chatglm_checkpoint) into the production engine.
+not argmax chains). Weights come through the production loader (chatglm.model.checkpoint) into the production engine.
 """
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from typing import Dict, List
 
 import torch
 
-from chatglm_engine import EngineOptions, PrefillChunk
-from chatglm_native import NativeEngine
+from chatglm.engine.types import EngineOptions, PrefillChunk
+from chatglm.engine.native import NativeEngine
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT.parent / "shared" / "fixtures" / "chatglm3-tiny"  # CI has ../shared beside the clone

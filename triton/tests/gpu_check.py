@@ -39,9 +39,9 @@ for p in (HERE, ROOT / "triton" / "testing", ROOT / "triton" / "model_repository
 
 import torch  # noqa: E402
 
-from chatglm_checkpoint import DTYPES, parameter_shapes, parse_config  # noqa: E402
-from chatglm_engine import PrefillChunk  # noqa: E402
-from chatglm_native import NativeEngine  # noqa: E402
+from chatglm.model.checkpoint import DTYPES, parameter_shapes, parse_config  # noqa: E402
+from chatglm.engine.types import PrefillChunk  # noqa: E402
+from chatglm.engine.native import NativeEngine  # noqa: E402
 
 # Nominal memory bandwidth in GB/s by (lower-case) name fragment; first match wins.
 NOMINAL_GBPS = [("h200", 4800), ("h100 nvl", 3900), ("h100 sxm", 3350), ("h100 pcie", 2000), ("h100", 3350),

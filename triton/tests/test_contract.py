@@ -12,10 +12,10 @@ import pytest
 import triton_python_backend_utils as standin
 
 import gen_warmup
-from chatglm_request import MAX_HISTORY_BYTES, MAX_HISTORY_MESSAGES, MAX_LITERAL_DEPTH, MAX_PROMPT_BYTES, \
+from chatglm.serving.request import MAX_HISTORY_BYTES, MAX_HISTORY_MESSAGES, MAX_LITERAL_DEPTH, MAX_PROMPT_BYTES, \
     MAX_TEMPERATURE, Limits, parse_request, plan_prompt
-from chatglm_io import INPUT_NAMES, OUTPUT_NAMES
-from chatglm_options import ServingOptions
+from chatglm.serving.io import INPUT_NAMES, OUTPUT_NAMES
+from chatglm.serving.options import ServingOptions
 from harness import MODEL_DIR, load_model, make_request, outcome_of, wait_for_finals
 from pbtxt import parse_pbtxt
 from tiny_engine import TinyEngine
@@ -123,7 +123,7 @@ def test_model_reads_exactly_the_config_inputs():
     assert [i["name"] for i in CONFIG["input"] if not i.get("optional")] == ["prompt"]
     assert all(i["dims"] == [1] for i in CONFIG["input"] + CONFIG["output"])
     model_py = (MODEL_DIR / "1" / "model.py").read_text(encoding="utf-8")
-    assert "read_inputs(" in model_py and '"prompt"' not in model_py  # the names live in chatglm_io only
+    assert "read_inputs(" in model_py and '"prompt"' not in model_py  # the names live in chatglm.serving.io only
 
 
 def test_model_outputs_match_config_names_and_types():
@@ -147,7 +147,7 @@ def test_model_outputs_match_config_names_and_types():
 
 
 def test_config_parameters_are_valid_for_the_model():
-    from chatglm_hf import DTYPES
+    from chatglm.engine.hf import DTYPES
 
     limits = Limits.from_parameters(PARAMS)
     assert PARAMS["engine"] == "native" and PARAMS["scheduler"] == "continuous" and PARAMS["dtype"] in DTYPES

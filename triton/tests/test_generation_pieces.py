@@ -4,9 +4,9 @@ import math
 import pytest
 import torch
 
-from chatglm_answer import AnswerStream
-from chatglm_generation import BatchTracker, RowSettings, RowWarper, guard_invalid_scores, left_pad
-from chatglm_request import keep_last_turns
+from chatglm.serving.answer import AnswerStream
+from chatglm.engine.generation import BatchTracker, RowSettings, RowWarper, guard_invalid_scores, left_pad
+from chatglm.serving.request import keep_last_turns
 from tiny_engine import TinyTokenizer
 
 tok = TinyTokenizer()

@@ -10,10 +10,10 @@ assert transformers.__version__ == "4.40.2", "the Dockerfile pins transformers 4
 
 from transformers import LlamaConfig, LlamaForCausalLM  # noqa: E402
 
-from chatglm_engine import EngineOptions  # noqa: E402
-from chatglm_generation import RowSettings  # noqa: E402
-from chatglm_hf import HFEngine, carries_position_ids  # noqa: E402
-from chatglm_request import ChatRequest, Limits, plan_prompt  # noqa: E402
+from chatglm.engine.types import EngineOptions  # noqa: E402
+from chatglm.engine.generation import RowSettings  # noqa: E402
+from chatglm.engine.hf import HFEngine, carries_position_ids  # noqa: E402
+from chatglm.serving.request import ChatRequest, Limits, plan_prompt  # noqa: E402
 from tiny_engine import VOCAB_SIZE, TinyTokenizer  # noqa: E402
 
 

@@ -8,8 +8,8 @@ import shutil
 import pytest
 import torch
 
-import chatglm_native
-from chatglm_checkpoint import CheckpointError, parameter_shapes, parse_config, read_config
+from chatglm.engine import native as native_engine
+from chatglm.model.checkpoint import CheckpointError, parameter_shapes, parse_config, read_config
 from fixture_check import FIXTURE, Fixture, run_checks
 
 TOLERANCE = 1e-4  # float32; the fixture's own cache-vs-full check is ~1.5e-6
@@ -155,7 +155,7 @@ def test_chatglm3_6b_shapes():
 
 
 def test_weights_plus_cache_that_do_not_fit_fail_before_loading(fixture, monkeypatch):
-    monkeypatch.setattr(chatglm_native, "free_memory_bytes", lambda device: 100_000)
+    monkeypatch.setattr(native_engine, "free_memory_bytes", lambda device: 100_000)
     message = _load_error(fixture, FIXTURE)
     assert "the model does not fit: weights" in message and "KV cache" in message and "max_active_rows" in message
 

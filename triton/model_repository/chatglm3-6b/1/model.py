@@ -4,11 +4,11 @@ initialize() loads the configured engine (`native` by default) and starts its sc
 request (a bad one fails alone, at once, with INVALID_ARG) and hands the valid ones to the scheduler; finalize()
 stops it. With `scheduler: continuous` (the default for the native engine) execute() returns at once and one
 engine thread generates for every running request, step by step, admitting new ones between steps
-(chatglm_scheduler.py). With `scheduler: per_execute` (the HF engine) the requests of one execute() are
-generated together inside it (chatglm_per_execute.py). Either way each request gets exactly one FINAL response;
+(chatglm/serving/continuous_scheduler.py). With `scheduler: per_execute` (the HF engine) the requests of one execute() are
+generated together inside it (chatglm/serving/per_execute_scheduler.py). Either way each request gets exactly one FINAL response;
 with `decoupled: false` that is its one complete response.
 
-Inputs and outputs: chatglm_io.py; parameters: chatglm_options.py and chatglm_request.Limits; the contract:
+Inputs and outputs: chatglm/serving/io.py; parameters: chatglm/serving/options.py and chatglm.serving.request.Limits; the contract:
 triton/README.md.
 """
 from __future__ import annotations
@@ -18,16 +18,17 @@ from typing import Dict, Optional
 
 import triton_python_backend_utils as pb_utils
 
-import chatglm_log as log
-from chatglm_answer import AnswerStream
-from chatglm_engine import EngineOptions, is_step_engine, load_engine
-from chatglm_io import read_inputs
-from chatglm_metrics import Metrics
-from chatglm_options import ServingOptions
-from chatglm_per_execute import PerExecuteScheduler
-from chatglm_reply import Channel, Reply, error_response
-from chatglm_request import RequestError, parse_request, plan_prompt
-from chatglm_scheduler import ContinuousScheduler, SchedulerLimits
+import chatglm.log as log
+from chatglm.engine.factory import load_engine
+from chatglm.engine.types import EngineOptions, is_step_engine
+from chatglm.serving.answer import AnswerStream
+from chatglm.serving.continuous_scheduler import ContinuousScheduler, SchedulerLimits
+from chatglm.serving.io import read_inputs
+from chatglm.serving.metrics import Metrics
+from chatglm.serving.options import ServingOptions
+from chatglm.serving.per_execute_scheduler import PerExecuteScheduler
+from chatglm.serving.reply import Channel, Reply, error_response
+from chatglm.serving.request import RequestError, parse_request, plan_prompt
 
 
 def _ready_probe(args: Dict[str, str]):

@@ -14,7 +14,7 @@ DELTA_OUTPUT = "response"
 
 
 def read_inputs(request) -> Dict[str, Optional[np.ndarray]]:
-    """Input name → numpy array, None for an absent optional input (validated by chatglm_request)."""
+    """Input name → numpy array, None for an absent optional input (validated by chatglm.serving.request)."""
     inputs = {}
     for name in INPUT_NAMES:
         tensor = pb_utils.get_input_tensor_by_name(request, name)

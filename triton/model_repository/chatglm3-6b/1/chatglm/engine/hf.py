@@ -6,7 +6,7 @@ One `model.generate` call per batch, with
 - per-row stopping as a StoppingCriteria returning BoolTensor[B] (transformers >= 4.39): stop ids, each row's
   own max_new_tokens and cancellation, polled at every decode step,
 - a batched BaseStreamer that forwards each step's tokens to the tracker (TextStreamer only handles batch 1).
-The shared logic lives in chatglm_generation; these classes only adapt it to generate's hooks.
+The shared logic lives in chatglm.engine.generation; these classes only adapt it to generate's hooks.
 """
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ import torch
 from transformers import GenerationMixin, LogitsProcessor, LogitsProcessorList, StoppingCriteria, StoppingCriteriaList
 from transformers.generation.streamers import BaseStreamer
 
-from chatglm_engine import TokenizerPrompts
-from chatglm_generation import CHATGLM_NAN_FALLBACK_ID, FINISH_LENGTH, BatchTracker, RowWarper, guard_invalid_scores, \
+from chatglm.engine.types import TokenizerPrompts
+from chatglm.engine.generation import CHATGLM_NAN_FALLBACK_ID, FINISH_LENGTH, BatchTracker, RowWarper, guard_invalid_scores, \
     left_pad
-from chatglm_checkpoint import DTYPES
+from chatglm.model.checkpoint import DTYPES
 
 
 class InvalidScoreGuard(LogitsProcessor):

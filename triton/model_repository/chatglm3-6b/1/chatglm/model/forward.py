@@ -19,8 +19,8 @@ from typing import Dict, List, Sequence
 import torch
 import torch.nn.functional as F
 
-from chatglm_checkpoint import ChatGLMConfig
-from chatglm_kv_cache import KVCache, Rows
+from chatglm.model.checkpoint import ChatGLMConfig
+from chatglm.model.kv_cache import KVCache, Rows
 
 HAS_SDPA = hasattr(F, "scaled_dot_product_attention")  # torch >= 2.0; Debian's 1.13 takes the plain path
 

@@ -1,21 +1,18 @@
-"""The engine seam: what model.py and the schedulers need from a language model, and how the configured engine
-is loaded.
+"""The engine seam: what model.py and the schedulers need from a language model (chatglm.engine.factory loads
+the configured one).
 
 Every engine builds prompt ids with ChatGLM3's chat layout, decodes text and can run one batched generation
 (`Engine`, used by the per-execute scheduler). An engine that also decodes step by step over slots of its own KV
-cache (`StepEngine`) can be driven by the continuous scheduler. `native` (chatglm_native.NativeEngine) is both;
-`hf` (chatglm_hf.HFEngine) is an `Engine` only; the config parameter `engine` may instead name `module:Class`
+cache (`StepEngine`) can be driven by the continuous scheduler. `native` (chatglm.engine.native.NativeEngine) is both;
+`hf` (chatglm.engine.hf.HFEngine) is an `Engine` only; the config parameter `engine` may instead name `module:Class`
 (tests use `tiny_engine:TinyEngine`, the native engine on a tiny random model).
 """
 from __future__ import annotations
 
-import importlib
-import os
-import sys
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Protocol, Sequence, runtime_checkable
 
-from chatglm_generation import GenerationObserver, RowResult, RowSettings
+from chatglm.engine.generation import GenerationObserver, RowResult, RowSettings
 
 
 @dataclass
@@ -120,33 +117,5 @@ class TokenizerPrompts:
         return self.tokenizer.decode(list(ids))
 
 
-def load_engine(spec: str, options: EngineOptions):
-    """`native` → the native engine; `hf` → the Hugging Face engine; `module:Class` → that class (module
-    importable from sys.path or PYTHONPATH)."""
-    if spec == "native":
-        from chatglm_native import NativeEngine
-
-        return NativeEngine(options)
-    if spec == "hf":
-        from chatglm_hf import HFEngine
-
-        return HFEngine(options)
-    module_name, sep, class_name = spec.partition(":")
-    if not sep or not module_name or not class_name:
-        raise ValueError(f"engine parameter must be 'native', 'hf' or 'module:Class', got {spec!r}")
-    _add_pythonpath()
-    cls = getattr(importlib.import_module(module_name), class_name)
-    return cls(options)
-
-
 def is_step_engine(engine) -> bool:
     return isinstance(engine, StepEngine)
-
-
-def _add_pythonpath() -> None:
-    """Triton's Python stub embeds its interpreter without reading PYTHONPATH; honour it for plug-in engines.
-
-    Entries are appended, so they never shadow the model directory or triton_python_backend_utils."""
-    for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep):
-        if entry and entry not in sys.path:
-            sys.path.append(entry)

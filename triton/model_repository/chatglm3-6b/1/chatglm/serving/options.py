@@ -1,6 +1,6 @@
 """How this model instance serves, read from config.pbtxt's `parameters` (all strings) and checked at load.
 
-The request limits (prompt budget, max_new_tokens bounds, sampling defaults) live in chatglm_request.Limits; this
+The request limits (prompt budget, max_new_tokens bounds, sampling defaults) live in chatglm.serving.request.Limits; this
 file holds the rest: engine, scheduler, batch and queue bounds, prefill budget and streaming interval. A bad
 value fails the load with a message naming the parameter.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
-from chatglm_request import Limits
+from chatglm.serving.request import Limits
 
 SCHEDULERS = ("continuous", "per_execute")
 DEFAULT_ENGINE = "native"

@@ -3,7 +3,7 @@
 execute() only validates and calls `submit`, which queues the request (or refuses it at once when the waiting
 queue is full) and returns. One engine thread owns the model and repeats an iteration:
 
-1. take the latest cancellation check (chatglm_responder.py): cancelled rows end at once, their slots are free;
+1. take the latest cancellation check (chatglm/serving/responder.py): cancelled rows end at once, their slots are free;
 2. prefill: rows still in their prompt continue, then waiting requests are admitted while slots are free, within
    a budget of prompt tokens per iteration (a long prompt is prefilled in chunks over several iterations, so it
    never stalls the running rows for more than one budget); a row whose prompt is complete gets its first token;
@@ -28,12 +28,12 @@ from typing import Deque, List, Optional
 import torch
 import triton_python_backend_utils as pb_utils
 
-import chatglm_log as log
-from chatglm_engine import PrefillChunk
-from chatglm_generation import FINISH_CANCELLED, RowProgress, RowResult, choose_tokens
-from chatglm_metrics import MetricsBuffer
-from chatglm_reply import Reply, error_response
-from chatglm_responder import Responder
+import chatglm.log as log
+from chatglm.engine.types import PrefillChunk
+from chatglm.engine.generation import FINISH_CANCELLED, RowProgress, RowResult, choose_tokens
+from chatglm.serving.metrics import MetricsBuffer
+from chatglm.serving.reply import Reply, error_response
+from chatglm.serving.responder import Responder
 
 METRICS_INTERVAL = 0.25  # seconds between two metric updates while rows run (and always before a FINAL)
 

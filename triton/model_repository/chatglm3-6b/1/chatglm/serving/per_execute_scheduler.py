@@ -14,9 +14,9 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import triton_python_backend_utils as pb_utils
 
-import chatglm_log as log
-from chatglm_generation import FINISH_CANCELLED, RowResult
-from chatglm_reply import Channel, Reply, error_response
+import chatglm.log as log
+from chatglm.engine.generation import FINISH_CANCELLED, RowResult
+from chatglm.serving.reply import Channel, Reply, error_response
 
 
 class CancellationPoller:

@@ -17,11 +17,11 @@ from typing import Any, Dict, Optional
 
 import triton_python_backend_utils as pb_utils
 
-import chatglm_log as log
-from chatglm_answer import AnswerStream
-from chatglm_generation import RowResult, RowSettings
-from chatglm_io import DELTA_OUTPUT, OUTPUT_NAMES, int_tensor, string_tensor
-from chatglm_request import ChatRequest, PromptPlan
+import chatglm.log as log
+from chatglm.serving.answer import AnswerStream
+from chatglm.engine.generation import RowResult, RowSettings
+from chatglm.serving.io import DELTA_OUTPUT, OUTPUT_NAMES, int_tensor, string_tensor
+from chatglm.serving.request import ChatRequest, PromptPlan
 
 
 class Channel:

@@ -12,12 +12,12 @@ from typing import Dict, List, Optional, Sequence
 
 import torch
 
-import chatglm_log as log
-from chatglm_checkpoint import DTYPES, ChatGLMConfig, CheckpointError, load_weights, read_config, weight_bytes
-from chatglm_engine import EngineOptions, PrefillChunk, TokenizerPrompts
-from chatglm_forward import HAS_SDPA, ChatGLMModel, logits_rows
-from chatglm_generation import BatchTracker, choose_tokens
-from chatglm_kv_cache import KVCache, describe_bytes, free_memory_bytes
+import chatglm.log as log
+from chatglm.model.checkpoint import DTYPES, ChatGLMConfig, CheckpointError, load_weights, read_config, weight_bytes
+from chatglm.engine.types import EngineOptions, PrefillChunk, TokenizerPrompts
+from chatglm.model.forward import HAS_SDPA, ChatGLMModel, logits_rows
+from chatglm.engine.generation import BatchTracker, choose_tokens
+from chatglm.model.kv_cache import KVCache, describe_bytes, free_memory_bytes
 
 CUDA_HEADROOM_BYTES = 1 << 30  # activations of a prefill chunk, the logits, the CUDA context's own allocations
 
@@ -67,7 +67,7 @@ class NativeEngine(TokenizerPrompts):
             f"({describe_bytes(config.kv_bytes_per_token(dtype))} per token)"
         )
 
-    # -- steps (the continuous scheduler's interface, chatglm_engine.StepEngine)
+    # -- steps (the continuous scheduler's interface, chatglm.engine.types.StepEngine)
     def open_row(self) -> int:
         return self.cache.acquire()
 

@@ -18,8 +18,8 @@ import threading
 import time
 from typing import Callable, List, Optional, Sequence
 
-import chatglm_log as log
-from chatglm_reply import Channel
+import chatglm.log as log
+from chatglm.serving.reply import Channel
 
 MAX_LAG = 2  # iterations the engine may run ahead of a cancellation check before it waits for it
 
