@@ -121,3 +121,8 @@ export function describeInvisibleCharacters(found: readonly InvisibleCharacterCo
   if (found.length > max) shown.push(more(found.length - max));
   return shown.join(', ');
 }
+
+/** `text` with each invisible character written as `<U+202E>` (for tooltips and dialogs, which cannot mark them). */
+export function showInvisibleCharacters(text: string): string {
+  return text.replace(invisibleCharacterPattern(), (ch) => `<${codePointLabel(ch.codePointAt(0)!)}>`);
+}
