@@ -388,7 +388,7 @@ async function chatHistory(wb) {
   const exported = join(workspace, 'Counting test.md');
   await waitFor(() => existsSync(exported), { timeout: 15_000, what: `${exported} to be written` });
   const md = readFileSync(exported, 'utf8');
-  if (!/^# Counting test\n\n## You\n\nCount slowly from one to fifty\.\n\n## ChatGLM3\n\n/.test(md)) throw new Error(`the export reads: ${md.slice(0, 200)}`);
+  if (!/^# Counting test\n\n> Exported from the ChatGLM3 chat\. [^\n]+\n\n## You\n\nCount slowly from one to fifty\.\n\n## ChatGLM3\n\n/.test(md)) throw new Error(`the export reads: ${md.slice(0, 200)}`);
 
   // open one: the view shows it and names it in its title
   await open();
