@@ -23,8 +23,11 @@ function installHooks(): void {
   hooksInstalled = true;
   DOMPurify.addHook('afterSanitizeAttributes', (node) => {
     if (node.nodeName !== 'A') return;
-    const href = node.getAttribute('href');
+    let href = node.getAttribute('href');
     node.removeAttribute('href'); // nothing in the panel navigates
+    // markdown-it percent-encodes the brackets of an IPv6 host (`http://[::1]:8000/`): put them back, so the link
+    // reaches the policy as written (a local host, which asks first) instead of being refused as malformed.
+    if (href !== null) href = href.replace(/^(https?:\/\/)%5B([0-9a-f:.]+)%5D(?=[:/?#]|$)/i, '$1[$2]');
     const title = node.getAttribute('title');
     node.removeAttribute('title');
     if (title) node.setAttribute(LINK_TITLE_ATTR, title);
