@@ -1266,6 +1266,7 @@ async function untrustedAnswerJourney(extensionsDir) {
   const current = () => wb;
   await journey('11 untrusted answer: a mailto with a bcc asks first, naming every recipient and field', async () => {
     wb = await Workbench.open(server, 'untrusted');
+    await wb.waitForStatus(/ChatGLM: /, { timeout: 60_000, failOn: null }); // activated: its commands are in the palette
     const chat = await openChat(wb);
     const link = chat.locator('article.message.assistant a[data-href^="mailto:"]');
     await link.waitFor({ timeout: 30_000 });
