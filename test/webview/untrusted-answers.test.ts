@@ -109,6 +109,9 @@ describe('untrusted answers, round two', () => {
       await panel.nextFrames(2);
       const during = await liveLinks(panel);
       assert.deepEqual(during.inTail, [], `${mode}: no live link in the block still streaming`);
+      // ...while the links of blocks already complete are live before the answer ends (all but the last payload's)
+      const early = UNTRUSTED.slice(0, -1).flatMap((x) => x.live ?? []);
+      assert.deepEqual(early.filter((u) => !during.ever.includes(u)), [], `${mode}: links of complete blocks are live while streaming`);
       await panel.send({ type: 'messageDone', conversationId: 'c1', messageId: 'a1', status: 'complete' });
       await panel.nextFrames(2);
       const seen = await liveLinks(panel);
