@@ -53,6 +53,8 @@ export const DEFAULT_STRINGS = {
   tokens: '{0} prompt tokens, {1} answer tokens',
   imageRemoved: '[image not loaded: {0}]',
   invisibleCharacter: 'Invisible character {0}: {1}',
+  /** A link's tooltip: the real URL, then this line with the title the answer gave it. */
+  linkTitleFromAnswer: 'Title from the answer: {0}',
   'server.unknown': 'Checking the Triton server…',
   'server.stopped': 'The Triton server is not running.',
   'server.starting': 'The Triton server is starting…',

@@ -4,7 +4,7 @@
 // repository and the tiny engine. Journeys 1-7 share one window (as a user's session would); the failure and
 // Chinese journeys get fresh ones; the extension-host mocha suite runs last through @vscode/test-electron's runTests
 // with code-server standing in for the VS Code executable. Results: console + JUnit XML (--junit=<file>).
-// Options: --only=main|failures|zh|extension-host runs one group; see README.md for the environment knobs.
+// Options: --only=main|failures|zh|setup|untrusted|extension-host runs one group; see README.md for the environment knobs.
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import {
@@ -388,7 +388,7 @@ async function chatHistory(wb) {
   const exported = join(workspace, 'Counting test.md');
   await waitFor(() => existsSync(exported), { timeout: 15_000, what: `${exported} to be written` });
   const md = readFileSync(exported, 'utf8');
-  if (!/^# Counting test\n\n## You\n\nCount slowly from one to fifty\.\n\n## ChatGLM3\n\n/.test(md)) throw new Error(`the export reads: ${md.slice(0, 200)}`);
+  if (!/^# Counting test\n\n> Exported from the ChatGLM3 chat\. [^\n]+\n\n## You\n\nCount slowly from one to fifty\.\n\n## ChatGLM3\n\n/.test(md)) throw new Error(`the export reads: ${md.slice(0, 200)}`);
 
   // open one: the view shows it and names it in its title
   await open();
@@ -1244,13 +1244,52 @@ const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 // ------------------------------------------------------------------------------------------------------ the stage
 
+/**
+ * Untrusted answers (issue 22): a stored answer whose mail link hides a bcc and a body. No server is needed: the
+ * conversation is written to the extension's store before the window opens, and the panel shows it as it starts.
+ */
+async function untrustedAnswerJourney(extensionsDir) {
+  const cfg = await windowConfig('untrusted');
+  const userDataDir = join(root, 'untrusted', 'user-data');
+  const storeDir = join(userDataDir, 'User', 'globalStorage', extensionId);
+  mkdirSync(storeDir, { recursive: true });
+  const now = Date.now();
+  const answer = 'Write to [team@example.com](mailto:team@example.com?bcc=attacker@evil.example&body=paste%20your%20token%20here) for access.';
+  writeFileSync(join(storeDir, 'conversations.json'), JSON.stringify({ version: 1, conversations: [{
+    id: 'untrusted-mail', title: 'Who grants access?', createdAt: now, updatedAt: now, messages: [
+      { id: 'u1', role: 'user', content: 'Who grants access?', status: 'complete', createdAt: now },
+      { id: 'a1', role: 'assistant', content: answer, status: 'complete', createdAt: now },
+    ],
+  }] }));
+  const server = await startCodeServer({ name: 'untrusted', userDataDir, extensionsDir, folder: workspace, remoteSettings: cfg.settings, env: windowEnv(cfg) });
+  let wb;
+  const current = () => wb;
+  await journey('11 untrusted answer: a mailto with a bcc asks first, naming every recipient and field', async () => {
+    wb = await Workbench.open(server, 'untrusted');
+    await wb.waitForStatus(/ChatGLM: /, { timeout: 60_000, failOn: null }); // activated: its commands are in the palette
+    const chat = await openChat(wb);
+    const link = chat.locator('article.message.assistant a[data-href^="mailto:"]');
+    await link.waitFor({ timeout: 30_000 });
+    await link.click();
+    const dialog = wb.page.locator('.monaco-dialog-box');
+    await dialog.waitFor({ timeout: 20_000 });
+    const text = (await dialog.textContent()) ?? '';
+    for (const want of ['Write an e-mail to team@example.com, attacker@evil.example?', 'To: team@example.com', 'Bcc: attacker@evil.example', 'Body: paste your token here']) {
+      if (!text.includes(want)) throw new Error(`the mail dialog does not say "${want}": ${text}`);
+    }
+    await dialog.locator('.monaco-button', { hasText: /^Cancel$/ }).click();
+    await dialog.waitFor({ state: 'hidden', timeout: 10_000 });
+  }, { wb: current });
+  await server.stop();
+}
+
 async function main() {
   mkdirSync(resultsDir, { recursive: true });
   if (!existsSync(fakeDocker)) throw new Error(`the fake docker is missing: ${fakeDocker}`);
   log(`run directory ${root}`);
   const only = typeof args.only === 'string' ? args.only : '';
   const want = (...keys) => !only || keys.some((k) => only === k || only.startsWith(k));
-  const ui = want('1', '2', '3', '4', '5', '6', '7', 'main', '8', 'failures', '9', 'zh', '10', 'setup');
+  const ui = want('1', '2', '3', '4', '5', '6', '7', 'main', '8', 'failures', '9', 'zh', '10', 'setup', 'untrusted');
   const desktopSuite = want('extension-host') && process.env.E2E_VSCODE;
   if (ui || !desktopSuite) codeServerBin(); // fails early with the install hint
   let vsix, extensionsDir;
@@ -1264,6 +1303,7 @@ async function main() {
   if (want('8', 'failures')) await failureJourneys(extensionsDir);
   if (want('9', 'zh')) await chineseJourney(vsix);
   if (want('10', 'setup')) await setupJourney(extensionsDir);
+  if (want('untrusted')) await untrustedAnswerJourney(extensionsDir);
   if (want('extension-host')) {
     const cfg = await windowConfig('exthost');
     const r = await runExtensionHostSuite({ cfg, env: windowEnv(cfg), folder: workspace, dir: join(root, 'exthost') });
