@@ -1,0 +1,148 @@
+"""Weight-only int8, as ChatGLM3's own `quantize(8)` does it, and the linear layers the forward pass calls.
+
+ChatGLM3 quantizes exactly the four linear layers of every transformer layer (QUANTIZED_LAYERS); embeddings, the
+output layer and the norms stay in the compute dtype. Per output row of the float16 weight: `scale = max(|w|) / 127`
+(float16) and `q = round(w / scale)` (int8) — the arithmetic of its `QuantizedLinear.__init__`, checked bit for bit
+against the fixture's golden-int8.safetensors. Its kernel multiplies by `q * scale` in float16; so does ours: either
+dequantize-then-linear in the compute dtype, or torch's fused int8 weight-only matmul where the installed torch has
+one for the device (chosen at load by `choose_int8_matmul`).
+
+Float16 arithmetic is done in float32 and rounded to float16 after each step: torch 1.13 has no float16 `round` (and
+few float16 ops) on CPU, and one float32 operation rounded once to float16 is the correctly rounded float16 result
+for a division or a product of a float16 by an 8-bit integer (what CUDA's half ops give as well).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Dict, Optional, Union
+
+import torch
+import torch.nn.functional as F
+
+QUANTIZED_LAYERS = ("self_attention.query_key_value", "self_attention.dense", "mlp.dense_h_to_4h", "mlp.dense_4h_to_h")
+QUANTIZATIONS = ("none", "int8", "auto")
+ROWS_PER_BLOCK = 4096  # quantized this many rows at a time: the float32 temporaries stay at 64 MiB at 6B shapes
+
+
+def is_quantized_weight(name: str) -> bool:
+    """True for the `.weight` of one of ChatGLM3's quantized layers (never their biases)."""
+    return name.endswith(".weight") and name[:-len(".weight")].endswith(QUANTIZED_LAYERS) and ".layers." in name
+
+
+@dataclass
+class Int8Weight:
+    """One quantized weight: `q` [out, in] int8 and `scale` [out] float16, on the target device."""
+
+    q: torch.Tensor
+    scale: torch.Tensor
+
+    @property
+    def nbytes(self) -> int:
+        return self.q.numel() * self.q.element_size() + self.scale.numel() * self.scale.element_size()
+
+    def dequantized(self, dtype: torch.dtype) -> torch.Tensor:
+        """`q * scale` in float16 (ChatGLM3's kernel), then in the compute dtype."""
+        return (self.q.float() * self.scale.float().unsqueeze(1)).to(torch.float16).to(dtype)
+
+
+def quantize_int8(weight: torch.Tensor) -> Int8Weight:
+    """ChatGLM3's QuantizedLinear arithmetic on `weight` cast to float16, on the weight's own device, a block of rows
+    at a time (so the float32 temporaries never hold more than ROWS_PER_BLOCK rows)."""
+    w16 = weight.to(torch.float16)
+    rows = w16.shape[0]
+    q = torch.empty(w16.shape, dtype=torch.int8, device=w16.device)
+    scale = torch.empty(rows, dtype=torch.float16, device=w16.device)
+    for first in range(0, rows, ROWS_PER_BLOCK):
+        block = w16[first:first + ROWS_PER_BLOCK].float()
+        block_scale = (block.abs().amax(dim=-1) / 127).to(torch.float16)  # float16 division, rounded once
+        ratio = (block / block_scale.float().unsqueeze(1)).to(torch.float16)  # w / scale in float16
+        ratio = torch.nan_to_num(ratio.float(), nan=0.0)  # an all-zero row: scale 0, q 0
+        q[first:first + ROWS_PER_BLOCK] = torch.round(ratio).to(torch.int8)
+        scale[first:first + ROWS_PER_BLOCK] = block_scale
+        del block, ratio
+    return Int8Weight(q, scale)
+
+
+def quantize_tensors(tensors: Dict[str, "WeightValue"]) -> Dict[str, "WeightValue"]:
+    """Quantizes the layers ChatGLM3 quantizes, one at a time, in place: each float weight is dropped as soon as its
+    int8 form exists, so the peak is the int8 model plus one float weight."""
+    for name in [n for n in tensors if is_quantized_weight(n)]:
+        if isinstance(tensors[name], torch.Tensor):
+            tensors[name] = quantize_int8(tensors[name])  # the float weight is freed by this assignment
+    return tensors
+
+
+WeightValue = Union[torch.Tensor, Int8Weight]
+
+
+def weight_nbytes(value: Optional[WeightValue]) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, Int8Weight):
+        return value.nbytes
+    return value.numel() * value.element_size()
+
+
+class Linear:
+    """`F.linear` over a float weight (the compute dtype) — the unquantized layers."""
+
+    mode = "none"
+
+    def __init__(self, weight: torch.Tensor, bias: Optional[torch.Tensor] = None):
+        self.weight, self.bias = weight, bias
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        return F.linear(x, self.weight, self.bias)
+
+
+class DequantizeLinear:
+    """int8 weight dequantized for each call, then one linear in the compute dtype: the only extra memory is the
+    layer's dequantized weight, for the length of the call."""
+
+    mode = "int8 (dequantize + linear)"
+
+    def __init__(self, weight: Int8Weight, bias: Optional[torch.Tensor], dtype: torch.dtype):
+        self.weight, self.bias, self.dtype = weight, bias, dtype
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        return F.linear(x, self.weight.dequantized(self.dtype), self.bias)
+
+
+class FusedInt8Linear:
+    """torch's int8 weight-only matmul (`torch._weight_int8pack_mm`, torch >= 2.4 where the device has it): the
+    weight is never dequantized in memory. Scales in the compute dtype, as the kernel wants them."""
+
+    mode = "int8 (fused int8 weight-only matmul)"
+
+    def __init__(self, weight: Int8Weight, bias: Optional[torch.Tensor], dtype: torch.dtype):
+        self.q, self.bias = weight.q, bias
+        self.scale = weight.scale.to(dtype)
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        out = torch._weight_int8pack_mm(x.reshape(-1, x.shape[-1]), self.q, self.scale)
+        out = out.view(*x.shape[:-1], out.shape[-1])
+        return out if self.bias is None else out + self.bias
+
+
+def choose_int8_matmul(device: torch.device, dtype: torch.dtype) -> Callable:
+    """The fused kernel where this torch has it for (device, dtype) and it agrees with dequantize-then-linear on a
+    small case; else dequantize-then-linear (torch 1.13, and devices the kernel does not cover)."""
+    if not hasattr(torch, "_weight_int8pack_mm"):
+        return DequantizeLinear
+    try:
+        generator = torch.Generator().manual_seed(0)
+        weight = quantize_int8(torch.randn(64, 64, generator=generator).to(device))
+        x = torch.randn(3, 64, generator=generator).to(device=device, dtype=dtype)
+        fused = FusedInt8Linear(weight, None, dtype)(x).float()
+        plain = DequantizeLinear(weight, None, dtype)(x).float()
+        if not torch.allclose(fused, plain, rtol=2e-2, atol=2e-2):
+            return DequantizeLinear
+    except (RuntimeError, NotImplementedError, TypeError):
+        return DequantizeLinear
+    return FusedInt8Linear
+
+
+def make_linear(value: WeightValue, bias: Optional[torch.Tensor], dtype: torch.dtype, int8_linear: Callable = DequantizeLinear):
+    if isinstance(value, Int8Weight):
+        return int8_linear(value, bias, dtype)
+    return Linear(value, bias)
