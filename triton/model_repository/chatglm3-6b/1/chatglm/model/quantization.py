@@ -22,6 +22,7 @@ import torch.nn.functional as F
 QUANTIZED_LAYERS = ("self_attention.query_key_value", "self_attention.dense", "mlp.dense_h_to_4h", "mlp.dense_4h_to_h")
 QUANTIZATIONS = ("none", "int8", "auto")
 ROWS_PER_BLOCK = 4096  # quantized this many rows at a time: the float32 temporaries stay at 64 MiB at 6B shapes
+DEQUANTIZE_BLOCK_ELEMENTS = 1 << 25  # weight elements dequantized at a time: 64 MiB in float16
 
 
 def is_quantized_weight(name: str) -> bool:
@@ -40,9 +41,10 @@ class Int8Weight:
     def nbytes(self) -> int:
         return self.q.numel() * self.q.element_size() + self.scale.numel() * self.scale.element_size()
 
-    def dequantized(self, dtype: torch.dtype) -> torch.Tensor:
-        """`q * scale` in float16 (ChatGLM3's kernel), then in the compute dtype."""
-        return (self.q.float() * self.scale.float().unsqueeze(1)).to(torch.float16).to(dtype)
+    def dequantized(self, dtype: torch.dtype, rows: slice = slice(None)) -> torch.Tensor:
+        """`q * scale` of `rows` in float16 (ChatGLM3's kernel), then in the compute dtype: one float16 temporary."""
+        weight = self.q[rows].to(torch.float16).mul_(self.scale[rows].unsqueeze(1))
+        return weight if dtype == torch.float16 else weight.to(dtype)
 
 
 def quantize_int8(weight: torch.Tensor) -> Int8Weight:
@@ -105,7 +107,22 @@ class DequantizeLinear:
         self.weight, self.bias, self.dtype = weight, bias, dtype
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
-        return F.linear(x, self.weight.dequantized(self.dtype), self.bias)
+        out_features, in_features = self.weight.q.shape
+        rows = dequantize_block_rows(out_features, in_features)
+        if rows >= out_features:
+            return F.linear(x, self.weight.dequantized(self.dtype), self.bias)
+        # A wide layer (the MLP's) a block of output rows at a time, so its whole float weight never exists.
+        out = x.new_empty(*x.shape[:-1], out_features)
+        for first in range(0, out_features, rows):
+            part = slice(first, first + rows)
+            bias = None if self.bias is None else self.bias[part]
+            out[..., part] = F.linear(x, self.weight.dequantized(self.dtype, part), bias)
+        return out
+
+
+def dequantize_block_rows(out_features: int, in_features: int) -> int:
+    """Output rows DequantizeLinear dequantizes at a time (the memory plan counts the same block)."""
+    return max(1, min(out_features, DEQUANTIZE_BLOCK_ELEMENTS // in_features))
 
 
 class FusedInt8Linear:
@@ -140,6 +157,21 @@ def choose_int8_matmul(device: torch.device, dtype: torch.dtype) -> Callable:
     except (RuntimeError, NotImplementedError, TypeError):
         return DequantizeLinear
     return FusedInt8Linear
+
+
+def load_converter(device, dtype: torch.dtype, quantization: str) -> Optional[Callable]:
+    """For chatglm.model.checkpoint.load_weights: each tensor as it is read, to `device` — a quantized layer's weight
+    cast to float16 there (as ChatGLM3 quantizes it) and quantized at once, so the device never holds more than the
+    int8 model plus one float16 weight. None when nothing is quantized (the loader's own conversion)."""
+    if quantization != "int8":
+        return None
+
+    def convert(name: str, tensor: torch.Tensor) -> WeightValue:
+        if is_quantized_weight(name):
+            return quantize_int8(tensor.to(device=device, dtype=torch.float16))
+        return tensor.to(device=device, dtype=dtype)
+
+    return convert
 
 
 def make_linear(value: WeightValue, bias: Optional[torch.Tensor], dtype: torch.dtype, int8_linear: Callable = DequantizeLinear):
