@@ -14,7 +14,7 @@ alone, before anything large is allocated.
 int8, with the reason), shrink the prefill chunk before giving up, and fail with what does fit. The transient
 formula is checked against every tensor the forward pass creates, counted on torch's meta device at ChatGLM3-6B's
 shapes (tests/test_memory_plan.py); the extension's setup checklist uses the same formulas
-(src/core/memoryPlan.ts, compared with these by tests/test_memory_plan.py and its TS twin).
+(src/core/server/memoryPlan.ts, compared with these by tests/test_memory_plan.py and its TS twin).
 """
 from __future__ import annotations
 
@@ -276,20 +276,23 @@ def _refusal(config, rows, context, prefill_chunk, dtype, candidates, free, tota
     head = (f"the model does not fit: weights {gib(best.weights)} ({kind}) + KV cache {gib(best.kv_cache)} ({rows} rows x {context} tokens) + transients "
             f"{gib(max(best.prefill_transient, best.decode_buffers))} (prefill chunk {best.prefill_chunk}) + reserve "
             f"{gib(best.reserve)} = {gib(best.total)} > {size}")
+    as_int8 = None
     if "int8" not in candidates and dtype in ("float16", "bfloat16"):
         as_int8 = _fitting(config, rows, context, prefill_chunk, dtype, "int8", free, total)
-        if as_int8 is not None:
-            return (f"{head}. With int8 weights {rows} rows x {context} tokens fit ({gib(as_int8.total)}): set "
-                    f"tritonChatglm.quantization to int8 or auto, or lower tritonChatglm.maxBatchSize (max_active_rows) "
-                    f"or the context.")
+    hint = (f" With int8 weights {rows} rows x {context} tokens fit ({gib(as_int8.total)}): set "
+            f"tritonChatglm.quantization to int8 or auto." if as_int8 is not None else "")
+    advice = (" Lower tritonChatglm.maxBatchSize (max_active_rows) or the context (max_input_tokens + "
+              "max_new_tokens_limit, or max_context)" + ("" if "int8" in candidates or as_int8 else
+                                                          ", set tritonChatglm.quantization to int8") +
+              ", or free the device.")
     for choice in candidates:
         fit = largest_fit(config, rows, context, prefill_chunk, dtype, choice, free)
         if fit is not None:
             with_q = " with int8 weights" if choice == "int8" else ""
             return (f"{head}. On {where}: {fit.rows} rows x {fit.context} tokens fit{with_q} with "
-                    f"{fit.prefill_chunk:,}-token prefill chunks; {rows} rows x {context} tokens do not. Lower "
-                    f"tritonChatglm.maxBatchSize (max_active_rows) or the context (max_input_tokens + "
-                    f"max_new_tokens_limit, or max_context), set tritonChatglm.quantization to int8, or free the device.")
+                    f"{fit.prefill_chunk:,}-token prefill chunks; {rows} rows x {context} tokens do not.{hint}{advice}")
+    if hint:
+        return f"{head}.{hint}{advice}"
     return (f"{head}. Not even 1 row x {MIN_PREFILL_CHUNK} tokens fits" +
             (" with int8 weights" if "int8" in candidates else "") +
             f" (the weights alone need {gib(best.weights)}): use a GPU with more memory, or free the device.")

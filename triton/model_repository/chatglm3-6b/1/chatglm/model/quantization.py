@@ -21,7 +21,7 @@ import torch.nn.functional as F
 
 QUANTIZED_LAYERS = ("self_attention.query_key_value", "self_attention.dense", "mlp.dense_h_to_4h", "mlp.dense_4h_to_h")
 QUANTIZATIONS = ("none", "int8", "auto")
-ROWS_PER_BLOCK = 4096  # quantized this many rows at a time: the float32 temporaries stay at 64 MiB at 6B shapes
+QUANTIZE_BLOCK_ELEMENTS = 1 << 24  # weight elements quantized at a time: float32 temporaries of 2 x 64 MiB
 DEQUANTIZE_BLOCK_ELEMENTS = 1 << 25  # weight elements dequantized at a time: 64 MiB in float16
 
 
@@ -49,19 +49,21 @@ class Int8Weight:
 
 def quantize_int8(weight: torch.Tensor) -> Int8Weight:
     """ChatGLM3's QuantizedLinear arithmetic on `weight` cast to float16, on the weight's own device, a block of rows
-    at a time (so the float32 temporaries never hold more than ROWS_PER_BLOCK rows)."""
+    at a time (the float32 temporaries never hold more than QUANTIZE_BLOCK_ELEMENTS elements, twice)."""
     w16 = weight.to(torch.float16)
-    rows = w16.shape[0]
+    rows, columns = w16.shape
     q = torch.empty(w16.shape, dtype=torch.int8, device=w16.device)
     scale = torch.empty(rows, dtype=torch.float16, device=w16.device)
-    for first in range(0, rows, ROWS_PER_BLOCK):
-        block = w16[first:first + ROWS_PER_BLOCK].float()
-        block_scale = (block.abs().amax(dim=-1) / 127).to(torch.float16)  # float16 division, rounded once
-        ratio = (block / block_scale.float().unsqueeze(1)).to(torch.float16)  # w / scale in float16
-        ratio = torch.nan_to_num(ratio.float(), nan=0.0)  # an all-zero row: scale 0, q 0
-        q[first:first + ROWS_PER_BLOCK] = torch.round(ratio).to(torch.int8)
-        scale[first:first + ROWS_PER_BLOCK] = block_scale
-        del block, ratio
+    step = max(1, QUANTIZE_BLOCK_ELEMENTS // columns)
+    for first in range(0, rows, step):
+        block = w16[first:first + step].float()
+        block_scale = (block.abs().amax(dim=-1) / 127).to(torch.float16)  # a float16 division, rounded once
+        ratio = block.div_(block_scale.float().unsqueeze(1)).to(torch.float16)  # w / scale in float16
+        del block
+        # an all-zero row has scale 0 and 0/0 = NaN: its q is 0
+        q[first:first + step] = ratio.float().nan_to_num_(nan=0.0).round_().to(torch.int8)
+        scale[first:first + step] = block_scale
+        del ratio
     return Int8Weight(q, scale)
 
 
