@@ -134,7 +134,7 @@ def test_a_refusal_says_which_rows_fit():
 
 
 def test_a_bad_quantization_value_is_refused():
-    with pytest.raises(ValueError, match="quantization must be one of none, int8, auto"):
+    with pytest.raises(ValueError, match="config parameter quantization must be one of none, int8, auto"):
         plan_load(CONFIG, ROWS, CONTEXT, CHUNK, "float16", "int4", None)
 
 
@@ -169,14 +169,64 @@ def test_the_fixture_holds_its_logits_with_a_small_prefill_chunk():
     assert widths and max(widths) <= 16 and len(widths) > 20
 
 
+PLAN_CONFIGS = [
+    dict(rows=8, context=8192, prefill_chunk=2048, dtype="float16", quantization="none"),
+    dict(rows=8, context=8192, prefill_chunk=2048, dtype="float16", quantization="int8"),
+    dict(rows=16, context=4096, prefill_chunk=1024, dtype="bfloat16", quantization="int8"),
+    dict(rows=1, context=32768, prefill_chunk=512, dtype="float16", quantization="none",
+         config={"seq_length": 32768, "rope_ratio": 50}),
+    dict(rows=3, context=100, prefill_chunk=2048, dtype="float32", quantization="none",
+         config={"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "kv_channels": 16,
+                 "ffn_hidden_size": 128, "padded_vocab_size": 416}),
+]
+# (free GiB, rows, context, quantization setting): what the load decides on the 6B checkpoint in float16
+DECISIONS = [(23.5, 8, 8192, "auto"), (15.5, 8, 8192, "auto"), (11.5, 8, 8192, "auto"), (7.5, 8, 8192, "auto"),
+             (5.5, 8, 8192, "auto"), (15.0, 12, 8192, "none"), (14.28, 8, 8192, "none"), (9.0, 16, 8192, "int8")]
+FIGURES = ("weights", "kv_cache", "prefill_transient", "decode_buffers", "reserve", "total")
+
+
+def _plan_figures(case):
+    plan = memory_plan(parse_config({**CHATGLM3_6B, **case.get("config", {})}), case["rows"], case["context"],
+                       case["prefill_chunk"], case["dtype"], case["quantization"])
+    return {k: plan.as_dict()[k] for k in FIGURES}
+
+
+def _decision(free_gib, rows, context, quantization):
+    """plan_load's choice, or what a refusal offers instead (largest_fit)."""
+    from chatglm.engine.memory_plan import largest_fit
+
+    free = int(free_gib * GiB)
+    try:
+        plan = plan_load(CONFIG, rows, context, CHUNK, "float16", quantization, free)
+        return {"kind": "runs", "quantization": plan.quantization, "rows": plan.rows, "context": plan.context,
+                "prefill_chunk": plan.prefill_chunk, "total": plan.total}
+    except MemoryPlanError:
+        last = "int8" if quantization in ("auto", "int8") else "none"
+        fit = largest_fit(CONFIG, rows, context, CHUNK, "float16", last, free)
+        return {"kind": "too-small", "fits": None if fit is None else {
+            "quantization": fit.quantization, "rows": fit.rows, "context": fit.context, "prefill_chunk": fit.prefill_chunk}}
+
+
+def plan_cases():
+    return {
+        "plans": [{**case, "expected": _plan_figures(case)} for case in PLAN_CONFIGS],
+        "decisions": [{"free": int(free * GiB), "rows": rows, "context": context, "quantization": q,
+                       "expected": _decision(free, rows, context, q)} for free, rows, context, q in DECISIONS],
+    }
+
+
 def test_the_plan_agrees_with_the_extensions_figures():
-    """test/unit/server/memory-plan-cases.json holds configs and the Python plan's figures; the TypeScript plan
-    (src/core/server/memoryPlan.ts) is checked against the same file by test/unit/server/memoryPlan.test.ts."""
+    """test/unit/server/memory-plan-cases.json holds the Python plan's figures and decisions; the TypeScript plan
+    (src/core/server/memoryPlan.ts) is checked against the same file by test/unit/server/memoryPlan.test.ts.
+    After a change of the formulas: python3 triton/tests/test_memory_plan.py --write-cases."""
     cases = json.loads(PLAN_CASES.read_text(encoding="utf-8"))
-    assert len(cases) >= 4
-    for case in cases:
-        plan = memory_plan(parse_config({**CHATGLM3_6B, **case.get("config", {})}), case["rows"], case["context"],
-                           case["prefill_chunk"], case["dtype"], case["quantization"])
-        figures = {k: plan.as_dict()[k] for k in ("weights", "kv_cache", "prefill_transient", "decode_buffers",
-                                                  "reserve", "total")}
-        assert figures == case["expected"], case
+    assert cases == plan_cases()
+    kinds = {d["expected"]["kind"] for d in cases["decisions"]}
+    assert kinds == {"runs", "too-small"}
+
+
+if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1:] == ["--write-cases"]:
+        PLAN_CASES.write_text(json.dumps(plan_cases(), indent=1) + "\n", encoding="utf-8")

@@ -207,7 +207,7 @@ def plan_load(config: ChatGLMConfig, rows: int, context: int, prefill_chunk: int
     The prefill chunk shrinks (halving, down to MIN_PREFILL_CHUNK) before the load is refused; a refusal says
     which rows x context do fit, and with which quantization."""
     if quantization not in QUANTIZATIONS:
-        raise ValueError(f"quantization must be one of {', '.join(QUANTIZATIONS)}, got {quantization!r}")
+        raise ValueError(f"config parameter quantization must be one of {', '.join(QUANTIZATIONS)}, got {quantization!r}")
     candidates = ["none", "int8"] if quantization == "auto" else [quantization]
     if dtype not in ("float16", "bfloat16") and "int8" in candidates and quantization == "auto":
         candidates = ["none"]  # float32 (tests, CPU): int8 is only used when asked for
