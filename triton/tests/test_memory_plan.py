@@ -230,3 +230,31 @@ if __name__ == "__main__":
 
     if sys.argv[1:] == ["--write-cases"]:
         PLAN_CASES.write_text(json.dumps(plan_cases(), indent=1) + "\n", encoding="utf-8")
+
+
+def test_the_compact_mask_holds_the_fixture_on_the_sdpa_path_too(monkeypatch):
+    """torch 2.x's branch (one SDPA call per head of a group, the [B, 1, T, S] mask broadcast over heads), run here
+    with SDPA replaced by its documented reference formula (torch 1.13 has none)."""
+    import math
+
+    import torch.nn.functional as F
+
+    from chatglm.model import forward
+    from fixture_check import Fixture, run_checks
+
+    calls = []
+
+    def reference_sdpa(q, k, v, attn_mask=None):
+        calls.append((tuple(q.shape), tuple(attn_mask.shape)))
+        scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]) + attn_mask
+        return torch.softmax(scores.float(), dim=-1).to(q.dtype) @ v
+
+    monkeypatch.setattr(F, "scaled_dot_product_attention", reference_sdpa, raising=False)
+    fixture = Fixture()
+    engine = fixture.engine()
+    engine.model.attend = forward.attend_sdpa
+    checks = run_checks(fixture, engine)
+    assert max(checks.values()) < 1e-4, checks
+    prefill = [(q, m) for q, m in calls if m[2] > 1]  # decode steps have a [B, 1, 1, S] mask
+    # per call: one head of each of the 2 groups, and a mask with one row per query position and no head axis
+    assert prefill and all(q[1] == 2 and m[1] == 1 and m[2] == q[2] for q, m in prefill)
