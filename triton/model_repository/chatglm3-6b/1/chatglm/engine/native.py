@@ -5,7 +5,8 @@ loop over the same steps).
 Load: the tokenizer (ChatGLM3's own, AutoTokenizer from the weights folder), config.json, the memory plan
 (chatglm.engine.memory_plan: weights + cache + transients against what the device has free; it picks the
 quantization and the prefill chunk, or refuses the load with what does fit), the weights by ChatGLM3's parameter
-names (int8 layers quantized as they are read), then the cache; the plan is logged as a table. Everything runs on torch 1.13 (tests) and 2.x (the image, where attention uses SDPA).
+names (int8 layers quantized as they are read), then the cache; the plan is logged as a table. Everything runs on
+torch 1.13 (tests) and 2.x (the image, where attention uses SDPA).
 """
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ from chatglm.engine.types import EngineOptions, PrefillChunk, TokenizerPrompts
 from chatglm.model.forward import HAS_SDPA, ChatGLMModel, logits_rows
 from chatglm.engine.generation import BatchTracker, choose_tokens
 from chatglm.model.kv_cache import KVCache, describe_bytes, free_memory_bytes, total_memory_bytes
-from chatglm.model.quantization import DequantizeLinear, choose_int8_matmul, load_converter, quantize_tensors
+from chatglm.model.quantization import (DequantizeLinear, choose_int8_matmul, load_converter, quantize_tensors,
+                                        weight_nbytes)
 
 DEFAULT_PREFILL_CHUNK = 2048  # config.pbtxt's prefill_token_budget when it is not set (chatglm.serving.options)
 
@@ -48,7 +50,9 @@ class NativeEngine(TokenizerPrompts):
         self.config = config
         self.max_rows = options.max_rows
         self.max_context = min(config.seq_length, options.max_context or options.context_needed)
-        self.memory_plan = plan_device_memory(self.device, config, options, self.max_rows, self.max_context, dtype)
+        # Tensors passed in (tests, gpu_check) already take their part of the device's memory.
+        loaded = 0 if tensors is None else sum(weight_nbytes(t) for t in tensors.values())
+        self.memory_plan = plan_device_memory(self.device, config, options, self.max_rows, self.max_context, dtype, loaded)
         self.prefill_chunk = self.memory_plan.prefill_chunk  # padded tokens per prefill forward, at most
         self.quantization = self.memory_plan.quantization
         if tensors is None:
@@ -165,12 +169,13 @@ def check_dtype(device: torch.device, dtype: torch.dtype) -> None:
 
 
 def plan_device_memory(device: torch.device, config: ChatGLMConfig, options: EngineOptions, rows: int, context: int,
-                       dtype: torch.dtype):
+                       dtype: torch.dtype, loaded: int = 0):
     """The load's memory plan against the device's free memory (CUDA's, or the host's MemAvailable); raises
     chatglm.engine.memory_plan.MemoryPlanError with what does fit."""
     params = options.parameters or {}
     quantization = (params.get("quantization") or "auto").strip()
     chunk = int(params.get("prefill_token_budget") or DEFAULT_PREFILL_CHUNK)
     where = f"this GPU ({device})" if device.type == "cuda" else f"this host ({device}, MemAvailable)"
+    free = free_memory_bytes(device)
     return plan_load(config, rows, context, chunk, str(dtype).replace("torch.", ""), quantization,
-                     free_memory_bytes(device), total_memory_bytes(device), where)
+                     None if free is None else free + loaded, total_memory_bytes(device), where)
