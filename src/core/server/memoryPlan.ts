@@ -32,6 +32,7 @@ const MIN_PREFILL_CHUNK = 256;
 const RESERVE_FIXED = 256 * 2 ** 20;
 const RESERVE_FRACTION = 0.03;
 const INDEX_BYTES = 8;
+const MASK_ALIGN = 16;
 const DEQUANTIZE_BLOCK_ELEMENTS = 2 ** 25;
 export const DEFAULT_PREFILL_CHUNK = 2048;
 
@@ -102,7 +103,8 @@ export function prefillTransientBytes(c: PlanModelConfig, tokens: number, contex
     const r = dequantizeBlockRows(outF, inF);
     return r * inF * 2 + (e !== 2 ? r * inF * e : 0) + (r < outF ? n * r * e : 0);
   };
-  const persistent = n * h * e + n * s * e + 2 * n * d * e + 6 * n * INDEX_BYTES;
+  const maskRow = Math.ceil(s / MASK_ALIGN) * MASK_ALIGN; // the mask's rows are padded (forward.py)
+  const persistent = n * h * e + n * maskRow * e + 2 * n * d * e + 6 * n * INDEX_BYTES;
   const rms = 3 * n * h * 4;
   const attention = Math.max(
     rms,

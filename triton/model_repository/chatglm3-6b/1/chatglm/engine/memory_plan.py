@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 from chatglm.model.checkpoint import ChatGLMConfig, CheckpointError, parameter_shapes
+from chatglm.model.forward import MASK_ALIGN
 from chatglm.model.quantization import QUANTIZATIONS, dequantize_block_rows, is_quantized_weight
 
 ELEMENT_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8}
@@ -132,7 +133,8 @@ def prefill_transient_bytes(config: ChatGLMConfig, tokens: int, context: int, ro
         return _dequantize_bytes(out_features, in_features, n, e) if int8 else 0
 
     # Live for the whole forward: residual stream, mask, rotary rows, ids / positions / cache indices.
-    persistent = n * h * e + n * s * e + 2 * n * d * e + 6 * n * INDEX_BYTES
+    mask_row = -(-s // MASK_ALIGN) * MASK_ALIGN  # the mask's rows are padded (forward.py)
+    persistent = n * h * e + n * mask_row * e + 2 * n * d * e + 6 * n * INDEX_BYTES
     rms = 3 * n * h * 4  # float32 copy, its scaled copy, the weighted copy
     attention = max(
         rms,

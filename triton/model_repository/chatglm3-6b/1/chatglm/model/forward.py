@@ -24,6 +24,7 @@ from chatglm.model.kv_cache import KVCache, Rows
 from chatglm.model.quantization import DequantizeLinear, Linear, WeightValue, make_linear, weight_nbytes
 
 HAS_SDPA = hasattr(F, "scaled_dot_product_attention")  # torch >= 2.0; Debian's 1.13 takes the plain path
+MASK_ALIGN = 16  # elements: the prefill mask's row stride (memory-efficient SDPA wants it aligned)
 
 
 class Layer:
@@ -138,8 +139,10 @@ class _StepLayout:
         self.valid = offsets.unsqueeze(0) < self.count.unsqueeze(1)  # [B, T]
         self.positions = (start.unsqueeze(1) + offsets).clamp(max=context - 1)
         key_pos = torch.arange(self.keys_len, device=device).view(1, 1, 1, -1)
-        # Two in-place fills: at most one [B, T, S] boolean exists at a time besides the mask itself.
-        self.bias = torch.zeros(batch, 1, width, self.keys_len, dtype=dtype, device=device)
+        # Two in-place fills: at most one [B, T, S] boolean exists at a time besides the mask itself. Rows start at
+        # multiples of MASK_ALIGN elements, as fused attention kernels want them (else they copy the mask per call).
+        padded = -(-self.keys_len // MASK_ALIGN) * MASK_ALIGN
+        self.bias = torch.zeros(batch, 1, width, padded, dtype=dtype, device=device)[..., :self.keys_len]
         self.bias.masked_fill_(key_pos > self.positions.view(batch, 1, width, 1), float("-inf"))  # the future
         self.bias.masked_fill_(key_pos >= (start + self.count).view(batch, 1, 1, 1), float("-inf"))  # padding
         row_index = torch.tensor(rows, dtype=torch.long, device=device).unsqueeze(1).expand(batch, width)
