@@ -9,7 +9,6 @@ import torch
 
 from chatglm.engine.memory_plan import (MemoryPlanError, memory_plan, model_weight_bytes, plan_load,
                                         split_prefill)
-from chatglm.engine.types import PrefillChunk
 from chatglm.model.checkpoint import parameter_shapes, parse_config
 from chatglm.model.quantization import is_quantized_weight, load_converter
 from fixture_check import run_checks
