@@ -18,6 +18,8 @@ export const TARGETS = {
   extension_bundle_bytes: { op: null, unit: 'B', what: 'dist/extension.js (production bundle)' },
   webview_bundle_bytes: { op: null, unit: 'B', what: 'dist/webview.js (production bundle)' },
   activation_ms: { op: null, unit: 'ms', what: 'activate() to first registered command, real VS Code of the e2e suite' },
+  prefill_peak_transient_mib: { op: '<=', value: 384, unit: 'MiB', what: 'peak bytes the native engine creates for one 2,048-token prefill chunk at position 6,144, ChatGLM3-6B shapes, float16 (meta device, attention kernel excepted)' },
+  int8_weight_bytes_ratio: { op: null, unit: '', what: 'int8 model bytes ÷ float16 model bytes at ChatGLM3-6B shapes (ChatGLM3\'s quantized layers; embeddings and output layer stay float16)' },
 };
 
 export function meets(key, value) {
@@ -173,6 +175,12 @@ export function composeResults({ parts, machine, mode, startedAt, finishedAt, lo
     out.activation_ms = entry('activation_ms', { value, median_of, min, max }, rest);
   } else {
     out.activation_ms = missing('activation_ms', act?.reason ?? `activation: ${why('activation')}`);
+  }
+
+  const memory = ok('memory');
+  for (const key of ['prefill_peak_transient_mib', 'int8_weight_bytes_ratio']) {
+    if (memory?.[key]) out[key] = entry(key, pick(memory[key]), { source: 'bench/memory_plan_bench.py', raw: memory[key].raw });
+    else out[key] = missing(key, `memory: ${why('memory')}`);
   }
 
   const curve = ok('curve');

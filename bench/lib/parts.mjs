@@ -2,6 +2,11 @@
 // CPU), with the sizes of each mode: `full` (what bench/results/latest.json holds), `quick` (a few minutes, for
 // a look while working) and `smoke` (tiny, for the unit test that keeps this code from rotting).
 
+import { fileURLToPath } from 'node:url';
+import { benchPython } from './machine.mjs';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
 export const MODES = {
   full: {
     rounds: 5, webviewRounds: 7, curveTokens: 256, levels: [1, 2, 4, 8, 16], clientTokens: 256, overheadRequests: 200, selections: 8,
@@ -20,7 +25,7 @@ export const MODES = {
   },
 };
 
-export const PART_NAMES = ['server', 'scheduler', 'curve', 'client', 'webview', 'footprint', 'activation'];
+export const PART_NAMES = ['server', 'scheduler', 'curve', 'client', 'webview', 'footprint', 'activation', 'memory'];
 
 /**
  * Command line of each part (relative to the project root) writing its JSON to `out`, and its time limit. The
@@ -59,6 +64,8 @@ export function partCommand(name, mode, out, nodePath) {
       return { argv: [nodePath, 'bench/footprint.mjs', `--out=${out}`, ...(m.runPackage ? [] : ['--no-package'])], timeoutMs: 5 * 60_000 };
     case 'activation':
       return { argv: [nodePath, 'bench/activation.mjs', `--out=${out}`], timeoutMs: 60_000 };
+    case 'memory': // byte counts at ChatGLM3-6B's shapes on torch's meta device (no GPU): the same in every mode but smoke
+      return { argv: [benchPython(root), 'bench/memory_plan_bench.py', `--out=${out}`, ...(mode === 'smoke' ? ['--smoke'] : [])], timeoutMs: 5 * 60_000 };
     default:
       throw new Error(`unknown benchmark part '${name}'`);
   }

@@ -750,6 +750,8 @@ async function mainWindowJourneys(extensionsDir) {
     const rows = await waitFor(async () => { const t = await text('#figure-activeRows'); return Number(t) >= 1 && t; },
       { timeout: 30_000, what: 'the Server Status view to show the running row' });
     await waitFor(async () => /^1\D/.test(await text('#figure-thisWindow')), { timeout: 10_000, what: 'the answer of this window in the view' });
+    // The weights as the model reports them (chatglm3_weights_info): the tiny test engine runs float64, unquantized.
+    await waitFor(async () => (await text('#figure-weights')) === 'float64 (not quantized)', { timeout: 10_000, what: 'the model weights row' });
     // The tokens/s sparkline moves while the answer streams: its path changes from one refresh to the next.
     const path = () => status.locator('#path-generatedTokensPerSecond').getAttribute('d');
     const first = await waitFor(async () => (await path()) || false, { timeout: 20_000, what: 'a tokens/s point' });

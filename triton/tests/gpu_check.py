@@ -337,8 +337,11 @@ def main(argv=None) -> int:
             report["peak_memory_gib"] = round(torch.cuda.max_memory_allocated() / 2**30, 2)
     finally:
         model.finalize()
+    from gpu_check_int8 import measure_int8  # int8 weights next to the float figures (issue #21)
+
+    report["int8"] = measure_int8(device, dtype, args.small, (1, 8), steps, report.get("decode"))
     report["seconds"] = round(time.perf_counter() - started, 1)
-    report["ok"] = bool(report["fixture"]["ok"] and report["checks"]["ok"])
+    report["ok"] = bool(report["fixture"]["ok"] and report["checks"]["ok"] and report["int8"]["ok"])
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(report, indent=2))

@@ -157,7 +157,7 @@ def test_chatglm3_6b_shapes():
 def test_weights_plus_cache_that_do_not_fit_fail_before_loading(fixture, monkeypatch):
     monkeypatch.setattr(native_engine, "free_memory_bytes", lambda device: 100_000)
     message = _load_error(fixture, FIXTURE)
-    assert "the model does not fit: weights" in message and "KV cache" in message and "max_active_rows" in message
+    assert "the model does not fit: weights" in message and "KV cache" in message and "Not even 1 row" in message
 
 
 def test_float16_on_a_cpu_without_half_kernels_is_a_clear_load_error(fixture):

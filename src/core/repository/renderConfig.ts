@@ -6,6 +6,8 @@
 // with instanceCount 1 means two copies of the model, one per GPU, and the dynamic batcher feeds both.
 
 export type ModelDtype = 'float16' | 'bfloat16' | 'float32';
+/** Weights of the native engine: `auto` lets the load's memory plan choose (triton/README.md, "Memory plan"). */
+export type ModelQuantization = 'auto' | 'none' | 'int8';
 
 export interface ModelSettings {
   /** Most requests generated together: Triton's max_batch_size and the continuous scheduler's max_active_rows. 1..64. */
@@ -40,6 +42,8 @@ export interface ModelSettings {
    * execute()), or a `module:Class` plug-in such as the tiny test engine (continuous batching too).
    */
   engine: string;
+  /** none | int8 | auto (the native engine's memory plan picks none when float16 fits, else int8). */
+  quantization: ModelQuantization;
 }
 
 export const DEFAULT_MODEL_SETTINGS: Readonly<ModelSettings> = Object.freeze({
@@ -58,6 +62,7 @@ export const DEFAULT_MODEL_SETTINGS: Readonly<ModelSettings> = Object.freeze({
   defaultTemperature: 0.8,
   defaultTopP: 0.8,
   engine: 'native',
+  quantization: 'auto',
 });
 
 export const MODEL_NAME = 'chatglm3-6b';
@@ -77,6 +82,7 @@ export class ModelSettingsError extends Error {
 }
 
 const DTYPES: readonly ModelDtype[] = ['float16', 'bfloat16', 'float32'];
+const QUANTIZATIONS: readonly ModelQuantization[] = ['auto', 'none', 'int8'];
 
 /** Fills missing fields with defaults and checks ranges; throws ModelSettingsError listing every problem. */
 export function resolveModelSettings(partial: Partial<ModelSettings> = {}): ModelSettings {
@@ -120,6 +126,9 @@ export function validateModelSettings(s: ModelSettings): SettingsIssue[] {
   // Strings are written inside pbtxt double quotes: refuse anything that could end the string or the line.
   if (typeof s.weightsPath !== 'string' || !/^\/[A-Za-z0-9._\-/@+ ]*$/.test(s.weightsPath) || s.weightsPath.split('/').includes('..')) {
     issues.push({ field: 'weightsPath', message: `must be an absolute path inside the container made of letters, digits, and . _ - / @ + or space (got ${JSON.stringify(s.weightsPath)})` });
+  }
+  if (!QUANTIZATIONS.includes(s.quantization)) {
+    issues.push({ field: 'quantization', message: `must be one of ${QUANTIZATIONS.join(', ')} (got ${JSON.stringify(s.quantization)})` });
   }
   if (!DTYPES.includes(s.dtype)) issues.push({ field: 'dtype', message: `must be one of ${DTYPES.join(', ')} (got ${JSON.stringify(s.dtype)})` });
   int('maxInputTokens', 16, 131_072);
@@ -222,6 +231,8 @@ export function renderConfig(partial: Partial<ModelSettings> = {}): string {
     param('max_waiting', String(s.maxQueueSize)),
     param('weights_path', s.weightsPath),
     param('dtype', s.dtype),
+    '# Setting: tritonChatglm.quantization (auto: float16 when the memory plan fits it, else int8).',
+    param('quantization', s.quantization),
     param('max_input_tokens', String(s.maxInputTokens)),
     param('max_new_tokens_limit', String(s.maxNewTokensLimit)),
     param('default_max_new_tokens', String(s.defaultMaxNewTokens)),

@@ -7,7 +7,7 @@
 // The connection (connection.ts) holds the container, the client and the exit watch and health polling. Every
 // state the policy reaches goes through the lifecycle state machine; the front ends show it and word it.
 import { MODEL_NAME } from '../repository';
-import { CHATGLM3_FP16_MIB, type PreflightReport, type ServerHandle } from '../server';
+import { planSettings, requiredMiB, type PreflightOptions, type PreflightReport, type ServerHandle } from '../server';
 import { canInfer, type ServerState } from '../state/lifecycle';
 import { SessionConnection, type AttachResult, type ServerReport } from './connection';
 import { failure, isCancellation } from './observe';
@@ -122,7 +122,7 @@ export class ServerSession<C extends SessionClient> {
     this.deps.onSetupChanged?.();
     const container = this.deps.createContainer(settings.server);
     try {
-      const report = await container.preflight({ requiredGpuMiB: requiredGpuMiB(settings) });
+      const report = await container.preflight(gpuPreflight(settings));
       // A start that began meanwhile ran its own checks; this report must not move its state.
       if (serverDown(this.state.current.server)) this.showSetup(report, turn);
       return report;
@@ -182,7 +182,7 @@ export class ServerSession<C extends SessionClient> {
       this.connection.progressDetail = (text) => report.detail(text);
       const started = await container.start({
         signal,
-        preflight: options.preflight === false ? false : { requiredGpuMiB: requiredGpuMiB(settings) },
+        preflight: options.preflight === false ? false : gpuPreflight(settings),
         onPreflight: (checked) => this.showSetup(checked, turn, false),
         onLog: (line) => this.connection.onContainerLog(line),
         onProgress: (step) => report.step(step),
@@ -387,7 +387,12 @@ export class ServerSession<C extends SessionClient> {
   }
 }
 
-/** One model copy per instance on each selected GPU. */
-function requiredGpuMiB(settings: SessionSettings): number {
-  return CHATGLM3_FP16_MIB * (settings.model.instanceCount ?? 1);
+/**
+ * One model copy per instance on each selected GPU, each as the memory plan sizes it for the model settings (the
+ * smallest the quantization setting allows: int8 for `auto`), and the plan's verdict for the checklist's GPU line.
+ */
+function gpuPreflight(settings: SessionSettings): Pick<PreflightOptions, 'requiredGpuMiB' | 'gpuPlan'> {
+  const copies = settings.model.instanceCount ?? 1;
+  const plan = planSettings(settings.model);
+  return { requiredGpuMiB: requiredMiB(plan) * copies, gpuPlan: { settings: plan, copies } };
 }

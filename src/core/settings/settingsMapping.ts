@@ -34,6 +34,7 @@ export function containerGpuIds(hostGpuIds: readonly string[]): number[] {
 export function toModelSettings(s: ExtensionSettings): Partial<ModelSettings> {
   return {
     engine: s.engine,
+    quantization: s.quantization,
     maxBatchSize: s.maxBatchSize,
     queueDelayMs: s.queueDelayMs,
     maxQueueSize: s.maxQueueSize,

@@ -84,6 +84,7 @@ export const SETTINGS = {
   weightsPath: spec({ default: '', validate: absolutePathOrEmpty, scope: 'machine', restricted: true, effect: 'restartServer' }),
   autoStart: spec({ default: false, validate: isBool, scope: 'machine', restricted: true, effect: 'none' }),
   engine: spec({ default: 'native' as 'native' | 'hf', validate: oneOf('native', 'hf'), scope: 'machine', restricted: true, effect: 'reloadModel' }),
+  quantization: spec({ default: 'auto' as 'auto' | 'none' | 'int8', validate: oneOf('auto', 'none', 'int8'), scope: 'machine', restricted: true, effect: 'reloadModel' }),
   maxBatchSize: spec({ default: 8, validate: intIn(1, 64), scope: 'machine', restricted: true, effect: 'reloadModel' }),
   queueDelayMs: spec({ default: 20, validate: intIn(0, 10_000), scope: 'machine', restricted: true, effect: 'reloadModel' }),
   maxQueueSize: spec({ default: 32, validate: intIn(1, 4096), scope: 'machine', restricted: true, effect: 'reloadModel' }),

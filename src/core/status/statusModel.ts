@@ -5,6 +5,7 @@
 import { findSamples, type ParsedMetrics } from '../triton/prometheus';
 import { diffStatistics, summarizeStatistics, type ModelStatistics } from '../triton/statistics';
 import { schedulerCounters, schedulerRates, tritonPendingRequests, type SchedulerCounters } from './schedulerFigures';
+import { weightsInfo, type WeightsInfo } from './weightsInfo';
 
 export interface GpuFigures {
   /** The GPU's UUID label (or its position when there is none). */
@@ -24,11 +25,15 @@ export interface StatusSample {
   scheduler?: SchedulerCounters;
   /** Triton's queue in front of execute(); absent without metrics. */
   tritonPending?: number;
+  /** How the weights run (int8 or float); absent when the server does not say. */
+  weights?: WeightsInfo;
 }
 
 /** The parts of a sample that come from one scrape of the metrics port. */
-export function metricsFigures(metrics: ParsedMetrics, model: string): Pick<StatusSample, 'gpus' | 'scheduler' | 'tritonPending'> {
-  const out: Pick<StatusSample, 'gpus' | 'scheduler' | 'tritonPending'> = { gpus: gpuFigures(metrics) };
+export function metricsFigures(metrics: ParsedMetrics, model: string): Pick<StatusSample, 'gpus' | 'scheduler' | 'tritonPending' | 'weights'> {
+  const out: Pick<StatusSample, 'gpus' | 'scheduler' | 'tritonPending' | 'weights'> = { gpus: gpuFigures(metrics) };
+  const weights = weightsInfo(metrics, model);
+  if (weights) out.weights = weights;
   const scheduler = schedulerCounters(metrics, model);
   if (scheduler) out.scheduler = scheduler;
   const pending = tritonPendingRequests(metrics, model);

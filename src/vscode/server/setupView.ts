@@ -1,7 +1,7 @@
 // The core's setup model in words: each check's name and what it found or what to do (localized here; the core
 // keeps codes and facts), the headline, and the `setup` message the chat view's checklist is drawn from.
 import * as vscode from 'vscode';
-import { gib, ServerError, WeightsError, type CheckFacts, type PreflightCheckId } from '../../core/server';
+import { gib, ServerError, WeightsError, type CheckFacts, type GpuMemory, type GpuPlanVerdict, type PreflightCheckId } from '../../core/server';
 import type { SetupFix, SetupItem, SetupModel, SetupPhase, SetupPrimary } from '../../core/session';
 import type { LifecycleFailure, LifecycleState } from '../../core/state/lifecycle';
 import { LIMITS, type HostToWebview, type SetupCheckId, type SetupFixId, type SetupPrimaryId, type SetupView } from '../../protocol';
@@ -94,7 +94,28 @@ function okText(id: PreflightCheckId, facts: CheckFacts): string | undefined {
 function gpuText(facts: CheckFacts): string | undefined {
   const gpus = facts.gpus ?? [];
   if (!gpus.length) return undefined;
-  return gpus.map((g) => vscode.l10n.t('GPU {0} ({1}): {2} GB free of {3} GB.', g.index, g.name, gib(g.freeMiB), gib(g.totalMiB))).join(' ');
+  return gpus.map((g, i) => {
+    const verdict = facts.gpuPlans?.[i];
+    return verdict ? gpuPlanText(g, verdict) : vscode.l10n.t('GPU {0} ({1}): {2} GB free of {3} GB.', g.index, g.name, gib(g.freeMiB), gib(g.totalMiB));
+  }).join(' ');
+}
+
+/** What the memory plan says will run on this GPU (the same decision the load makes, src/core/server/memoryPlan.ts). */
+function gpuPlanText(g: GpuMemory, v: GpuPlanVerdict): string {
+  const gb = (bytes: number) => gib(bytes / 2 ** 20);
+  const head = vscode.l10n.t('GPU {0} ({1}): {2} GB free', g.index, g.name, gib(g.freeMiB));
+  if (v.kind === 'runs') {
+    const p = v.plan;
+    return p.quantization === 'int8'
+      ? vscode.l10n.t('{0}: ChatGLM3 runs with int8 weights (about {1} GB) and {2} rows × {3} tokens.', head, gb(p.weights), p.rows, p.context)
+      : vscode.l10n.t('{0}: ChatGLM3 runs with float16 weights (about {1} GB) and {2} rows × {3} tokens.', head, gb(p.weights), p.rows, p.context);
+  }
+  const n = v.needed;
+  const short = n.quantization === 'int8'
+    ? vscode.l10n.t('{0}: not enough even with int8 weights for {1} rows × {2} tokens (about {3} GB needed)', head, n.rows, n.context, gb(n.total))
+    : vscode.l10n.t('{0}: not enough for {1} rows × {2} tokens with float16 weights (about {3} GB needed; Quantization auto or int8 needs less)', head, n.rows, n.context, gb(n.total));
+  if (!v.fits) return vscode.l10n.t('{0}; the weights alone need about {1} GB.', short, gb(n.weights));
+  return vscode.l10n.t('{0}; {1} rows × {2} tokens would fit: lower Max Batch Size or the context.', short, v.fits.rows, v.fits.context);
 }
 
 function unknownText(item: SetupItem): string {
@@ -118,6 +139,7 @@ function problemText(item: SetupItem): string | undefined {
   if (error.code === 'image-missing') return vscode.l10n.t('{0} is not on this machine. Build it from the extension\'s Dockerfile (the first build downloads several GB), or set another image.', item.facts?.image ?? '');
   if (error.code === 'gpu-memory-low') {
     const gpus = gpuText(item.facts ?? {});
+    if (item.facts?.gpuPlans?.length && gpus) return gpus;
     return `${gpus ? `${gpus} ` : ''}${vscode.l10n.t('ChatGLM3-6B needs about {0} GB per copy; loading may fail.', gib(item.facts?.requiredMiB ?? 0))}`;
   }
   return errorText(presentError(error));

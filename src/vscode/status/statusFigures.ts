@@ -50,6 +50,11 @@ const recent = () => vscode.l10n.t('last 3 minutes, every 2 s');
 /** This window's answers and queued explanations, as the "From this window" row shows them. */
 const windowActivity = (a: ActivitySnapshot, f: FigureFormat) => vscode.l10n.t('{0} generating, {1} queued', f.value(a.answers.length), f.value(a.queuedExplanations));
 
+/** The quantization in use (tritonChatglm.quantization, or the memory plan's choice for `auto`). */
+const weightsText = ({ weights }: StatusSample) => !weights ? '–'
+  : weights.quantization === 'int8' ? vscode.l10n.t('int8 (ChatGLM3\'s 8-bit weights), {0} activations', weights.dtype)
+    : vscode.l10n.t('{0} (not quantized)', weights.dtype);
+
 /** The page, top to bottom. */
 const SECTIONS: readonly Section[] = [
   {
@@ -58,6 +63,7 @@ const SECTIONS: readonly Section[] = [
       { id: 'waitingRequests', group: 'scheduler', label: () => vscode.l10n.t('Requests waiting for a free row'), value: ({ sample }, f) => f.value(sample.scheduler?.waitingRequests) },
       { id: 'tritonPending', label: () => vscode.l10n.t('Requests in Triton\'s queue'), value: ({ sample }, f) => f.value(sample.tritonPending) },
       { id: 'thisWindow', label: () => vscode.l10n.t('From this window'), value: ({ activity }, f) => windowActivity(activity, f) },
+      { id: 'weights', label: () => vscode.l10n.t('Model weights'), value: ({ sample }) => weightsText(sample) },
     ],
   },
   {

@@ -66,6 +66,8 @@ class TritonPythonModel:
         self.max_context: Optional[int] = self.engine.max_context if step_engine else None
         self.metrics = Metrics(args.get("model_name", "chatglm3-6b"), args.get("model_version", "1"),
                                args.get("model_instance_name", "0"))
+        self.metrics.describe_weights(getattr(self.engine, "quantization", "none"),
+                                      str(getattr(self.engine, "dtype", params.get("dtype", "float16"))).replace("torch.", ""))
         if self.continuous:
             self.scheduler = ContinuousScheduler(self.engine, SchedulerLimits(
                 options.max_active_rows, options.max_waiting, options.prefill_token_budget, options.stream_interval_s,

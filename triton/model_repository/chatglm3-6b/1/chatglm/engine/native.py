@@ -2,9 +2,11 @@
 batching, driven one step at a time by the continuous scheduler (or, for `scheduler: per_execute`, by its own
 loop over the same steps).
 
-Load: the tokenizer (ChatGLM3's own, AutoTokenizer from the weights folder), config.json, a memory check (weights +
-cache must fit in what the device has free), the weights by ChatGLM3's parameter names, then the cache, whose size
-is logged. Everything runs on torch 1.13 (tests) and 2.x (the image, where attention uses SDPA).
+Load: the tokenizer (ChatGLM3's own, AutoTokenizer from the weights folder), config.json, the memory plan
+(chatglm.engine.memory_plan: weights + cache + transients against what the device has free; it picks the
+quantization and the prefill chunk, or refuses the load with what does fit), the weights by ChatGLM3's parameter
+names (int8 layers quantized as they are read), then the cache; the plan is logged as a table. Everything runs on
+torch 1.13 (tests) and 2.x (the image, where attention uses SDPA).
 """
 from __future__ import annotations
 
@@ -13,13 +15,16 @@ from typing import Dict, List, Optional, Sequence
 import torch
 
 import chatglm.log as log
-from chatglm.model.checkpoint import DTYPES, ChatGLMConfig, CheckpointError, load_weights, read_config, weight_bytes
+from chatglm.engine.memory_plan import plan_load, split_prefill
+from chatglm.model.checkpoint import DTYPES, ChatGLMConfig, CheckpointError, load_weights, read_config
 from chatglm.engine.types import EngineOptions, PrefillChunk, TokenizerPrompts
 from chatglm.model.forward import HAS_SDPA, ChatGLMModel, logits_rows
 from chatglm.engine.generation import BatchTracker, choose_tokens
-from chatglm.model.kv_cache import KVCache, describe_bytes, free_memory_bytes
+from chatglm.model.kv_cache import KVCache, describe_bytes, free_memory_bytes, total_memory_bytes
+from chatglm.model.quantization import (DequantizeLinear, choose_int8_matmul, load_converter, quantize_tensors,
+                                        weight_nbytes)
 
-CUDA_HEADROOM_BYTES = 1 << 30  # activations of a prefill chunk, the logits, the CUDA context's own allocations
+DEFAULT_PREFILL_CHUNK = 2048  # config.pbtxt's prefill_token_budget when it is not set (chatglm.serving.options)
 
 
 class NativeEngine(TokenizerPrompts):
@@ -45,13 +50,18 @@ class NativeEngine(TokenizerPrompts):
         self.config = config
         self.max_rows = options.max_rows
         self.max_context = min(config.seq_length, options.max_context or options.context_needed)
-        cache_bytes = KVCache.bytes_needed(config.num_layers, config.multi_query_group_num, config.head_dim,
-                                           self.max_rows, self.max_context, dtype)
-        check_memory(self.device, weight_bytes(config, dtype) if tensors is None else 0, cache_bytes,
-                     self.max_rows, self.max_context)
+        # Tensors passed in (tests, gpu_check) already take their part of the device's memory.
+        loaded = 0 if tensors is None else sum(weight_nbytes(t) for t in tensors.values())
+        self.memory_plan = plan_device_memory(self.device, config, options, self.max_rows, self.max_context, dtype, loaded)
+        self.prefill_chunk = self.memory_plan.prefill_chunk  # padded tokens per prefill forward, at most
+        self.quantization = self.memory_plan.quantization
         if tensors is None:
-            tensors = load_weights(options.weights_path, config, dtype, self.device)
-        self.model = ChatGLMModel(config, tensors, self.max_context)
+            tensors = load_weights(options.weights_path, config, dtype, self.device,
+                                   convert=load_converter(self.device, dtype, self.quantization))
+        elif self.quantization == "int8":
+            quantize_tensors(tensors)
+        int8_linear = choose_int8_matmul(self.device, dtype) if self.quantization == "int8" else DequantizeLinear
+        self.model = ChatGLMModel(config, tensors, self.max_context, int8_linear)
         self.cache = KVCache(config.num_layers, config.multi_query_group_num, config.head_dim, self.max_rows,
                              self.max_context, dtype, self.device)
         self.generator = torch.Generator(device=self.device)
@@ -64,8 +74,11 @@ class NativeEngine(TokenizerPrompts):
             f"{config.multi_query_group_num} KV groups, {str(dtype).replace('torch.', '')} on {self.device} "
             f"({'SDPA' if HAS_SDPA else 'plain'} attention); weights {describe_bytes(self.model.parameter_bytes())}; "
             f"KV cache {self.max_rows} rows x {self.max_context} tokens = {describe_bytes(self.cache.nbytes)} "
-            f"({describe_bytes(config.kv_bytes_per_token(dtype))} per token)"
+            f"({describe_bytes(config.kv_bytes_per_token(dtype))} per token); quantization {self.model.quantization}"
         )
+        log.info(self.memory_plan.table())
+        for reason in self.memory_plan.reasons:
+            log.info(reason)
 
     # -- steps (the continuous scheduler's interface, chatglm.engine.types.StepEngine)
     def open_row(self) -> int:
@@ -78,7 +91,17 @@ class NativeEngine(TokenizerPrompts):
         for c in chunks:
             if self.cache.length(c.slot) != c.start or not c.start < c.stop <= len(c.prompt):
                 raise RuntimeError(f"prefill chunk [{c.start}, {c.stop}) does not continue slot {c.slot}")
-        return self._run([c.slot for c in chunks], [list(c.prompt[c.start:c.stop]) for c in chunks])
+        if len(chunks) * max(c.stop - c.start for c in chunks) <= self.prefill_chunk:
+            return self._run([c.slot for c in chunks], [list(c.prompt[c.start:c.stop]) for c in chunks])
+        # More padded tokens than the memory plan allows in one forward: pieces, in order, each within the bound.
+        last: Dict[int, torch.Tensor] = {}
+        for forward in split_prefill([(c.start, c.stop) for c in chunks], self.prefill_chunk):
+            logits = self._run([chunks[i].slot for i, _, _ in forward],
+                               [list(chunks[i].prompt[start:stop]) for i, start, stop in forward])
+            for k, (i, _, stop) in enumerate(forward):
+                if stop == chunks[i].stop:
+                    last[i] = logits[k]
+        return torch.stack([last[i] for i in range(len(chunks))])
 
     def decode_step(self, slots: Sequence[int], tokens: Sequence[int]) -> torch.Tensor:
         return self._run(slots, [[int(t)] for t in tokens])
@@ -145,17 +168,14 @@ def check_dtype(device: torch.device, dtype: torch.dtype) -> None:
                               f"{torch.__version__} ({exc}); use float32 or bfloat16 there") from None
 
 
-def check_memory(device: torch.device, weights: int, cache: int, rows: int, context: int) -> None:
-    """Fails the load before anything large is allocated if weights + cache cannot fit in free memory."""
+def plan_device_memory(device: torch.device, config: ChatGLMConfig, options: EngineOptions, rows: int, context: int,
+                       dtype: torch.dtype, loaded: int = 0):
+    """The load's memory plan against the device's free memory (CUDA's, or the host's MemAvailable); raises
+    chatglm.engine.memory_plan.MemoryPlanError with what does fit."""
+    params = options.parameters or {}
+    quantization = (params.get("quantization") or "auto").strip()
+    chunk = int(params.get("prefill_token_budget") or DEFAULT_PREFILL_CHUNK)
+    where = f"this GPU ({device})" if device.type == "cuda" else f"this host ({device}, MemAvailable)"
     free = free_memory_bytes(device)
-    if free is None:
-        return
-    headroom = CUDA_HEADROOM_BYTES if device.type == "cuda" else 0
-    if weights + cache + headroom > free:
-        where = "GPU memory" if device.type == "cuda" else "host memory (MemAvailable)"
-        raise CheckpointError(
-            f"the model does not fit: weights {describe_bytes(weights)} + KV cache {describe_bytes(cache)} "
-            f"({rows} rows x {context} tokens) + headroom {describe_bytes(headroom)} > {describe_bytes(free)} of free "
-            f"{where} on {device}. Lower tritonChatglm.maxBatchSize (max_active_rows) or the context "
-            f"(max_input_tokens + max_new_tokens_limit, or max_context), or free the device."
-        )
+    return plan_load(config, rows, context, chunk, str(dtype).replace("torch.", ""), quantization,
+                     None if free is None else free + loaded, total_memory_bytes(device), where)

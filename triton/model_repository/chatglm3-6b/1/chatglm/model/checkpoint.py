@@ -11,7 +11,7 @@ import inspect
 import json
 import os
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 
 import torch
 
@@ -233,9 +233,11 @@ def _read_shard(path: str) -> Iterable[Tuple[str, torch.Tensor]]:
     yield from state.items()
 
 
-def load_weights(folder: str, config: ChatGLMConfig, dtype: torch.dtype, device) -> Dict[str, torch.Tensor]:
+def load_weights(folder: str, config: ChatGLMConfig, dtype: torch.dtype, device,
+                 convert: Optional[Callable[[str, torch.Tensor], object]] = None) -> Dict[str, torch.Tensor]:
     """Every tensor of `parameter_shapes`, converted to `dtype` on `device` shard by shard (so the host holds one
-    shard at a time). Missing, unexpected or misshapen tensors are one load error naming them."""
+    shard at a time), or by `convert(name, tensor)` as it is read (int8: chatglm.model.quantization.load_converter).
+    Missing, unexpected or misshapen tensors are one load error naming them."""
     expected = parameter_shapes(config)
     tensors: Dict[str, torch.Tensor] = {}
     unexpected, misshapen = [], []
@@ -248,7 +250,7 @@ def load_weights(folder: str, config: ChatGLMConfig, dtype: torch.dtype, device)
             elif tuple(tensor.shape) != expected[name]:
                 misshapen.append(f"{name} {tuple(tensor.shape)} (expected {expected[name]})")
             else:
-                tensors[name] = tensor.to(device=device, dtype=dtype)
+                tensors[name] = convert(name, tensor) if convert else tensor.to(device=device, dtype=dtype)
     missing = sorted(set(expected) - set(tensors))
     problems = []
     if missing:
