@@ -8,6 +8,7 @@ is logged. Everything runs on torch 1.13 (tests) and 2.x (the image, where atten
 """
 from __future__ import annotations
 
+import os
 from typing import Dict, List, Optional, Sequence
 
 import torch
@@ -50,7 +51,9 @@ class NativeEngine(TokenizerPrompts):
         check_memory(self.device, weight_bytes(config, dtype) if tensors is None else 0, cache_bytes,
                      self.max_rows, self.max_context)
         if tensors is None:
-            tensors = load_weights(options.weights_path, config, dtype, self.device)
+            # One line per shard: the extension reads "loading weights i/n" as the load's progress.
+            tensors = load_weights(options.weights_path, config, dtype, self.device, on_shard=lambda i, n, path: log.info(
+                f"loading weights {i}/{n} ({os.path.basename(path)})"))
         self.model = ChatGLMModel(config, tensors, self.max_context)
         self.cache = KVCache(config.num_layers, config.multi_query_group_num, config.head_dim, self.max_rows,
                              self.max_context, dtype, self.device)

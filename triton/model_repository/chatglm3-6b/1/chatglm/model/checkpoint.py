@@ -11,7 +11,7 @@ import inspect
 import json
 import os
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 
 import torch
 
@@ -233,13 +233,18 @@ def _read_shard(path: str) -> Iterable[Tuple[str, torch.Tensor]]:
     yield from state.items()
 
 
-def load_weights(folder: str, config: ChatGLMConfig, dtype: torch.dtype, device) -> Dict[str, torch.Tensor]:
+def load_weights(folder: str, config: ChatGLMConfig, dtype: torch.dtype, device,
+                 on_shard: Optional[Callable[[int, int, str], None]] = None) -> Dict[str, torch.Tensor]:
     """Every tensor of `parameter_shapes`, converted to `dtype` on `device` shard by shard (so the host holds one
-    shard at a time). Missing, unexpected or misshapen tensors are one load error naming them."""
+    shard at a time). Missing, unexpected or misshapen tensors are one load error naming them. `on_shard(i, n,
+    path)` is told before shard i of n (1-based) is read: the load's progress as the extension shows it."""
     expected = parameter_shapes(config)
     tensors: Dict[str, torch.Tensor] = {}
     unexpected, misshapen = [], []
-    for path in checkpoint_files(folder):
+    files = checkpoint_files(folder)
+    for number, path in enumerate(files, start=1):
+        if on_shard is not None:
+            on_shard(number, len(files), path)
         for name, tensor in _read_shard(path):
             if name == INV_FREQ:
                 continue
