@@ -33,7 +33,8 @@ export interface StubOptions {
  * Answers: a prompt containing "slow" streams a delta every 20 ms until the client goes away; one containing
  * "long answer" ends at the length limit (finish_reason `length`), as max_new_tokens would end it; one containing
  * "lose the connection" sends a delta and then drops the connection the first time it is asked (the server itself
- * stays up: a connection lost on the way), and answers normally when it is asked again.
+ * stays up: a connection lost on the way), and answers normally when it is asked again. Edit Selection's prompts
+ * ("Rewrite this…") get their code back upper-cased, in a fenced block between two sentences.
  */
 export async function startStubTriton(options: StubOptions = {}): Promise<StubTriton> {
   const requests: StubRequest[] = [];
@@ -79,6 +80,22 @@ export async function startStubTriton(options: StubOptions = {}): Promise<StubTr
       send({ response: 'half an ' });
       await sleep(20);
       res.socket?.destroy();
+      return;
+    }
+    // Edit Selection: the code of the prompt's fence, upper-cased, in a fenced block with prose around it. Rewrites
+    // wait (like explanations below) for a second one, briefly; "slowly" streams four characters every 30 ms.
+    if (prompt.startsWith('Rewrite this')) {
+      const code = /\n(`{3,})[^\n]*\n([\s\S]*)\n\1$/.exec(prompt)?.[2] ?? '';
+      for (const giveUp = Date.now() + 1_000; state.active < 2 && Date.now() < giveUp && !res.destroyed;) await sleep(5);
+      const reply = `Sure, here it is:\n\n\`\`\`python\n${code.toUpperCase()}\n\`\`\`\n\nEvery name is upper case now.`;
+      for (const part of reply.match(/[\s\S]{1,4}/g) ?? []) {
+        if (res.destroyed) return;
+        send({ response: part });
+        await sleep(prompt.includes('slowly') ? 30 : 2);
+      }
+      finished = true;
+      send({ response: '', finish_reason: 'stop', prompt_tokens: 3, completion_tokens: 2, history_trimmed: 0, history: '[]' });
+      res.end();
       return;
     }
     if (prompt.includes('slow')) {
