@@ -257,9 +257,15 @@ test('explain: each selection is its own concurrent request, answers stream into
   assert.ok(explains.some((r) => String(r.body.prompt).includes('def a():')));
   const threads = fake.rec.threads.slice(-3);
   assert.deepEqual(threads.map((t) => t.range.start.line), [0, 3, 6], 'one thread per selection, in document order');
+  // Three threads: each collapsed to one line, its first sentence; no notification for the run or the trimmed one.
+  assert.deepEqual(threads.map((t) => t.collapsibleState), [0, 0, 0]);
+  for (const t of threads) assert.match(t.label ?? '', /^Explanation of geometry\.py:\d(–\d)?: Explains \d+ chars\.$/);
+  assert.deepEqual(fake.rec.progress.filter((p) => /Explaining/.test(p.title)), []);
+  assert.deepEqual(fake.rec.messages.filter((m) => /selections were longer/.test(m.text)), []);
+  // The comment (the expanded text) comes once the thread is shown, so VS Code does not open the Comments panel.
+  await waitFor(() => threads.every((t) => t.comments.length === 1), 'the threads\' comments');
   for (const t of threads) assert.match(t.comments[0]!.body.value, /^Explains \d+ chars\./);
   assert.equal(threads[2]!.comments[0]!.label, 'The selection was trimmed.');
-  assert.ok(fake.rec.messages.some((m) => m.level === 'warning' && /1 of 3 selections were longer than 200/.test(m.text)));
   for (const t of threads) assert.equal(t.comments[0]!.body.isTrusted, false, 'model output is untrusted markdown');
 });
 
