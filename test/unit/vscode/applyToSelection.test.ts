@@ -98,7 +98,7 @@ describe('Apply to Selection (host side)', () => {
     assert.deepEqual(fake.rec.tabs, [], 'the preview closed');
     assert.equal(fake.rec.context.get('tritonChatglm.proposalActive'), false);
     assert.equal(fake.rec.contentProviders.get(SCHEME)!.provideTextDocumentContent(diff!.right), '', 'the proposal is forgotten');
-    assert.deepEqual(fake.rec.messages.filter((m) => m.level !== 'info'), [], 'our own edit is no "changed" warning');
+    assert.deepEqual((fake.rec.messages as { level: string }[]).filter((m) => m.level !== 'info'), [], 'our own edit is no "changed" warning');
     // the editor is shown with the new code selected
     const shown = fake.rec.opened.at(-1)!;
     assert.deepEqual(shown.selections!.map((x) => [x.start, x.end]), [[new Position(2, 0), new Position(4, 0)]]);

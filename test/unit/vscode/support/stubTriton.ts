@@ -38,7 +38,7 @@ export interface StubOptions {
  */
 export async function startStubTriton(options: StubOptions = {}): Promise<StubTriton> {
   const requests: StubRequest[] = [];
-  const state = { closedEarly: 0, active: 0, maxConcurrent: 0, cut: new Set<string>() };
+  const state = { closedEarly: 0, active: 0, maxConcurrent: 0, cut: new Set<string>(), model: 'READY' as 'READY' | 'UNAVAILABLE' | 'LOADING' };
   const sockets = new Set<import('node:net').Socket>();
   const server: Server = createServer((req, res) => void handle(req, res));
   server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
@@ -53,8 +53,16 @@ export async function startStubTriton(options: StubOptions = {}): Promise<StubTr
     requests.push({ path, body, at: Date.now() });
     const json = (status: number, value: unknown) => { res.writeHead(status, { 'content-type': 'application/json' }); res.end(JSON.stringify(value)); };
     if (path === '/v2/health/live' || path === '/v2/health/ready') return void res.writeHead(200).end();
-    if (path === '/v2/repository/index') return json(200, [{ name: MODEL, version: '1', state: 'READY' }]);
-    if (path === `/v2/models/${MODEL}/ready`) return void res.writeHead(200).end();
+    if (path === '/v2/repository/index') return json(200, [{ name: MODEL, version: '1', state: state.model, ...(state.model === 'UNAVAILABLE' ? { reason: 'unloaded' } : {}) }]);
+    if (path === `/v2/models/${MODEL}/ready`) return void res.writeHead(state.model === 'READY' ? 200 : 400).end();
+    // Unload at once; a load takes 50 ms (LOADING meanwhile), as the explicit model control of Triton does.
+    if (path === `/v2/repository/models/${MODEL}/unload`) { state.model = 'UNAVAILABLE'; return json(200, {}); }
+    if (path === `/v2/repository/models/${MODEL}/load`) {
+      state.model = 'LOADING';
+      await new Promise((r) => setTimeout(r, 50));
+      state.model = 'READY';
+      return json(200, {});
+    }
     if (path === `/v2/models/${MODEL}/stats`) {
       return json(200, { model_stats: [{ name: MODEL, version: '1', inference_count: 4, execution_count: 2, inference_stats: { success: { count: 4, ns: 8e6 }, queue: { count: 4, ns: 4e6 } } }] });
     }
