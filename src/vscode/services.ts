@@ -74,7 +74,7 @@ export class ExtensionServices implements vscode.Disposable {
       // What this window asks the server now: the status bar, the Server Status view and Explain read it.
       const activity = new ActivityBoard();
       store.add(chat.onDidChangeAnswers(() => activity.setAnswers(chat.runningAnswers())));
-      const explain = store.add(new ExplainController(chat, lifecycle, settings, log, activity, () => server.tritonClient));
+      const explain = store.add(new ExplainController(chat, lifecycle, settings, log, activity, () => server.tritonClient, editorContext));
       const statusPanel = store.add(new StatusPanel(context.extensionUri, server, activity, log));
       store.add(new StatusBar(lifecycle, activity));
       store.add(reactToSettings(settings, server, lifecycle, log));

@@ -13,6 +13,7 @@ import type { ActivityBoard } from '../../core/status/activity';
 import { serverQueue, type ServerQueue } from '../../core/status/schedulerFigures';
 import type { TritonClient } from '../../core/triton';
 import type { ChatController } from '../chat/chatController';
+import type { EditorContext } from '../chat/editorContext';
 import { COMMANDS, VSCODE_COMMANDS } from '../commandIds';
 import type { SettingsService } from '../config/settingsService';
 import type { Log } from '../log';
@@ -202,6 +203,7 @@ export class ExplainController implements vscode.Disposable {
     private readonly log: Log,
     private readonly activity: ActivityBoard,
     private readonly client: () => TritonClient | undefined,
+    private readonly editorContext: EditorContext,
   ) {
     this.comments = vscode.comments.createCommentController('tritonChatglm.explain', vscode.l10n.t('ChatGLM3 explanations'));
     this.comments.options = { placeHolder: '', prompt: '' };
@@ -229,6 +231,10 @@ export class ExplainController implements vscode.Disposable {
     }
     const settings = this.settings.current;
     const fileName = path.basename(doc.fileName || doc.uri.path) || doc.uri.path;
+    if (settings['explain.target'] === 'chat') {
+      await this.explainInChat(doc, selections.map((s) => s.sel), fileName);
+      return;
+    }
     const items = selections.map(({ sel, text }) => {
       const prompt = buildExplainPrompt(
         { text, languageId: doc.languageId, fileName },
@@ -266,6 +272,18 @@ export class ExplainController implements vscode.Disposable {
       for (const done of dequeue) done();
       waiting.stop();
       this.runs.delete(run);
+    }
+  }
+
+  /**
+   * tritonChatglm.explain.target = chat: a new chat with one question per selection, each with the selection as its
+   * chip (the attachment layout of every chat question), answered one after the other in the panel.
+   */
+  private async explainInChat(doc: vscode.TextDocument, selections: readonly vscode.Selection[], fileName: string): Promise<void> {
+    await vscode.commands.executeCommand(COMMANDS.newChat);
+    for (const sel of selections) {
+      await this.editorContext.addSelection(doc.uri, new vscode.Range(sel.start, sel.end));
+      await this.chat.send(vscode.l10n.t('Explain what this {0} code from {1} does. Be concise; mention anything surprising or risky.', doc.languageId, fileName));
     }
   }
 

@@ -88,6 +88,30 @@ describe('explanations and destructive actions (host side)', () => {
     assert.equal(fake.rec.context.get('tritonChatglm.hasExplanations'), false);
   });
 
+  it('explain.target = chat: a new chat, one question per selection, each with its selection as the chip', async () => {
+    fake.updateConfig({ 'tritonChatglm.explain.target': 'chat' });
+    try {
+      editorOn('/w/chat.py', [0, 1], [3, 4]);
+      const sent = stub.requests.length;
+      await run('tritonChatglm.explainSelection');
+      const asked = stub.requests.slice(sent).filter((r) => r.path.endsWith('/generate_stream')).map((r) => String(r.body.prompt));
+      assert.equal(asked.length, 2);
+      // Each question carries its own selection's chip, never the other's (whether the current file goes too is
+      // the chat's own rule, tritonChatglm.chat.currentFile).
+      assert.match(asked[0]!, /File: chat\.py \(lines 1-2\)\n```python\ndef a\(\):\n    return 1\n```/);
+      assert.doesNotMatch(asked[0]!, /lines 4-5/);
+      assert.match(asked[1]!, /File: chat\.py \(lines 4-5\)\n```python\ndef b\(\):\n    return 2\n```/);
+      assert.doesNotMatch(asked[1]!, /lines 1-2/);
+      for (const p of asked) assert.match(p, /Explain what this python code from chat\.py does\./);
+      // The second question is a follow-up in the same chat: the first exchange is its history.
+      const histories = stub.requests.slice(sent).filter((r) => r.path.endsWith('/generate_stream')).map((r) => JSON.parse(String(r.body.history)) as unknown[]);
+      assert.deepEqual(histories.map((h) => h.length), [0, 2]);
+      assert.deepEqual(live().filter((t) => t.uri.path === '/w/chat.py'), [], 'no comment threads');
+    } finally {
+      fake.updateConfig({ 'tritonChatglm.explain.target': 'comments' });
+    }
+  });
+
   it('the status bar menu: the chat, Server Status and the logs first; Unload after a separator, last', async () => {
     fake.rec.pick = undefined;
     await run('tritonChatglm.showActions');
