@@ -19,6 +19,8 @@ export const COMMANDS = {
   continueInChat: 'tritonChatglm.continueInChat',
   dismissExplanation: 'tritonChatglm.dismissExplanation',
   dismissAllExplanations: 'tritonChatglm.dismissAllExplanations',
+  showFullExplanation: 'tritonChatglm.showFullExplanation',
+  showExplanationBrief: 'tritonChatglm.showExplanationBrief',
   // Edit Selection and the review of a proposed change (Apply to Selection's too)
   editSelection: 'tritonChatglm.editSelection',
   acceptProposal: 'tritonChatglm.acceptProposal',

@@ -35,6 +35,8 @@ export function registerCommands(services: ExtensionServices): vscode.Disposable
     continueInChat: (thread: vscode.CommentThread) => explain.continueInChat(thread),
     dismissExplanation: (thread: vscode.CommentThread) => explain.dismiss(thread),
     dismissAllExplanations: () => explain.dismissAll(),
+    showFullExplanation: (thread: vscode.CommentThread) => explain.setBrief(thread, false),
+    showExplanationBrief: (thread: vscode.CommentThread) => explain.setBrief(thread, true),
     editSelection: () => editSelection(vscode.window.activeTextEditor, {
       reviews, store: lifecycle, settings, log, client: () => server.tritonClient, track: (request) => server.track(request),
     }),

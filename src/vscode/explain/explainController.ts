@@ -1,7 +1,7 @@
 // Explain Selection: every selection (multi-cursor included) becomes its own request, all sent together within
 // the concurrency setting so the server batches them. Each answer streams into a comment thread anchored on the
 // selected lines and titled with the file and lines, and is kept as a chat conversation the user can continue.
-// Several threads open collapsed to one line (the answer's first sentence) so the code between them stays readable;
+// Several threads open brief, one line each (the answer's first sentence), so the code between them stays readable;
 // no notification (the status bar says what runs); the threads of an editor go when its last tab closes.
 // While an explanation waits, its thread says where: behind how many requests of its own run (the concurrency
 // limit), or at the server (its queue, read from the scheduler's metrics while anything waits there).
@@ -62,44 +62,64 @@ function untrusted(text: string): vscode.MarkdownString {
  */
 const FIRST_COMMENT_DELAY_MS = 1_500;
 
-/** One explanation's thread: its comment is rewritten only when what it says changes. */
+/** Thread context values: a brief thread (its title line only) offers Show Full Explanation, a full one the reverse. */
+const BRIEF = 'tritonChatglm.explanation.brief';
+const FULL = 'tritonChatglm.explanation.full';
+
+/**
+ * One explanation's thread. Brief, it is one line: its title, the place and the answer's first sentence, and no
+ * comment (VS Code's own collapsed state would hide the thread altogether, leaving only a gutter icon). Full, the
+ * comment holds the whole answer. The comment is rewritten only when what it says changes.
+ */
 class ExplanationThread {
   private shown = '';
   private body = '';
   private note: string | undefined;
-  private isAnswer = false;
   private attached = false;
   private readonly comment = new ExplanationComment(vscode.l10n.t('ChatGLM3'));
   private readonly attach: ReturnType<typeof setTimeout>;
   readonly abort = new AbortController();
 
-  constructor(readonly thread: vscode.CommentThread, private readonly location: string, private readonly collapsed: boolean) {
+  constructor(readonly thread: vscode.CommentThread, private readonly location: string, private brief: boolean) {
+    thread.contextValue = brief ? BRIEF : FULL;
     this.attach = setTimeout(() => { this.attached = true; this.shown = ''; this.render(); }, FIRST_COMMENT_DELAY_MS);
   }
 
-  /** `isAnswer`: the body is the model's answer (not a waiting text): a collapsed thread shows its first sentence. */
-  show(body: string, label: string | undefined, isAnswer = false): void {
+  show(body: string, label: string | undefined): void {
     this.body = body;
     this.note = label;
-    this.isAnswer = isAnswer;
     this.render();
   }
 
   /** Only the label (the answer's text stays). */
   label(label: string): void {
-    this.show(this.body, label, this.isAnswer);
+    this.show(this.body, label);
+  }
+
+  /** Show Full Explanation (true) or back to its first sentence (false). */
+  setBrief(brief: boolean): void {
+    if (this.brief === brief) return;
+    this.brief = brief;
+    this.thread.contextValue = brief ? BRIEF : FULL;
+    this.attached = true; // asked for by the user: the thread is shown already
+    this.shown = '';
+    this.render();
   }
 
   private render(): void {
-    const key = `${this.note ?? ''}\u0000${this.body}`;
+    const key = `${this.brief}\u0000${this.note ?? ''}\u0000${this.body}`;
     if (key === this.shown) return;
     this.shown = key;
-    // Collapsed, the thread is its title: the place, then the first sentence (or what it waits for).
-    const summary = !this.collapsed ? '' : this.isAnswer && this.body.trim() ? firstSentence(this.body) : this.note ?? firstSentence(this.body);
+    // Brief: the first sentence of what the thread would say (the answer, or where it waits).
+    const summary = this.brief ? firstSentence(this.body) || this.note || '' : '';
     this.thread.label = summary
       ? vscode.l10n.t('Explanation of {0}: {1}', this.location, summary)
       : vscode.l10n.t('Explanation of {0}', this.location);
     if (!this.attached) return;
+    if (this.brief) {
+      if (this.thread.comments.length > 0) this.thread.comments = [];
+      return;
+    }
     this.comment.body = untrusted(this.body);
     this.comment.label = this.note;
     this.thread.comments = [this.comment];
@@ -294,13 +314,12 @@ export class ExplainController implements vscode.Disposable {
     return serverQueue(await client.metrics({ timeoutMs: QUEUE_POLL_MS }), MODEL_NAME);
   }
 
-  /** A thread of its own run: collapsed to one line when the run has several, expanded when it is the only one. */
+  /** A thread of its own run: brief (one line) when the run has several, full when it is the only one. */
   private createThread(uri: vscode.Uri, range: vscode.Range, location: string, collapsed: boolean): ExplanationThread {
     const thread = this.comments.createCommentThread(uri, range, []);
     thread.canReply = false;
     thread.label = vscode.l10n.t('Explanation of {0}', location);
-    thread.contextValue = 'tritonChatglm.explanation';
-    thread.collapsibleState = collapsed ? vscode.CommentThreadCollapsibleState.Collapsed : vscode.CommentThreadCollapsibleState.Expanded;
+    thread.collapsibleState = vscode.CommentThreadCollapsibleState.Expanded;
     const view = new ExplanationThread(thread, location, collapsed);
     this.threads.set(thread, view);
     this.updateContext();
@@ -319,7 +338,7 @@ export class ExplainController implements vscode.Disposable {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const render = (label: string | undefined) => {
       timer = undefined;
-      view.show(text || vscode.l10n.t('Waiting for the server…'), label, text.length > 0);
+      view.show(text || vscode.l10n.t('Waiting for the server…'), label);
     };
     onPhase('sent');
     const { conversationId, outcome } = await this.chat.ask(prompt, signal, (delta) => {
@@ -362,6 +381,11 @@ export class ExplainController implements vscode.Disposable {
     this.threads.get(thread)?.dispose();
     if (!this.threads.delete(thread)) thread.dispose();
     this.updateContext();
+  }
+
+  /** Show Full Explanation / Show First Sentence Only (the thread's toolbar). */
+  setBrief(thread: vscode.CommentThread | undefined, brief: boolean): void {
+    if (thread) this.threads.get(thread)?.setBrief(brief);
   }
 
   /** Dismiss All Explanations (any thread's toolbar, the palette): every thread, and the runs still going. */

@@ -56,7 +56,10 @@ describe('explanations and destructive actions (host side)', () => {
     await run('tritonChatglm.explainSelection');
     const [thread] = live();
     assert.equal(thread!.collapsibleState, 1);
+    assert.equal(thread!.contextValue, 'tritonChatglm.explanation.full');
     assert.equal(thread!.label, 'Explanation of one.py:1–2');
+    await waitFor(() => thread!.comments.length === 1, 'its comment, once the thread is shown');
+    assert.match(thread!.comments[0]!.body.value, /^Explains \d+ chars\./);
     assert.equal(fake.rec.context.get('tritonChatglm.hasExplanations'), true);
     await fake.vscode.window.tabGroups.close([tab]);
   });

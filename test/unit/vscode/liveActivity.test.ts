@@ -111,9 +111,11 @@ test('explain: threads titled and anchored on the selected lines; waiting ones s
   const done = fake.vscode.commands.executeCommand('tritonChatglm.explainSelection') as Promise<void>;
   const threads = await waitFor(() => fake.rec.threads.length === threadsBefore + 2 && fake.rec.threads.slice(threadsBefore), 'two threads');
   const body = (t: FakeThread) => t.comments[0]?.body.value ?? '';
-  // Two threads: collapsed, each title says where it waits until its answer's first sentence replaces that.
-  assert.deepEqual(threads.map((t) => t.label), ['Explanation of geometry.py:1–2: waiting…', 'Explanation of geometry.py:4–5: queued']);
-  assert.deepEqual(threads.map((t) => t.collapsibleState), [0, 0]);
+  // Two threads: brief, each title says where it waits until its answer's first sentence replaces that; the
+  // whole of what they say is in their comments once they are shown in full.
+  assert.match(threads[1]!.label ?? '', /^Explanation of geometry\.py:4–5: Queued behind 1 request\.$/);
+  for (const t of threads) await fake.vscode.commands.executeCommand('tritonChatglm.showFullExplanation', t);
+  assert.deepEqual(threads.map((t) => t.label), ['Explanation of geometry.py:1–2', 'Explanation of geometry.py:4–5']);
   assert.deepEqual(threads.map((t) => [t.range.start.line, t.range.start.character, t.range.end.line, t.range.end.character]), [[0, 0, 1, 12], [3, 0, 4, 12]],
     'anchored on the lines the selections cover, not on the line after them');
   await waitFor(() => /Queued behind 1 request\./.test(body(threads[1]!)), 'the second explanation to say it is queued behind the first');
@@ -128,8 +130,9 @@ test('explain: threads titled and anchored on the selected lines; waiting ones s
   for (const t of threads) {
     assert.match(body(t), /^Explains \d+ chars\./);
     assert.equal(t.comments[0]!.label, undefined, 'finished: no waiting label');
-    assert.match(t.label ?? '', /: Explains \d+ chars\.$/, 'collapsed: the first sentence');
   }
+  await fake.vscode.commands.executeCommand('tritonChatglm.showExplanationBrief', threads[0]);
+  assert.match(threads[0]!.label ?? '', /^Explanation of geometry\.py:1–2: Explains \d+ chars\.$/, 'brief: the first sentence');
   assert.equal(bar().text, '$(check) ChatGLM: ready');
   assert.doesNotMatch(tooltip(), /queued/);
 });
