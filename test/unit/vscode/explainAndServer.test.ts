@@ -101,9 +101,9 @@ describe('explanations and destructive actions (host side)', () => {
       assert.equal(asked.length, 2);
       // Each question carries its own selection's chip, never the other's (whether the current file goes too is
       // the chat's own rule, tritonChatglm.chat.currentFile).
-      assert.match(asked[0]!, /File: chat\.py \(lines 1-2\)\n```python\ndef a\(\):\n    return 1\n```/);
+      assert.match(asked[0]!, /File: chat\.py \(lines 1-2\)\n```python\ndef a\(\):\n {4}return 1\n```/);
       assert.doesNotMatch(asked[0]!, /lines 4-5/);
-      assert.match(asked[1]!, /File: chat\.py \(lines 4-5\)\n```python\ndef b\(\):\n    return 2\n```/);
+      assert.match(asked[1]!, /File: chat\.py \(lines 4-5\)\n```python\ndef b\(\):\n {4}return 2\n```/);
       assert.doesNotMatch(asked[1]!, /lines 1-2/);
       for (const p of asked) assert.match(p, /Explain what this python code from chat\.py does\./);
       // The second question is a follow-up in the same chat: the first exchange is its history.
