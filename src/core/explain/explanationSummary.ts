@@ -8,6 +8,7 @@ export function firstSentence(markdown: string, maxChars = MAX_SUMMARY): string 
     .replace(/^\s*(#{1,6}\s+|[-*+]\s+|>\s*)/gm, '') // headings, list marks, quotes
     .replace(/(\*\*|__|~~)(.+?)\1/g, '$2') // bold, strike-through
     .replace(/`{3,}[^\n]*\n[\s\S]*?(`{3,}|$)/g, ' ') // fenced blocks do not summarise
+    .replace(/`([^`\n]+)`/g, '$1') // inline code: its text
     .replace(/\s+/g, ' ')
     .trim();
   // A sentence ends at . ! ? followed by a space (not "12.57", not "e.g" mid-word) or at a CJK full stop.

@@ -9,4 +9,5 @@ test('a collapsed explanation shows its first sentence, without Markdown marks',
   assert.equal(firstSentence('No stop at all'), 'No stop at all');
   assert.equal(firstSentence(`${'word '.repeat(60)}.`, 20), 'word word word word…');
   assert.equal(firstSentence('```py\nx = 1\n```\nSets x.'), 'Sets x.');
+  assert.equal(firstSentence('The **arithmetic mean** of `values`. Risky: an empty list.'), 'The arithmetic mean of values.');
 });
