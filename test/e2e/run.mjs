@@ -1138,10 +1138,9 @@ async function editJourneys(extensionsDir) {
     await diffTab().waitFor({ state: 'detached', timeout: 15_000 });
     const shown = (await wb.page.locator('.editor-instance .monaco-editor .view-lines').first().textContent()) ?? '';
     if (/else 0\.0/.test(shown) || !/# edited/.test(shown.replace(/\u00a0/g, ' '))) throw new Error(`the editor shows: ${shown.slice(0, 200)}`);
-    // Only the user's own typing is in the editor; put the file back (Revert) so that the window closes clean.
-    await wb.runCommand('File: Revert File');
-    await waitFor(async () => !(await fileTab().evaluate((e) => e.classList.contains('dirty'))), { timeout: 15_000, what: 'the file reverted' });
-    if (readFileSync(file, 'utf8') !== before) throw new Error('the file on disk changed');
+    // Only the user's own typing reached the file (the web workbench saves it by itself: files.autoSave afterDelay).
+    await waitFor(() => readFileSync(file, 'utf8') === `# edited\n${before}`, { timeout: 15_000, what: `${FILE} with the typed line only` })
+      .catch((e) => { throw new Error(`${e.message}: ${JSON.stringify(readFileSync(file, 'utf8'))}`); });
   }, { wb: current, needs: ['11 Edit Selection: the rewrite streams into a diff, Accept (Ctrl+Enter) changes exactly the selected lines'] });
 
   await server.stop();
