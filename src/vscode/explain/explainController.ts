@@ -191,7 +191,9 @@ function waitingLabel(position: QueuePosition): string {
 function waitingText(position: QueuePosition, concurrency: number): string {
   switch (position.where) {
     case 'client':
-      return `${queuedBehind(position.ahead)} ${vscode.l10n.t('Up to {0} explanations are sent at once (tritonChatglm.explainMaxConcurrency).', concurrency)}`;
+      return `${queuedBehind(position.ahead)} ${plural(concurrency,
+        vscode.l10n.t('One explanation is sent at a time (tritonChatglm.explainMaxConcurrency).'),
+        vscode.l10n.t('Up to {0} explanations are sent at once (tritonChatglm.explainMaxConcurrency).', concurrency))}`;
     case 'server': {
       const generating = position.active ? ` ${plural(position.active,
         vscode.l10n.t('The server is generating 1 answer; a row is free when it ends.'),

@@ -119,7 +119,7 @@ test('explain: threads titled and anchored on the selected lines; waiting ones s
   assert.deepEqual(threads.map((t) => [t.range.start.line, t.range.start.character, t.range.end.line, t.range.end.character]), [[0, 0, 1, 12], [3, 0, 4, 12]],
     'anchored on the lines the selections cover, not on the line after them');
   await waitFor(() => /Queued behind 1 request\./.test(body(threads[1]!)), 'the second explanation to say it is queued behind the first');
-  assert.match(body(threads[1]!), /Up to 1 explanations are sent at once/);
+  assert.match(body(threads[1]!), /One explanation is sent at a time \(tritonChatglm\.explainMaxConcurrency\)\./);
   assert.equal(threads[1]!.comments[0]!.label, 'queued');
   // Once the request is at the stub, its metrics count it as the one row generating.
   await waitFor(() => /^Next in line at the server\. The server is generating 1 answer; a row is free when it ends\./.test(body(threads[0]!)), 'the first to say it waits at the server');
