@@ -541,7 +541,12 @@ async function mainWindowJourneys(extensionsDir) {
       const widgets = wb.page.locator('.monaco-editor .review-widget');
       const area = widgets.filter({ has: wb.page.locator('.head .review-title', { hasText: 'geometry.py:4:' }) });
       await area.locator('.review-actions .action-label[aria-label^="Show Full Explanation"]').click();
-      await area.locator('.comment-body', { hasText: 'only the radius is squared' }).waitFor({ timeout: 15_000 });
+      await widgets.locator('.comment-body', { hasText: 'only the radius is squared' }).waitFor({ timeout: 15_000 });
+      // VS Code opens its Comments panel the first time in a window that a thread gets a comment to show
+      // (comments.openView "firstFile"): the first Show Full Explanation does. Hidden for the picture.
+      const opened = await wb.page.locator('.part.panel').isVisible();
+      log(`      Show Full Explanation ${opened ? 'opened' : 'did not open'} the Comments panel`);
+      await hidePanel(wb);
       await docScreenshot(wb, 'explain-selection.png');
       // Dismiss All Explanations (the palette): every thread goes.
       await wb.runCommand(title('dismissAllExplanations'));
