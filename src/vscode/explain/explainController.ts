@@ -57,8 +57,9 @@ function untrusted(text: string): vscode.MarkdownString {
 
 /**
  * VS Code opens the Comments panel when a thread is first shown with a comment that says something
- * (comments.openView "firstFile"). The thread is created empty and gets its comment only after it was shown: the
- * panel stays closed, and the label says what the thread waits for meanwhile.
+ * (comments.openView "firstFile"). A full thread is created with an empty comment and says something only after it
+ * was shown: the panel stays closed, and the title says what the thread waits for meanwhile. (A brief thread has no
+ * comment; the first one opened in full in a window does open the panel: VS Code's rule.)
  */
 const FIRST_COMMENT_DELAY_MS = 1_500;
 
@@ -82,6 +83,7 @@ class ExplanationThread {
 
   constructor(readonly thread: vscode.CommentThread, private readonly location: string, private brief: boolean) {
     thread.contextValue = brief ? BRIEF : FULL;
+    if (!brief) thread.comments = [this.comment];
     this.attach = setTimeout(() => { this.attached = true; this.shown = ''; this.render(); }, FIRST_COMMENT_DELAY_MS);
   }
 

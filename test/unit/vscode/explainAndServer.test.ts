@@ -58,7 +58,9 @@ describe('explanations and destructive actions (host side)', () => {
     assert.equal(thread!.collapsibleState, 1);
     assert.equal(thread!.contextValue, 'tritonChatglm.explanation.full');
     assert.equal(thread!.label, 'Explanation of one.py:1–2');
-    await waitFor(() => thread!.comments.length === 1, 'its comment, once the thread is shown');
+    // Its comment is there from the start, empty until the thread was shown (else VS Code opens the Comments panel).
+    assert.equal(thread!.comments.length, 1);
+    await waitFor(() => thread!.comments[0]!.body.value !== '', 'its comment to say something, once the thread is shown');
     assert.match(thread!.comments[0]!.body.value, /^Explains \d+ chars\./);
     assert.equal(fake.rec.context.get('tritonChatglm.hasExplanations'), true);
     await fake.vscode.window.tabGroups.close([tab]);
