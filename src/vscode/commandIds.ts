@@ -18,6 +18,13 @@ export const COMMANDS = {
   showActions: 'tritonChatglm.showActions',
   continueInChat: 'tritonChatglm.continueInChat',
   dismissExplanation: 'tritonChatglm.dismissExplanation',
+  dismissAllExplanations: 'tritonChatglm.dismissAllExplanations',
+  showFullExplanation: 'tritonChatglm.showFullExplanation',
+  showExplanationBrief: 'tritonChatglm.showExplanationBrief',
+  // Edit Selection and the review of a proposed change (Apply to Selection's too)
+  editSelection: 'tritonChatglm.editSelection',
+  acceptProposal: 'tritonChatglm.acceptProposal',
+  discardProposal: 'tritonChatglm.discardProposal',
   // guided setup
   startChatglm: 'tritonChatglm.startChatglm',
   chooseWeightsFolder: 'tritonChatglm.chooseWeightsFolder',

@@ -4,12 +4,13 @@ import { exportConversation } from './chat/conversationExport';
 import { showChatHistory } from './chat/historyPicker';
 import { COMMANDS, VSCODE_COMMANDS, WALKTHROUGH_ID, type CommandName } from './commandIds';
 import { SettingsService } from './config/settingsService';
+import { editSelection } from './edit/editSelection';
 import type { ExtensionServices } from './services';
 import { showActionsQuickPick } from './statusBar';
 import { noticeCommandRan } from './util/notice';
 
 export function registerCommands(services: ExtensionServices): vscode.Disposable[] {
-  const { server, setup, chat, chatView, explain, log, statusPanel, lifecycle, editorContext } = services;
+  const { server, setup, chat, chatView, explain, log, statusPanel, lifecycle, editorContext, reviews, settings } = services;
   const handlers: Record<CommandName, (...args: never[]) => unknown> = {
     startServer: () => server.start(),
     stopServer: () => server.stop(),
@@ -33,6 +34,15 @@ export function registerCommands(services: ExtensionServices): vscode.Disposable
     showActions: () => showActionsQuickPick(lifecycle),
     continueInChat: (thread: vscode.CommentThread) => explain.continueInChat(thread),
     dismissExplanation: (thread: vscode.CommentThread) => explain.dismiss(thread),
+    dismissAllExplanations: () => explain.dismissAll(),
+    showFullExplanation: (thread: vscode.CommentThread) => explain.setBrief(thread, false),
+    showExplanationBrief: (thread: vscode.CommentThread) => explain.setBrief(thread, true),
+    editSelection: () => editSelection(vscode.window.activeTextEditor, {
+      reviews, store: lifecycle, settings, log, client: () => server.tritonClient, track: (request) => server.track(request),
+    }),
+    // From the diff editor's title the proposal's URI comes as the argument; from a key, none.
+    acceptProposal: (uri?: unknown) => reviews.accept(uri instanceof vscode.Uri ? uri : undefined),
+    discardProposal: (uri?: unknown) => reviews.discard(uri instanceof vscode.Uri ? uri : undefined),
     startChatglm: () => server.startChatglm(),
     chooseWeightsFolder: () => setup.chooseWeightsFolder(),
     recheckSetup: () => setup.recheck(),

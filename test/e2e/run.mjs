@@ -4,7 +4,7 @@
 // repository and the tiny engine. Journeys 1-7 share one window (as a user's session would); the failure and
 // Chinese journeys get fresh ones; the extension-host mocha suite runs last through @vscode/test-electron's runTests
 // with code-server standing in for the VS Code executable. Results: console + JUnit XML (--junit=<file>).
-// Options: --only=main|failures|zh|setup|untrusted|extension-host runs one group; see README.md for the environment knobs.
+// Options: --only=main|failures|zh|setup|untrusted|edit|extension-host runs one group; see README.md for the environment knobs.
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import {
@@ -517,18 +517,40 @@ async function mainWindowJourneys(extensionsDir) {
     chat = await openChat(wb);
   }, { wb: current, needs: ['4b Continue after the length limit: the same answer grows'] });
 
-  await journey('5 explain three selections: comment threads, batched by Triton', async () => {
+  await journey('5 explain three selections: brief threads, batched by Triton, Dismiss All', async () => {
     const statsBefore = batchStats((await tritonGet(cfg, `/v2/models/${MODEL}/stats`)).body);
     // The explanations are scripted answers (scripted-answers.mjs) for the picture: room for them to end by themselves.
     await changeRemoteSettings(server, { 'tritonChatglm.maxNewTokens': 512 }, /settings changed: .*maxNewTokens/);
     try {
+      await hidePanel(wb); // the Comments panel must not open by itself: start from none shown
+      await wb.clearNotifications();
       await openFile(wb, SAMPLE);
       await selectLines(wb, [4, 7, 10]);
       await wb.runCommand(title('explainSelection'));
-      const bodies = await finishedExplanations(wb, 3);
-      log(`      explanations: ${bodies.map((b) => b.body.length).join(', ')} chars`);
-      await hidePanel(wb); // the Comments panel the threads opened would crowd the image
+      // Three threads, each one line: its title with the answer's first sentence (the scripted answers' own).
+      const titles = await finishedExplanations(wb, 3);
+      const expected = ['geometry.py:4: Returns the area of a circle, π · r².', 'geometry.py:7: The hypotenuse of a right triangle (Pythagoras).', 'geometry.py:10: The arithmetic mean of values.']
+        .map((t) => `Explanation of ${t}`);
+      if (JSON.stringify([...titles].sort()) !== JSON.stringify([...expected].sort())) throw new Error(`thread titles: ${JSON.stringify(titles)}`);
+      const bodies = await wb.page.locator('.monaco-editor .review-widget .comment-body').count();
+      if (bodies !== 0) throw new Error(`${bodies} comment bodies shown: brief threads show their title line only`);
+      if (await wb.page.locator('.part.panel').isVisible()) throw new Error('a panel opened by itself (the Comments panel)');
+      const toasts = (await wb.notifications()).filter((t) => /Explain/i.test(t));
+      if (toasts.length) throw new Error(`a notification for the run: ${JSON.stringify(toasts)}`);
+      // A click on the first thread's Show Full Explanation: its whole answer; the picture shows both kinds.
+      const widgets = wb.page.locator('.monaco-editor .review-widget');
+      const area = widgets.filter({ has: wb.page.locator('.head .review-title', { hasText: 'geometry.py:4:' }) });
+      await area.locator('.review-actions .action-label[aria-label^="Show Full Explanation"]').click();
+      await widgets.locator('.comment-body', { hasText: 'only the radius is squared' }).waitFor({ timeout: 15_000 });
+      // VS Code opens its Comments panel the first time in a window that a thread gets a comment to show
+      // (comments.openView "firstFile"): the first Show Full Explanation does. Hidden for the picture.
+      const opened = await wb.page.locator('.part.panel').isVisible();
+      log(`      Show Full Explanation ${opened ? 'opened' : 'did not open'} the Comments panel`);
+      await hidePanel(wb);
       await docScreenshot(wb, 'explain-selection.png');
+      // Dismiss All Explanations (the palette): every thread goes.
+      await wb.runCommand(title('dismissAllExplanations'));
+      await waitFor(async () => (await widgets.count()) === 0, { timeout: 15_000, what: 'no explanation thread left' });
     } finally {
       await changeRemoteSettings(server, { 'tritonChatglm.maxNewTokens': 96 }, /settings changed: .*maxNewTokens/);
     }
@@ -541,7 +563,7 @@ async function mainWindowJourneys(extensionsDir) {
   await journey('5a chat history: search, rename, delete with Undo, export; explanations named and apart', async () => {
     await chatHistory(wb);
     chat = await openChat(wb);
-  }, { wb: current, needs: ['5 explain three selections: comment threads, batched by Triton', '4b Continue after the length limit: the same answer grows'] });
+  }, { wb: current, needs: ['5 explain three selections: brief threads, batched by Triton, Dismiss All', '4b Continue after the length limit: the same answer grows'] });
   const contextQuestion = pictureQuestions.attached;
   await journey('5b attach selections and a file, ask: the prompt carries them in the documented layout', async () => {
     // This question takes the README's chat picture: a chat of its own (5a left an explanation open), a side bar wide
@@ -563,17 +585,20 @@ async function mainWindowJourneys(extensionsDir) {
     // The keybinding (Ctrl+Alt+J here) attaches the selection and opens the chat.
     await wb.page.keyboard.press('Control+Alt+KeyJ');
     chat = await wb.frameWith('.composer .attachment-chip[data-kind="selection"]', { what: 'the selection chip in the chat panel' });
-    // The editor's context menu offers the same command (a right-click inside the selection keeps it).
+    // The editor's context menu offers the same command in its ChatGLM submenu (a right-click inside the selection
+    // keeps it).
     await selectLineRange(wb, 6, 7);
     const inSelection = await lineAt(wb, 6);
+    const submenu = wb.page.locator('.monaco-menu .action-item .action-label', { hasText: /^ChatGLM$/ }).first();
     const menuItem = wb.page.locator('.monaco-menu .action-item .action-label', { hasText: /^Add Selection to Chat$/ }).first();
     await waitFor(async () => {
-      if (!(await menuItem.isVisible())) await wb.page.mouse.click(inSelection.x, inSelection.y, { button: 'right' });
+      if (!(await submenu.isVisible()) && !(await menuItem.isVisible())) await wb.page.mouse.click(inSelection.x, inSelection.y, { button: 'right' });
+      if (!(await menuItem.isVisible())) await submenu.hover({ timeout: 5_000 });
       await menuItem.click({ timeout: 5_000 });
       // The click counts once the menu is gone (one landing while the menu still opens is lost).
       await menuItem.waitFor({ state: 'hidden', timeout: 2_000 });
       return true;
-    }, { timeout: 30_000, what: '"Add Selection to Chat" in the editor context menu' });
+    }, { timeout: 30_000, what: '"ChatGLM > Add Selection to Chat" in the editor context menu' });
     chat = await wb.frameWith('.composer .attachment-chip[data-kind="selection"] + .attachment-chip[data-kind="selection"]', { what: 'the second selection chip' });
     // Add File…: a quick pick of the workspace's files, without what search.exclude hides.
     await chat.locator('.composer .attachment-add').click();
@@ -660,7 +685,7 @@ async function mainWindowJourneys(extensionsDir) {
     if (left) throw new Error('the dropped attachment is still above the input');
   }, { wb: current, needs: ['5b attach selections and a file, ask: the prompt carries them in the documented layout'] });
 
-  await journey('5d Apply to Selection: a diff preview, then Apply replaces the selected lines', async () => {
+  await journey('5d Apply to Selection: a diff preview, then Accept (its title action) replaces the selected lines', async () => {
     const question = 'Rewrite circle_area with tau.';
     // Short enough for the answer limit (96 tokens: one a character here).
     const code = 'def circle_area(r):\n    return math.tau * r * r / 2';
@@ -679,10 +704,12 @@ async function mainWindowJourneys(extensionsDir) {
     await diffTab.waitFor({ timeout: 30_000 });
     // The proposal on the right of the diff, the question beside it.
     await wb.page.locator('.monaco-diff-editor .editor.modified .view-lines', { hasText: 'math.tau' }).first().waitFor({ timeout: 30_000 });
-    const toast = wb.page.locator('.notifications-toasts .notification-list-item', { hasText: `Replace the selection in ${SAMPLE}` });
-    await toast.waitFor({ timeout: 30_000 });
+    // Accept and Discard are the diff editor's title actions (no notification).
+    const acceptAction = wb.page.locator('.editor-actions .action-label[aria-label^="Accept Proposed Change"]');
+    await acceptAction.waitFor({ timeout: 30_000 });
+    if ((await wb.notifications()).some((t) => /Replace the selection|Apply/.test(t))) throw new Error('Apply asked in a notification');
     await shot(wb, 'chat-apply-diff.png');
-    await toast.locator('.monaco-button', { hasText: /^Apply$/ }).click({ timeout: 30_000 });
+    await acceptAction.click({ timeout: 30_000 });
     await diffTab.waitFor({ state: 'detached', timeout: 30_000 });
     // The edit is in the editor (unsaved); saved, the file reads as the preview showed.
     await wb.runCommand('File: Save');
@@ -791,16 +818,31 @@ async function mainWindowJourneys(extensionsDir) {
     await changeRemoteSettings(server, { 'tritonChatglm.maxNewTokens': 96 }, /settings changed: .*maxNewTokens/);
   }, { wb: current, needs: ['2 load model: progress, then ready'] });
 
-  await journey('7 unload model, stop server: no container left', async () => {
+  await journey('7 unload model (it asks first), stop server: no container left', async () => {
     let t = Date.now();
+    // The model is loaded: Unload asks, naming how long journey 2's load took. Cancel keeps it.
+    const dialog = wb.page.locator('.monaco-dialog-box');
     await wb.runCommand(title('unloadModel'));
+    await dialog.waitFor({ timeout: 30_000 });
+    const asked = ((await dialog.textContent()) ?? '').replace(/\s+/g, ' ');
+    if (!/Unload ChatGLM3\?/.test(asked) || !/Loading it again took \d+( min \d+)? s last time\./.test(asked)) throw new Error(`the confirmation says: ${asked}`);
+    log(`      asked: ${asked.slice(0, 160)}`);
+    await dialog.locator('.monaco-button', { hasText: /^Cancel$/ }).click();
+    await dialog.waitFor({ state: 'detached', timeout: 10_000 });
+    await new Promise((r) => setTimeout(r, 1_000));
+    if (!/ChatGLM: ready/.test(await wb.statusBarText())) throw new Error(`after Cancel the bar says ${await wb.statusBarText()}`);
+    if ((await tritonGet(cfg, `/v2/models/${MODEL}/ready`)).status !== 200) throw new Error('Cancel unloaded the model');
+    await wb.runCommand(title('unloadModel'));
+    await dialog.locator('.monaco-button', { hasText: /^Unload Model$/ }).click({ timeout: 30_000 });
     await wb.waitForStatus(/ChatGLM: not loaded/, { timeout: 120_000 });
     log(`      unloaded in ${Date.now() - t} ms`);
     const ready = await tritonGet(cfg, `/v2/models/${MODEL}/ready`);
     if (ready.status === 200) throw new Error('Triton still reports the model ready after Unload');
+    // Nothing loaded any more: Stop does not ask.
     t = Date.now();
     await wb.runCommand(title('stopServer'));
     await wb.waitForStatus(/ChatGLM: stopped/, { timeout: 120_000 });
+    if (await dialog.count()) throw new Error('Stop asked although no model was loaded');
     await waitFor(() => fakeContainers(cfg.stateDir).length === 0, { timeout: 30_000, what: 'no container left' });
     await waitFor(() => tritonProcesses(cfg).length === 0, { timeout: 30_000, what: 'the tritonserver process to exit' });
     log(`      stopped and removed in ${Date.now() - t} ms`);
@@ -882,20 +924,14 @@ async function hidePanel(wb) {
 }
 
 /**
- * Waits until the editor shows `count` explanation threads, all finished (while one streams its comment is labelled
- * "waiting…" or "answering…"; finished ones have no label); returns their texts.
+ * Waits until the editor shows `count` explanation threads and every answer of the window has ended (the status
+ * bar no longer says "generating"); returns the threads' titles (a brief thread is its title line).
  */
 async function finishedExplanations(wb, count) {
   const threads = wb.page.locator('.monaco-editor .review-widget');
-  return waitFor(async () => {
-    if ((await threads.count()) !== count) return false;
-    const texts = await threads.evaluateAll((els) => els.map((e) => ({
-      body: e.querySelector('.comment-body')?.textContent ?? '',
-      all: e.textContent ?? '',
-    })));
-    const done = texts.every((t) => t.body.trim() && !/Waiting for the server|waiting…|answering…/.test(t.all));
-    return done && texts;
-  }, { timeout: 180_000, interval: 250, what: `${count} finished explanations next to the code` });
+  await waitFor(async () => (await threads.count()) === count, { timeout: 60_000, interval: 250, what: `${count} explanation threads next to the code` });
+  await wb.waitForStatus(/ChatGLM: ready/, { timeout: 180_000 });
+  return threads.locator('.head .review-title').evaluateAll((els) => els.map((e) => (e.textContent ?? '').replace(/\s+/g, ' ').trim()));
 }
 
 /**
@@ -1004,6 +1040,116 @@ async function failureJourneys(extensionsDir) {
     await wb.waitForStatus(/ChatGLM: stopped/, { timeout: 120_000 });
     await waitFor(() => fakeContainers(cfg.stateDir).length === 0, { timeout: 30_000, what: 'no container left' });
   }, { wb: current, needs: ['8a failure: docker missing'] });
+  await server.stop();
+}
+
+/**
+ * Edit Selection (a window of its own, on a file of its own): the scripted rewrites (prose around a fenced block)
+ * stream into the diff editor; Accept by its key changes exactly the selected lines, Discard by its title action
+ * changes nothing, and an edit of the file while the rewrite is written makes Accept refuse with a message.
+ */
+async function editJourneys(extensionsDir) {
+  const cfg = await windowConfig('edit');
+  const FILE = 'shapes.py';
+  const file = join(workspace, FILE);
+  writeFileSync(file, readFileSync(join(workspace, SAMPLE), 'utf8'));
+  // Each answer fits the window's 96-token limit (one token a byte here).
+  const rewrites = {
+    tau: { instruction: 'Use math.tau in circle_area', code: 'def circle_area(radius):\n    return math.tau * radius ** 2 / 2', answer: (c) => `Here you go:\n\`\`\`python\n${c}\n\`\`\`` },
+    hypot: { instruction: 'Use math.hypot in hypotenuse', code: 'def hypotenuse(a, b):\n    return math.hypot(a, b)', answer: (c) => `\`\`\`python\n${c}\n\`\`\`\nShorter and safer.` },
+    empty: { instruction: 'Guard mean against an empty list', code: 'def mean(values):\n    return sum(values) / len(values) if values else 0.0', answer: (c) => `\`\`\`python\n${c}\n\`\`\`` },
+  };
+  writeFileSync(scriptsFile, JSON.stringify([...scriptedAnswers, ...Object.values(rewrites).map((r) => ({ match: r.instruction, answer: r.answer(r.code) }))]));
+  const server = await startCodeServer({ name: 'edit', extensionsDir, folder: workspace, remoteSettings: cfg.settings, env: windowEnv(cfg) });
+  let wb;
+  const current = () => wb;
+  const diffTab = () => wb.page.locator('.tabs-container .tab', { hasText: `${FILE} ↔ ChatGLM Edit` });
+  const fileTab = () => wb.page.locator('.tabs-container .tab', { hasText: FILE, hasNotText: '↔' }).first();
+  const modified = () => wb.page.locator('.monaco-diff-editor .editor.modified .view-lines').first();
+  /** Edit Selection… from the palette, the instruction typed into its input box; resolves when the diff is shown. */
+  const editLines = async (first, last, rewrite) => {
+    await fileTab().click();
+    await selectLineRange(wb, first, last);
+    await wb.runCommand(title('editSelection'));
+    const input = wb.page.locator('.quick-input-widget .quick-input-box input');
+    await input.waitFor({ state: 'visible', timeout: 15_000 });
+    const heading = (await wb.page.locator('.quick-input-widget .quick-input-title').textContent().catch(() => '')) ?? '';
+    if (!/Edit Selection/.test(heading)) throw new Error(`the input box is titled "${heading}"`);
+    await input.fill(rewrite.instruction);
+    await wb.page.keyboard.press('Enter');
+    await diffTab().waitFor({ timeout: 30_000 });
+  };
+  /** The rewrite's last line is in the diff's right side (the fenced block has closed: the answer is complete). */
+  const rewritten = (rewrite) => waitFor(async () => ((await modified().textContent()) ?? '').replace(/\u00a0/g, ' ').includes(rewrite.code.split('\n').at(-1).trim()),
+    { timeout: 60_000, what: 'the rewrite in the diff' });
+
+  await journey('11 Edit Selection: the rewrite streams into a diff, Accept (Ctrl+Enter) changes exactly the selected lines', async () => {
+    wb = await Workbench.open(server, 'edit');
+    await wb.waitForStatus(/ChatGLM: stopped/);
+    await wb.runCommand(title('startChatglm'));
+    await wb.waitForStatus(/ChatGLM: ready/, { timeout: 300_000 });
+    await wb.clearNotifications();
+    await openFile(wb, FILE);
+    const before = readFileSync(file, 'utf8');
+    await editLines(3, 4, rewrites.tau);
+    await rewritten(rewrites.tau);
+    const right = ((await modified().textContent()) ?? '').replace(/\u00a0/g, ' ');
+    if (/Here you go/.test(right)) throw new Error('the prose around the block is in the proposal');
+    await shot(wb, 'edit-selection-diff.png');
+    if ((await wb.notifications()).length) throw new Error(`notifications during the review: ${JSON.stringify(await wb.notifications())}`);
+    // Accept by its key, in the diff (the rewrite may still be ending: Accept then says so, and is pressed again).
+    await modified().click();
+    await waitFor(async () => {
+      await wb.page.keyboard.press('Control+Enter');
+      await new Promise((r) => setTimeout(r, 1_000));
+      return !(await diffTab().count());
+    }, { timeout: 30_000, interval: 500, what: 'Accept to close the diff' });
+    await wb.runCommand('File: Save');
+    const expected = before.replace('def circle_area(radius):\n    return math.pi * radius ** 2\n', `${rewrites.tau.code}\n`);
+    await waitFor(() => readFileSync(file, 'utf8') === expected, { timeout: 15_000, what: `${FILE} with lines 3-4 rewritten, nothing else` })
+      .catch((e) => { throw new Error(`${e.message}: ${JSON.stringify(readFileSync(file, 'utf8'))}`); });
+  }, { wb: current });
+
+  await journey('11a Edit Selection: Discard (the title action) changes nothing', async () => {
+    const before = readFileSync(file, 'utf8');
+    await editLines(6, 7, rewrites.hypot);
+    await rewritten(rewrites.hypot);
+    await wb.page.locator('.editor-actions .action-label[aria-label^="Discard Proposed Change"]').click({ timeout: 15_000 });
+    await diffTab().waitFor({ state: 'detached', timeout: 15_000 });
+    if (await fileTab().evaluate((e) => e.classList.contains('dirty'))) throw new Error('the file is dirty after Discard');
+    if (readFileSync(file, 'utf8') !== before) throw new Error('Discard changed the file');
+  }, { wb: current, needs: ['11 Edit Selection: the rewrite streams into a diff, Accept (Ctrl+Enter) changes exactly the selected lines'] });
+
+  await journey('11b Edit Selection: the file edited while the rewrite is written → Accept refused, with a message', async () => {
+    const before = readFileSync(file, 'utf8');
+    await wb.clearNotifications();
+    await editLines(9, 10, rewrites.empty);
+    const streaming = !((await modified().textContent()) ?? '').includes('else 0.0');
+    // The user types into the file itself (its own tab) while the diff is open.
+    await fileTab().click();
+    const p = await lineAt(wb, 1);
+    await wb.page.mouse.click(p.x, p.y);
+    await wb.page.keyboard.press('Home');
+    await wb.page.keyboard.type('# edited\n');
+    const refusal = /shapes\.py changed after the rewrite was requested, so it cannot be applied\. Run Edit Selection again\./;
+    await wb.waitForNotification(refusal, { timeout: 15_000 });
+    log(`      typed while the rewrite was ${streaming ? 'still streaming' : 'already complete'}`);
+    await diffTab().click();
+    await rewritten(rewrites.empty);
+    await wb.clearNotifications();
+    await modified().click();
+    await wb.page.keyboard.press('Control+Enter');
+    await wb.waitForNotification(refusal, { timeout: 15_000 });
+    if (!(await diffTab().count())) throw new Error('the refused proposal closed');
+    await wb.page.locator('.editor-actions .action-label[aria-label^="Discard Proposed Change"]').click({ timeout: 15_000 });
+    await diffTab().waitFor({ state: 'detached', timeout: 15_000 });
+    const shown = (await wb.page.locator('.editor-instance .monaco-editor .view-lines').first().textContent()) ?? '';
+    if (/else 0\.0/.test(shown) || !/# edited/.test(shown.replace(/\u00a0/g, ' '))) throw new Error(`the editor shows: ${shown.slice(0, 200)}`);
+    // Only the user's own typing reached the file (the web workbench saves it by itself: files.autoSave afterDelay).
+    await waitFor(() => readFileSync(file, 'utf8') === `# edited\n${before}`, { timeout: 15_000, what: `${FILE} with the typed line only` })
+      .catch((e) => { throw new Error(`${e.message}: ${JSON.stringify(readFileSync(file, 'utf8'))}`); });
+  }, { wb: current, needs: ['11 Edit Selection: the rewrite streams into a diff, Accept (Ctrl+Enter) changes exactly the selected lines'] });
+
   await server.stop();
 }
 
@@ -1266,7 +1412,7 @@ async function untrustedAnswerJourney(extensionsDir) {
   const server = await startCodeServer({ name: 'untrusted', userDataDir, extensionsDir, folder: workspace, remoteSettings: cfg.settings, env: windowEnv(cfg) });
   let wb;
   const current = () => wb;
-  await journey('11 untrusted answer: a mailto with a bcc asks first, naming every recipient and field', async () => {
+  await journey('12 untrusted answer: a mailto with a bcc asks first, naming every recipient and field', async () => {
     wb = await Workbench.open(server, 'untrusted');
     await wb.waitForStatus(/ChatGLM: /, { timeout: 60_000, failOn: null }); // activated: its commands are in the palette
     const chat = await openChat(wb);
@@ -1291,7 +1437,7 @@ async function main() {
   log(`run directory ${root}`);
   const only = typeof args.only === 'string' ? args.only : '';
   const want = (...keys) => !only || keys.some((k) => only === k || only.startsWith(k));
-  const ui = want('1', '2', '3', '4', '5', '6', '7', 'main', '8', 'failures', '9', 'zh', '10', 'setup', 'untrusted');
+  const ui = want('1', '2', '3', '4', '5', '6', '7', 'main', '8', 'failures', '9', 'zh', '10', 'setup', 'untrusted', 'edit');
   const desktopSuite = want('extension-host') && process.env.E2E_VSCODE;
   if (ui || !desktopSuite) codeServerBin(); // fails early with the install hint
   let vsix, extensionsDir;
@@ -1306,6 +1452,7 @@ async function main() {
   if (want('9', 'zh')) await chineseJourney(vsix);
   if (want('10', 'setup')) await setupJourney(extensionsDir);
   if (want('untrusted')) await untrustedAnswerJourney(extensionsDir);
+  if (want('edit')) await editJourneys(extensionsDir);
   if (want('extension-host')) {
     const cfg = await windowConfig('exthost');
     const r = await runExtensionHostSuite({ cfg, env: windowEnv(cfg), folder: workspace, dir: join(root, 'exthost') });

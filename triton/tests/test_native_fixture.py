@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from chatglm.engine import native as native_engine
-from chatglm.model.checkpoint import CheckpointError, parameter_shapes, parse_config, read_config
+from chatglm.model.checkpoint import CheckpointError, load_weights, parameter_shapes, parse_config, read_config
 from fixture_check import FIXTURE, Fixture, run_checks
 
 TOLERANCE = 1e-4  # float32; the fixture's own cache-vs-full check is ~1.5e-6
@@ -87,6 +87,11 @@ def test_safetensors_shards_with_index_load(fixture, tmp_path):
     (target / "model.safetensors.index.json").write_text(json.dumps({"weight_map": weight_map}))
     checks = run_checks(fixture, fixture.engine(weights_path=str(target)))
     assert checks["alone_decode"] < TOLERANCE
+    # Each shard is announced before it is read, numbered: the extension shows "loading weights i/n".
+    seen = []
+    load_weights(str(target), read_config(str(target)), torch.float32, "cpu",
+                 on_shard=lambda i, n, path: seen.append((i, n, path.rsplit("/", 1)[-1])))
+    assert seen == [(1, 2, "model-00001-of-00002.safetensors"), (2, 2, "model-00002-of-00002.safetensors")]
 
 
 def _load_error(fixture, folder) -> str:

@@ -99,6 +99,10 @@ export const SETTINGS = {
   streamIdleTimeoutSeconds: spec({ default: 60, validate: intIn(5, 3600), scope: 'window', restricted: false, effect: 'none' }),
   explainMaxConcurrency: spec({ default: 8, validate: intIn(1, 64), scope: 'window', restricted: false, effect: 'none' }),
   explainMaxSelectionChars: spec({ default: 8000, validate: intIn(200, 100_000), scope: 'window', restricted: false, effect: 'none' }),
+  /** Where Explain Selection answers: comment threads beside the code, or one chat message per selection. */
+  'explain.target': spec({ default: 'comments' as 'comments' | 'chat', validate: oneOf('comments', 'chat'), scope: 'window', restricted: false, effect: 'none' }),
+  /** Unload Model, Stop Server and Restart Server ask first while the model is loaded ("Don't Ask Again" clears it). */
+  askBeforeUnload: spec({ default: true, validate: isBool, scope: 'window', restricted: false, effect: 'none' }),
 } as const;
 
 export type SettingKey = keyof typeof SETTINGS;

@@ -13,7 +13,8 @@ import { errorText, presentError } from '../errors/presentError';
 import type { Log } from '../log';
 import type { ServerController } from '../server/serverController';
 import type { LifecycleStore } from '../state/lifecycleStore';
-import { applyToSelection, type ProposalDocuments } from './applyToSelection';
+import type { ProposalReviews } from '../edit/proposalReview';
+import { applyToSelection } from './applyToSelection';
 import { clip, deltaMessages, doneMessage, stateMessage } from './chatViewState';
 import { copyCode, insertAtCursor, openInEditor } from './codeActions';
 import { EditorContext } from './editorContext';
@@ -55,7 +56,7 @@ export class ChatController implements vscode.Disposable {
     private readonly memento: vscode.Memento,
     private readonly log: Log,
     private readonly context: EditorContext,
-    private readonly proposals: ProposalDocuments,
+    private readonly proposals: ProposalReviews,
   ) {
     context.connect((m) => this.post(m));
     const saved = memento.get<string>(ACTIVE_KEY);

@@ -68,7 +68,7 @@ test('while an answer runs: "generating (1)" with a spinner, the tooltip names i
   receive({ type: 'send', text: 'tell me something slow' });
   await waitFor(() => /generating \(1\)/.test(bar().text), 'the status bar to say generating');
   assert.equal(bar().text, '$(loading~spin) ChatGLM: generating (1)');
-  assert.match(tooltip(), /Generating 1 answer\(s\):\n\n- tell me something slow/);
+  assert.match(tooltip(), /Generating 1 answer:\n\n- tell me something slow/);
 
   await fake.vscode.commands.executeCommand('tritonChatglm.showServerStatus');
   const panel = fake.rec.panels.at(-1)!;
@@ -110,16 +110,20 @@ test('explain: threads titled and anchored on the selected lines; waiting ones s
   const threadsBefore = fake.rec.threads.length;
   const done = fake.vscode.commands.executeCommand('tritonChatglm.explainSelection') as Promise<void>;
   const threads = await waitFor(() => fake.rec.threads.length === threadsBefore + 2 && fake.rec.threads.slice(threadsBefore), 'two threads');
-  const body = (t: FakeThread) => t.comments[0]!.body.value;
+  const body = (t: FakeThread) => t.comments[0]?.body.value ?? '';
+  // Two threads: brief, each title says where it waits until its answer's first sentence replaces that; the
+  // whole of what they say is in their comments once they are shown in full.
+  assert.match(threads[1]!.label ?? '', /^Explanation of geometry\.py:4–5: Queued behind 1 request\.$/);
+  for (const t of threads) await fake.vscode.commands.executeCommand('tritonChatglm.showFullExplanation', t);
   assert.deepEqual(threads.map((t) => t.label), ['Explanation of geometry.py:1–2', 'Explanation of geometry.py:4–5']);
   assert.deepEqual(threads.map((t) => [t.range.start.line, t.range.start.character, t.range.end.line, t.range.end.character]), [[0, 0, 1, 12], [3, 0, 4, 12]],
     'anchored on the lines the selections cover, not on the line after them');
   await waitFor(() => /Queued behind 1 request\./.test(body(threads[1]!)), 'the second explanation to say it is queued behind the first');
-  assert.match(body(threads[1]!), /Up to 1 explanations are sent at once/);
+  assert.match(body(threads[1]!), /One explanation is sent at a time \(tritonChatglm\.explainMaxConcurrency\)\./);
   assert.equal(threads[1]!.comments[0]!.label, 'queued');
   // Once the request is at the stub, its metrics count it as the one row generating.
-  await waitFor(() => /^Next in line at the server\. The server is generating 1 answer\(s\)/.test(body(threads[0]!)), 'the first to say it waits at the server');
-  assert.match(tooltip(), /1 explanation\(s\) queued in this window/);
+  await waitFor(() => /^Next in line at the server\. The server is generating 1 answer; a row is free when it ends\./.test(body(threads[0]!)), 'the first to say it waits at the server');
+  assert.match(tooltip(), /1 explanation queued in this window/);
   assert.match(bar().text, /generating \(1\)/);
   server.waiting = 0;
   await done;
@@ -127,6 +131,8 @@ test('explain: threads titled and anchored on the selected lines; waiting ones s
     assert.match(body(t), /^Explains \d+ chars\./);
     assert.equal(t.comments[0]!.label, undefined, 'finished: no waiting label');
   }
+  await fake.vscode.commands.executeCommand('tritonChatglm.showExplanationBrief', threads[0]);
+  assert.match(threads[0]!.label ?? '', /^Explanation of geometry\.py:1–2: Explains \d+ chars\.$/, 'brief: the first sentence');
   assert.equal(bar().text, '$(check) ChatGLM: ready');
   assert.doesNotMatch(tooltip(), /queued/);
 });

@@ -10,6 +10,7 @@ torch 1.13 (tests) and 2.x (the image, where attention uses SDPA).
 """
 from __future__ import annotations
 
+import os
 from typing import Dict, List, Optional, Sequence
 
 import torch
@@ -56,8 +57,10 @@ class NativeEngine(TokenizerPrompts):
         self.prefill_chunk = self.memory_plan.prefill_chunk  # padded tokens per prefill forward, at most
         self.quantization = self.memory_plan.quantization
         if tensors is None:
+            # One line per shard: the extension reads "loading weights i/n" as the load's progress.
             tensors = load_weights(options.weights_path, config, dtype, self.device,
-                                   convert=load_converter(self.device, dtype, self.quantization))
+                                   convert=load_converter(self.device, dtype, self.quantization),
+                                   on_shard=lambda i, n, path: log.info(f"loading weights {i}/{n} ({os.path.basename(path)})"))
         elif self.quantization == "int8":
             quantize_tensors(tensors)
         int8_linear = choose_int8_matmul(self.device, dtype) if self.quantization == "int8" else DequantizeLinear

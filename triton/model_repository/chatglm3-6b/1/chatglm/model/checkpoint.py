@@ -234,14 +234,19 @@ def _read_shard(path: str) -> Iterable[Tuple[str, torch.Tensor]]:
 
 
 def load_weights(folder: str, config: ChatGLMConfig, dtype: torch.dtype, device,
-                 convert: Optional[Callable[[str, torch.Tensor], object]] = None) -> Dict[str, torch.Tensor]:
+                 convert: Optional[Callable[[str, torch.Tensor], object]] = None,
+                 on_shard: Optional[Callable[[int, int, str], None]] = None) -> Dict[str, torch.Tensor]:
     """Every tensor of `parameter_shapes`, converted to `dtype` on `device` shard by shard (so the host holds one
     shard at a time), or by `convert(name, tensor)` as it is read (int8: chatglm.model.quantization.load_converter).
-    Missing, unexpected or misshapen tensors are one load error naming them."""
+    Missing, unexpected or misshapen tensors are one load error naming them. `on_shard(i, n, path)` is told before
+    shard i of n (1-based) is read: the load's progress as the extension shows it."""
     expected = parameter_shapes(config)
     tensors: Dict[str, torch.Tensor] = {}
     unexpected, misshapen = [], []
-    for path in checkpoint_files(folder):
+    files = checkpoint_files(folder)
+    for number, path in enumerate(files, start=1):
+        if on_shard is not None:
+            on_shard(number, len(files), path)
         for name, tensor in _read_shard(path):
             if name == INV_FREQ:
                 continue
