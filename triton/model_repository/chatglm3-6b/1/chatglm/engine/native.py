@@ -16,7 +16,7 @@ import chatglm.log as log
 from chatglm.model.checkpoint import DTYPES, ChatGLMConfig, CheckpointError, load_weights, read_config, weight_bytes
 from chatglm.engine.types import EngineOptions, PrefillChunk, TokenizerPrompts
 from chatglm.model.forward import HAS_SDPA, ChatGLMModel, logits_rows
-from chatglm.engine.generation import BatchTracker, choose_tokens
+from chatglm.engine.generation import BatchTracker, choose_tokens, random_seed
 from chatglm.model.kv_cache import KVCache, describe_bytes, free_memory_bytes
 
 CUDA_HEADROOM_BYTES = 1 << 30  # activations of a prefill chunk, the logits, the CUDA context's own allocations
@@ -112,9 +112,15 @@ class NativeEngine(TokenizerPrompts):
         try:
             for r in rows:
                 slots[r] = self.open_row()
+            seeds = {r: settings[r].seed if settings[r].seed is not None else random_seed() for r in rows}
             logits = self.prefill([PrefillChunk(slots[r], prompts[r], 0, len(prompts[r])) for r in rows])
+            step = 0
             while rows:
-                tokens = choose_tokens(logits, [settings[r] for r in rows], self.generator)
+                penalized = any(settings[r].repetition_penalty != 1.0 for r in rows)
+                seen = self._seen(rows, prompts, tracker, logits.shape[-1]) if penalized else None
+                tokens = choose_tokens(logits, [settings[r] for r in rows], [step] * len(rows),
+                                       [seeds[r] for r in rows], seen)
+                step += 1
                 tracker.step(tokens, rows)
                 kept = [(r, t) for r, t in zip(rows, tokens) if tracker.rows[r].finish is None]
                 for r in rows:
@@ -127,6 +133,13 @@ class NativeEngine(TokenizerPrompts):
         finally:
             for slot in slots.values():
                 self.close_row(slot)
+
+    def _seen(self, rows, prompts, tracker: BatchTracker, vocab: int) -> torch.Tensor:
+        """The tokens each row has seen so far (prompt + answer), for the repetition penalty."""
+        seen = torch.zeros((len(rows), vocab), dtype=torch.bool)
+        for i, r in enumerate(rows):
+            seen[i, torch.tensor(list(prompts[r]) + tracker.rows[r].tokens, dtype=torch.long)] = True
+        return seen.to(self.device)
 
     def close(self) -> None:
         self.model = None
