@@ -261,24 +261,28 @@ export class ServerSession<C extends SessionClient> {
 
   /**
    * Loads the model; on a READY model this is the reload. Resolves true when it is ready, false when the state
-   * refused the load or it was cancelled (the model is unloaded then). Throws what made it fail.
+   * refused the load or it was cancelled (the model is unloaded then). Throws what made it fail. `fresh`: unload
+   * first even when nothing changed (Triton keeps an unchanged READY model as it is, so a model that failed on the
+   * device, which still reports READY on Triton 2.51, only gets a new process this way).
    */
-  async load(): Promise<boolean> {
+  async load(options: { fresh?: boolean } = {}): Promise<boolean> {
     const client = this.connection.client;
     if (!client) return false;
     const wasReady = this.state.current.model === 'ready';
     if (!this.state.dispatch({ type: 'loadRequested' })) return false;
     const loaded = await this.cancellable('load', async (report, signal) => {
       const settings = this.deps.settings();
+      let unloadFirst = wasReady && options.fresh === true;
       if (settings.mode === 'managed') {
         report.step('writing-config');
         const changed = await this.install(settings);
-        if (wasReady && changed.length > 0) {
-          // A changed model would be loaded next to the old copy before the swap (twice the GPU memory):
-          // unload first and wait until it is gone.
-          report.step('unloading-old');
-          await this.unloadAndWait(client, signal);
-        }
+        // A changed model would be loaded next to the old copy before the swap (twice the GPU memory).
+        unloadFirst ||= wasReady && changed.length > 0;
+      }
+      if (unloadFirst) {
+        // Unload first and wait until it is gone.
+        report.step('unloading-old');
+        await this.unloadAndWait(client, signal);
       }
       report.step('loading-weights');
       this.connection.progressDetail = (text) => report.detail(text);

@@ -145,8 +145,9 @@ export class ServerController implements vscode.Disposable {
     await this.start();
   }
 
-  load(): Promise<void> {
-    return this.run('Load', () => this.session.load());
+  /** `fresh`: unload first even when nothing changed (Reload Model after "the model failed"). */
+  load(options: { fresh?: boolean } = {}): Promise<void> {
+    return this.run('Load', () => this.session.load(options));
   }
 
   unload(): Promise<void> {

@@ -290,7 +290,7 @@ class ContinuousScheduler:
 
     def _presence_of(self, logits) -> TokenPresence:
         if self._presence is None:
-            vocab = int(logits.shape[-1]) if logits is not None else int(self.engine.vocab_size)
+            vocab = int(logits.shape[-1]) if logits is not None else int(self.engine.config.padded_vocab_size)
             self._presence = TokenPresence(self.engine.max_rows, vocab, self.engine.device)
         return self._presence
 
