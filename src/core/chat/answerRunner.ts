@@ -39,6 +39,8 @@ export interface AnswerSettings {
   streaming: boolean;
   temperature: number;
   topP: number;
+  topK: number;
+  repetitionPenalty: number;
   maxNewTokens: number;
   /** Turns of history sent with the question. */
   historyTurns: number;
@@ -51,6 +53,8 @@ export function toAnswerSettings(settings: ExtensionSettings): AnswerSettings {
     streaming: settings.streaming,
     temperature: settings.temperature,
     topP: settings.topP,
+    topK: settings.topK,
+    repetitionPenalty: settings.repetitionPenalty,
     maxNewTokens: settings.maxNewTokens,
     historyTurns: settings.historyTurns,
     streamIdleTimeoutMs: settings.streamIdleTimeoutSeconds * 1000,
@@ -165,6 +169,10 @@ export class AnswerRunner {
         maxInputTokens: DEFAULT_MODEL_SETTINGS.maxInputTokens,
         temperature: settings.temperature,
         topP: settings.topP,
+        // Always sent (the model's default would be the same 50 / 1): every request of the extension then carries
+        // the same inputs, which Triton's dynamic batcher needs to merge them.
+        topK: settings.topK,
+        repetitionPenalty: settings.repetitionPenalty,
         maxNewTokens: settings.maxNewTokens,
       });
       if (!built.ok) {

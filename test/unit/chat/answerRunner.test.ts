@@ -25,7 +25,7 @@ function setup(options: { client?: boolean } = {}) {
   const deps: AnswerRunnerDeps = {
     service,
     client: () => (options.client === false ? undefined : client),
-    settings: () => ({ streaming: true, temperature: 0.5, topP: 0.9, maxNewTokens: 64, historyTurns: 10, streamIdleTimeoutMs: 5_000, requestTimeoutMs: 5_000 }),
+    settings: () => ({ streaming: true, temperature: 0.5, topP: 0.9, topK: 40, repetitionPenalty: 1.1, maxNewTokens: 64, historyTurns: 10, streamIdleTimeoutMs: 5_000, requestTimeoutMs: 5_000 }),
     track: (request) => { tracked++; return request; },
     checkServer: () => { checks++; },
     describeFailure: (e) => ({ code: 'test', text: `failed: ${(e as Error).message}` }),
@@ -58,6 +58,7 @@ test('a streamed answer: deltas to the view and the conversation, the final stat
   assert.equal(t.service.get(id)!.messages.at(-1)!.content, 'Hello');
   assert.equal(t.tracked(), 1);
   assert.deepEqual([body.prompt, body.temperature, body.top_p, body.max_new_tokens, body.history_len], ['hi', 0.5, 0.9, 64, 10]);
+  assert.deepEqual([body.top_k, body.repetition_penalty, body.seed], [40, 1.1, undefined], 'top-k and the penalty from the settings');
   assert.equal(t.runner.isAnswering(id), false);
 });
 
