@@ -77,6 +77,8 @@ export interface AnswerRunnerDeps {
   track<T>(request: Promise<T>): Promise<T>;
   /** The request failed in a way that may mean the server went away: look. */
   checkServer(): void;
+  /** The model refused with "the model failed: ... reload it" (a device fault): it needs a fresh load. */
+  modelFailed?(error: TritonError): void;
   /** What a failed answer says, in the person's language, and the code to log it under. */
   describeFailure(error: unknown): { code: string; text: string };
   /** What an answer says when its question could not be sent (too long, none) or it could not be continued. */
@@ -201,6 +203,7 @@ export class AnswerRunner {
       this.deps.onFailed?.(conversationId, message.id, failure.code);
       // A refused connection may mean the server died: let the session find out and say so.
       if (isTritonError(e, 'server-not-running') || isTritonError(e, 'model-not-loaded')) this.deps.checkServer();
+      if (isTritonError(e, 'model-failed')) this.deps.modelFailed?.(e);
       return { status: 'failed', text, error: failure.text };
     } finally {
       outer?.removeEventListener('abort', onOuter);

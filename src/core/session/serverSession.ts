@@ -8,7 +8,7 @@
 // state the policy reaches goes through the lifecycle state machine; the front ends show it and word it.
 import { MODEL_NAME } from '../repository';
 import { CHATGLM3_FP16_MIB, type PreflightReport, type ServerHandle } from '../server';
-import { canInfer, type ServerState } from '../state/lifecycle';
+import { canInfer, MODEL_FAILED_CODE, type ServerState } from '../state/lifecycle';
 import { SessionConnection, type AttachResult, type ServerReport } from './connection';
 import { failure, isCancellation } from './observe';
 import type { ContainerControl, ProgressReport, SessionClient, SessionDeps, SessionOptions } from './ports';
@@ -89,6 +89,14 @@ export class ServerSession<C extends SessionClient> {
   /** Counts a request while it runs; meanwhile the server's health is polled. */
   track<T>(request: Promise<T>): Promise<T> {
     return this.connection.track(request);
+  }
+
+  /**
+   * An answer was refused with "the model failed: ... reload it": the model is failed until it is loaded again
+   * (a READY probe does not change that; the next load unloads it first).
+   */
+  reportModelFailure(error: { code: string; message: string }): void {
+    this.state.dispatch({ type: 'observed', live: true, model: 'failed', modelError: { code: error.code, message: error.message } });
   }
 
   /** Asks the server what it is doing and adopts it. */
@@ -269,10 +277,12 @@ export class ServerSession<C extends SessionClient> {
     const client = this.connection.client;
     if (!client) return false;
     const wasReady = this.state.current.model === 'ready';
+    // A model a device fault stopped is still loaded (and READY) on the server: only unloading it first replaces it.
+    const faulted = this.state.current.model === 'failed' && this.state.current.modelError?.code === MODEL_FAILED_CODE;
     if (!this.state.dispatch({ type: 'loadRequested' })) return false;
     const loaded = await this.cancellable('load', async (report, signal) => {
       const settings = this.deps.settings();
-      let unloadFirst = wasReady && options.fresh === true;
+      let unloadFirst = faulted || (wasReady && options.fresh === true);
       if (settings.mode === 'managed') {
         report.step('writing-config');
         const changed = await this.install(settings);

@@ -164,7 +164,8 @@ export function classifyTritonFailure(f: TritonFailure): TritonError {
     return make('model-failed', `${f.model ? `Model '${f.model}'` : 'The model'} failed and stopped accepting requests; reload it. (${server})`);
   }
   if (QUEUE_FULL.test(server)) {
-    return make('server-busy', `Triton's request queue for ${model} is full; try again when current requests finish. (${server})`);
+    // The model's own bound ("server busy: the waiting queue is full") or, for a larger burst, Triton's queue.
+    return make('server-busy', `The request queue for ${model} is full; try again when current requests finish. (${server})`);
   }
   if (f.operation === 'load') {
     return make('model-load-failed', `Loading ${model} failed: ${server || `HTTP ${f.status ?? '?'}`}`);

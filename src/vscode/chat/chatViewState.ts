@@ -3,7 +3,7 @@
 // validation never has to drop a host message.
 import * as vscode from 'vscode';
 import type { Conversation, StoredMessage } from '../../core/chat';
-import type { LifecycleState } from '../../core/state/lifecycle';
+import { MODEL_FAILED_CODE, type LifecycleState } from '../../core/state/lifecycle';
 import { LIMITS, type HostToWebview, type MessageView, type ServerView } from '../../protocol';
 import { toAttachmentView } from './editorContext';
 
@@ -41,7 +41,11 @@ function serverView(s: LifecycleState): ServerView {
   const err = s.serverError ?? s.modelError;
   if ((err && SETTINGS_ERRORS.has(err.code)) || (s.mode === 'external' && s.server !== 'running')) actions.push('openSettings');
   const view: ServerView = { server, model, actions };
-  if (err) view.reason = clip(err.code === 'model-load-failed' ? vscode.l10n.t('ChatGLM3 failed to load: {0}', err.message) : err.message, LIMITS.errorText);
+  if (err) {
+    const reason = err.code === 'model-load-failed' ? vscode.l10n.t('ChatGLM3 failed to load: {0}', err.message)
+      : err.code === MODEL_FAILED_CODE ? vscode.l10n.t('The model failed: reload it. ({0})', err.message) : err.message;
+    view.reason = clip(reason, LIMITS.errorText);
+  }
   return view;
 }
 

@@ -171,6 +171,11 @@ export class ServerController implements vscode.Disposable {
   }
 
   /** Asks the server what it is doing and adopts it. */
+  /** "The model failed: ... reload it" from an answer: the model shows as failed, and Load Model reloads it fresh. */
+  reportModelFailure(error: { code: string; message: string }): void {
+    this.session.reportModelFailure(error);
+  }
+
   probe(): Promise<void> {
     return this.session.probe();
   }
