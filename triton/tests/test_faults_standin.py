@@ -143,3 +143,17 @@ def test_hf_style_engines_keep_the_per_row_warper():
     assert torch.isfinite(warped[0]).tolist() == [True, True, False, False, False]
     penalized = RowWarper([RowSettings(1.0, 1.0, 1, repetition_penalty=2.0)])(scores, seen=seen_from_ids(torch.tensor([[0, 4]]), 5))
     assert penalized[0].tolist() == [1.5, 2.0, 1.0, 0.5, -2.0]
+
+
+def test_the_top_k_default_comes_from_the_checkpoint_s_generation_config(tmp_path):
+    (tmp_path / "generation_config.json").write_text('{"top_k": 7, "temperature": 0.8}')
+    m = load_model(weights_path=str(tmp_path))
+    try:
+        assert m.limits.default_top_k == 7
+    finally:
+        m.finalize()
+    m = load_model()  # the committed weights_path has no such file here: transformers' 50
+    try:
+        assert m.limits.default_top_k == 50
+    finally:
+        m.finalize()

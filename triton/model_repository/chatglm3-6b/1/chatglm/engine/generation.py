@@ -123,9 +123,10 @@ def guard_invalid_scores(scores: torch.Tensor, fallback_id: int) -> torch.Tensor
     return torch.where(bad, one_hot, scores)
 
 
-def random_seed() -> int:
-    """A seed for a request that did not send one (63 bits, so it fits an int64 tensor)."""
-    return secrets.randbits(63)
+def random_seed(source=None) -> int:
+    """A seed for a request that did not send one (63 bits, so it fits an int64 tensor); from `source` (a
+    random.Random, e.g. an engine built with a sampling seed, so that tests are reproducible) or the OS."""
+    return source.getrandbits(63) if source is not None else secrets.randbits(63)
 
 
 @dataclass
@@ -176,8 +177,9 @@ class TokenPresence:
 
     def add(self, slots: torch.Tensor, tokens: torch.Tensor) -> None:
         """Marks tokens[i] as seen by slots[i]; ids < 0 (invalid rows) change nothing."""
-        valid = tokens >= 0
-        self.bits.index_put_((slots, tokens.clamp(min=0)), valid, accumulate=True)
+        index = (slots, tokens.clamp(min=0))
+        # read, or, write back: one (slot, token) pair per row, so no duplicates (bool accumulate is not on CUDA)
+        self.bits.index_put_(index, self.bits[index] | (tokens >= 0))
 
     def rows(self, slots: torch.Tensor) -> torch.Tensor:
         return self.bits.index_select(0, slots)

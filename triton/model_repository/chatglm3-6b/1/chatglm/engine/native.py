@@ -8,6 +8,7 @@ is logged. Everything runs on torch 1.13 (tests) and 2.x (the image, where atten
 """
 from __future__ import annotations
 
+import random
 from typing import Dict, List, Optional, Sequence
 
 import torch
@@ -59,6 +60,8 @@ class NativeEngine(TokenizerPrompts):
             self.generator.seed()
         else:
             self.generator.manual_seed(sampling_seed)
+        # Seeds for requests without one: from the OS, or reproducible when the engine has a sampling seed (tests).
+        self.seeds = None if sampling_seed is None else random.Random(sampling_seed)
         log.info(
             f"native engine: {config.num_layers} layers, hidden {config.hidden_size}, {config.num_attention_heads} heads / "
             f"{config.multi_query_group_num} KV groups, {str(dtype).replace('torch.', '')} on {self.device} "
@@ -112,7 +115,7 @@ class NativeEngine(TokenizerPrompts):
         try:
             for r in rows:
                 slots[r] = self.open_row()
-            seeds = {r: settings[r].seed if settings[r].seed is not None else random_seed() for r in rows}
+            seeds = {r: settings[r].seed if settings[r].seed is not None else random_seed(self.seeds) for r in rows}
             logits = self.prefill([PrefillChunk(slots[r], prompts[r], 0, len(prompts[r])) for r in rows])
             step = 0
             while rows:

@@ -60,7 +60,7 @@ class SchedulerLimits:
 class Row:
     """A request inside the scheduler: its KV cache slot, how much of its prompt is in the cache, its tokens."""
 
-    def __init__(self, reply: Reply, stop_ids: frozenset):
+    def __init__(self, reply: Reply, stop_ids: frozenset, seeds=None):
         self.reply = reply
         self.prompt = reply.plan.ids
         self.progress = RowProgress(reply.settings.max_new_tokens, stop_ids)
@@ -70,7 +70,7 @@ class Row:
         self.admitted_step: Optional[int] = None
         self.first_token_step: Optional[int] = None
         settings = reply.settings
-        self.seed = settings.seed if settings.seed is not None else random_seed()
+        self.seed = settings.seed if settings.seed is not None else random_seed(seeds)
         self.sampled = 0  # tokens sampled so far: the counter of the row's random numbers
 
     @property
@@ -117,7 +117,7 @@ class ContinuousScheduler:
                                            f"wait for one of {self.limits.max_active_rows} rows); try again shortly"))
                     self.metrics.busy.increment(1)
                 else:
-                    self._waiting.append(Row(reply, self.stop_ids))
+                    self._waiting.append(Row(reply, self.stop_ids, getattr(self.engine, "seeds", None)))
                     self._lock.notify()
                 waiting = len(self._waiting)
             self.metrics.waiting.set(waiting)
@@ -258,31 +258,33 @@ class ContinuousScheduler:
                 logits = logits.index_select(0, torch.tensor(done, dtype=torch.long, device=logits.device))
             self._sample_and_take(first, logits)
 
-    def _prefill_alone(self, rows: List[Row], chunks: List[PrefillChunk], first: Exception):
-        """After an out-of-memory prefill of several chunks: each chunk again on its own; a chunk that runs out of
-        memory alone ends its request. A failed chunk advanced no cache length, so nothing else is affected."""
+    def _prefill_alone(self, rows: List[Row], chunks: List[PrefillChunk], error: Exception):
+        """After an out-of-memory prefill: with several chunks, each again on its own; a chunk that runs out of
+        memory alone (or the only chunk) ends its request. A failed chunk advanced no cache length, so nothing
+        of it is ever read and the other rows are unaffected."""
         self._release_cached_memory()
-        kept_rows, kept_chunks, kept_logits = [], [], []
+        kept = []
         for row, chunk in zip(rows, chunks):
-            try:
-                logits = self.engine.prefill([chunk]) if len(chunks) > 1 else None
-            except Exception as exc:  # noqa: BLE001
-                if not is_out_of_memory(exc):
-                    raise
-                logits = None
-                first = exc
+            logits = None
+            if len(chunks) > 1:
+                try:
+                    logits = self.engine.prefill([chunk])
+                except Exception as exc:  # noqa: BLE001 - only out of memory is this row's own failure
+                    if not is_out_of_memory(exc):
+                        raise
+                    error = exc
             if logits is None:
                 self._release_cached_memory()
                 log.warn(f"request {row.reply.channel.request_id()}: out of memory in its prefill chunk "
-                         f"[{chunk.start}, {chunk.stop}): {first}")
+                         f"[{chunk.start}, {chunk.stop}): {error}")
                 self._retire_failed(row, f"out of memory while reading the prompt ({len(row.prompt)} tokens, chunk of "
                                          f"{chunk.stop - chunk.start}): send a shorter prompt or history, or lower "
                                          f"prefill_token_budget / max_active_rows", pb_utils.TritonError.INTERNAL)
                 continue
-            kept_rows.append(row)
-            kept_chunks.append(chunk)
-            kept_logits.append(logits)
-        return kept_rows, kept_chunks, torch.cat(kept_logits) if kept_logits else None
+            kept.append((row, chunk, logits))
+        if not kept:
+            return [], [], None
+        return [k[0] for k in kept], [k[1] for k in kept], torch.cat([k[2] for k in kept])
 
     def _release_cached_memory(self) -> None:
         if getattr(getattr(self.engine, "device", None), "type", None) == "cuda":
