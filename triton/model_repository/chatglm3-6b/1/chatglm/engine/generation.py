@@ -19,14 +19,16 @@ The sampler's contract (what a decode step calls)::
     ids = sample_tokens(logits, params, seen=None)
 
 - `logits`: float32 [rows, vocab] on the device; `params`: `SamplingTensors` for those rows, on the same device
-  (`SamplingTensors.build(settings, counters, device)`); `seen`: bool [rows, vocab], the tokens each row has
-  seen (prompt + answer, `TokenPresence.rows(slots)`), needed only when a row's repetition_penalty != 1.
+  (`SamplingTensors.build(settings, counters, device, seeds)` copies two small host tensors; a step with
+  preallocated pinned buffers can fill the same fields itself); `seen`: bool [rows, vocab], the tokens each row
+  has seen (prompt + answer, `TokenPresence.rows(slots)`), needed only when a row's repetition_penalty != 1.
 - Returns ONE int64 tensor [rows] on the device. Nothing in it synchronises with the host (no `.item()`, no
   `bool(tensor)`, no `nonzero`), so the caller's single copy of the ids is the step's only device-to-host transfer.
 - A row whose warped distribution is not valid (non-finite after its own temperature / top-k / top-p, or no
   probability left) gets id -1: the caller ends that row alone; every other row keeps the id it would have had.
-- Order of the warps, as ChatGLM3's chat() gets them from transformers 4.40.2's generate: ChatGLM's NaN guard,
-  repetition penalty, then temperature, top-k, top-p. Temperatures below `GREEDY_BELOW` mean greedy (argmax after
+- Order of the warps, as ChatGLM3's chat() gets them from transformers 4.40.2's generate: ChatGLM's NaN guard and
+  the repetition penalty (generate runs the penalty first; either order gives the same ids, the guard replaces a
+  whole row), then temperature, top-k, top-p. Temperatures below `GREEDY_BELOW` mean greedy (argmax after
   the penalty). Top-p uses TopPLogitsWarper's rule in float32: over probabilities sorted ascending, a token goes
   when the cumulative probability up to and including it is <= 1 - top_p; the most likely token always stays.
 - Randomness is counter-based: row i's uniform number is a hash of (seed_i, counter_i), where the counter is the
