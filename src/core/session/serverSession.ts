@@ -270,8 +270,9 @@ export class ServerSession<C extends SessionClient> {
   /**
    * Loads the model; on a READY model this is the reload. Resolves true when it is ready, false when the state
    * refused the load or it was cancelled (the model is unloaded then). Throws what made it fail. `fresh`: unload
-   * first even when nothing changed (Triton keeps an unchanged READY model as it is, so a model that failed on the
-   * device, which still reports READY on Triton 2.51, only gets a new process this way).
+   * first even when nothing changed. Triton 2.51 reloads a READY model in the background and swaps when the new
+   * copy is ready, so without this the copy a device fault stopped (still READY there, still holding its GPU
+   * memory) would sit next to the new one: twice the memory, which a 16-24 GB card does not have.
    */
   async load(options: { fresh?: boolean } = {}): Promise<boolean> {
     const client = this.connection.client;

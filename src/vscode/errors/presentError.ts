@@ -119,7 +119,7 @@ const ACTION_COMMANDS: Record<ErrorAction, CommandId> = {
   chooseWeights: COMMANDS.chooseWeightsFolder,
 };
 
-/** Reload Model after a device fault: Triton keeps an unchanged READY model as it is, so unload it first. */
+/** Reload Model after a device fault: unload the failed copy first (see ServerSession.load's `fresh`). */
 const ACTION_ARGS: Partial<Record<ErrorAction, unknown[]>> = { reloadModel: [{ fresh: true }] };
 
 function actionLabel(action: ErrorAction): string {
