@@ -244,6 +244,9 @@ async function chat(cfg: CliConfig, io: CliIo): Promise<number> {
   const request: ChatRequest = { prompt: cfg.prompt, history };
   if (cfg.temperature !== undefined) request.temperature = cfg.temperature;
   if (cfg.topP !== undefined) request.topP = cfg.topP;
+  if (cfg.topK !== undefined) request.topK = cfg.topK;
+  if (cfg.repetitionPenalty !== undefined) request.repetitionPenalty = cfg.repetitionPenalty;
+  if (cfg.seed !== undefined) request.seed = cfg.seed;
   if (cfg.maxNewTokens !== undefined) request.maxNewTokens = cfg.maxNewTokens;
   if (cfg.historyLen !== undefined) request.historyLen = cfg.historyLen;
   const answer = await using(await connect(cfg, io), async (cli) => {

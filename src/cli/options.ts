@@ -33,7 +33,7 @@ export const ENV_VARS = {
 } as const;
 
 const STRING_OPTIONS = [
-  ...Object.keys(ENV_VARS), 'temperature', 'top-p', 'max-new-tokens', 'history-len', 'timeout', 'tail', 'system',
+  ...Object.keys(ENV_VARS), 'temperature', 'top-p', 'top-k', 'repetition-penalty', 'seed', 'max-new-tokens', 'history-len', 'timeout', 'tail', 'system',
 ] as const;
 
 export interface CliConfig {
@@ -62,6 +62,9 @@ export interface CliConfig {
   system?: string;
   temperature?: number;
   topP?: number;
+  topK?: number;
+  repetitionPenalty?: number;
+  seed?: number;
   maxNewTokens?: number;
   historyLen?: number;
   /** Seconds; start: liveness deadline, load: load deadline. */
@@ -112,6 +115,11 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv, cwd = 
     if (s.trim() === '' || !Number.isFinite(n) || (kind === 'int' && !Number.isInteger(n)) || n < min || n > max) {
       throw new UsageError(`--${name} must be ${kind === 'int' ? 'a whole number' : 'a number'} from ${min} to ${max} (got "${s}").`);
     }
+    return n;
+  };
+  /** The model takes repetition_penalty in (0, 10]: 0 itself is refused here already. */
+  const positive = (n: number | undefined, name: string): number | undefined => {
+    if (n === 0) throw new UsageError(`--${name} must be greater than 0 (1 = off).`);
     return n;
   };
   const path = (name: string): string | undefined => {
@@ -165,6 +173,9 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv, cwd = 
     system: typeof v.system === 'string' ? v.system : undefined,
     temperature: num('temperature', 'float', 0, 2),
     topP: num('top-p', 'float', 0, 1),
+    topK: num('top-k', 'int', 0, 65024),
+    repetitionPenalty: positive(num('repetition-penalty', 'float', 0, 10), 'repetition-penalty'),
+    seed: num('seed', 'int', 0, Number.MAX_SAFE_INTEGER),
     maxNewTokens: num('max-new-tokens', 'int', 1, 131072),
     historyLen: num('history-len', 'int', 0, 1000),
     timeoutS: num('timeout', 'float', 1, 86400),
@@ -223,6 +234,7 @@ Options (environment variable in brackets):
   --history FILE             chat: JSON file with the conversation, read and updated [TRITON_CHATGLM_HISTORY]
   --system TEXT              chat: system prompt for a new conversation
   --temperature X, --top-p X, --max-new-tokens N, --history-len N   chat sampling options
+  --top-k N (0 = off), --repetition-penalty X (1 = off), --seed N     more sampling options (same seed, same answer)
   --timeout SECONDS          start: liveness deadline; load: load deadline
   --no-preflight             start without the preflight checks
   --build-image              start: build the image first when it is missing

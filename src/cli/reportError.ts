@@ -25,6 +25,7 @@ const TRITON_FIXES: Record<TritonErrorCode, string> = {
   'model-not-loaded': 'Load it with `triton-chatglm load`.',
   'model-load-failed': 'Read the reason above and the container log (`triton-chatglm logs`); fix it, then load again.',
   'server-busy': 'Wait for the current requests to finish, or raise the queue size.',
+  'model-failed': 'A device fault stopped the model: reload it with `triton-chatglm unload` then `triton-chatglm load` (a new model process).',
   'invalid-request': 'Check the chat options (--temperature 0-2, --top-p 0-1, --max-new-tokens).',
   timeout: 'The server is slow or stuck: check `triton-chatglm logs`, or raise --timeout.',
   cancelled: 'Run the command again.',

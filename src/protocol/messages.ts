@@ -130,13 +130,14 @@ export const messageViewSchema = z.object({
 }).strict();
 export type MessageView = z.infer<typeof messageViewSchema>;
 
-export const serverActionSchema = z.enum(['startServer', 'loadModel', 'openSettings']);
+export const serverActionSchema = z.enum(['startServer', 'loadModel', 'reloadModel', 'openSettings']);
 export type ServerAction = z.infer<typeof serverActionSchema>;
 
 /** Server/model state as the panel shows it; `reason` is already localized by the host. */
 export const serverViewSchema = z.object({
   server: z.enum(['unknown', 'stopped', 'starting', 'running', 'failed']),
-  model: z.enum(['unknown', 'unloaded', 'loading', 'ready', 'failed']),
+  /** `faulted`: a device fault stopped the loaded model (it needs Reload Model); `failed`: it did not load. */
+  model: z.enum(['unknown', 'unloaded', 'loading', 'ready', 'failed', 'faulted']),
   reason: z.string().max(LIMITS.errorText).optional(),
   actions: z.array(serverActionSchema).max(3),
 }).strict();

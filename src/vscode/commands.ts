@@ -15,7 +15,8 @@ export function registerCommands(services: ExtensionServices): vscode.Disposable
     startServer: () => server.start(),
     stopServer: () => server.stop(),
     restartServer: () => server.restart(),
-    loadModel: () => server.load(),
+    // Reload Model after "the model failed" passes { fresh: true } (src/vscode/errors/presentError.ts).
+    loadModel: (options?: { fresh?: boolean }) => server.load(options?.fresh === true ? { fresh: true } : {}),
     unloadModel: () => server.unload(),
     openChat: async () => {
       await chatView.reveal();

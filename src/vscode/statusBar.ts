@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 import type { LifecycleAction } from '../core/state/actions';
 import { actionMenu, type MenuCommand } from '../core/state/actionMenu';
-import type { LifecycleState, ModelState, ServerState } from '../core/state/lifecycle';
+import { MODEL_FAILED_CODE, type LifecycleState, type ModelState, type ServerState } from '../core/state/lifecycle';
 import type { ActivityBoard, ActivitySnapshot } from '../core/status/activity';
 import { COMMANDS, type CommandId } from './commandIds';
 import { failureText } from './server/setupView';
@@ -146,7 +146,7 @@ function actionItem(action: LifecycleAction, s: LifecycleState): ActionItem | un
     case 'start': return { command, label: `$(play) ${vscode.l10n.t('Start Server')}` };
     case 'stop': return { command, label: `$(debug-stop) ${vscode.l10n.t('Stop Server')}` };
     case 'restart': return { command, label: `$(debug-restart) ${vscode.l10n.t('Restart Server')}` };
-    case 'load': return { command, label: `$(cloud-download) ${s.model === 'ready' ? vscode.l10n.t('Reload Model') : vscode.l10n.t('Load Model')}` };
+    case 'load': return { command, label: `$(cloud-download) ${s.model === 'ready' || s.modelError?.code === MODEL_FAILED_CODE ? vscode.l10n.t('Reload Model') : vscode.l10n.t('Load Model')}` };
     case 'unload': return { command, label: `$(cloud-upload) ${s.model === 'loading' ? vscode.l10n.t('Cancel Loading') : vscode.l10n.t('Unload Model')}` };
     case 'buildImage': return { command, label: `$(package) ${vscode.l10n.t('Build Serving Image')}` };
     case 'showStatus': return { command, label: `$(pulse) ${vscode.l10n.t('Show Server Status')}` };

@@ -173,3 +173,57 @@ def test_float16_on_a_cpu_without_half_kernels_is_a_clear_load_error(fixture):
             fixture.engine(dtype="float16")
     else:
         assert fixture.engine(dtype="float16") is not None  # a torch with CPU half kernels just runs it
+
+
+def test_an_unreadable_shard_is_named(fixture, tmp_path):
+    """A truncated .safetensors and a corrupt .bin: the load error names the file (and says to fetch it again)."""
+    truncated = _copy_fixture(tmp_path / "s")
+    data = (FIXTURE / "model.safetensors").read_bytes()
+    (truncated / "model.safetensors").write_bytes(data[: len(data) // 2])
+    message = _load_error(fixture, truncated)
+    assert message.startswith(f"cannot read {truncated / 'model.safetensors'}: "), message
+    assert "truncated or corrupt" in message
+
+    corrupt = _copy_fixture(tmp_path / "b")
+    torch.save(_tensors(), corrupt / "pytorch_model.bin")
+    raw = (corrupt / "pytorch_model.bin").read_bytes()
+    (corrupt / "pytorch_model.bin").write_bytes(raw[:100] + b"\0" * 64 + raw[164:len(raw) // 3])
+    message = _load_error(fixture, corrupt)
+    assert message.startswith(f"cannot read {corrupt / 'pytorch_model.bin'}: "), message
+
+
+def test_a_tensor_in_two_shards_is_a_load_error(fixture, tmp_path):
+    from safetensors.torch import save_file
+
+    target = _copy_fixture(tmp_path)
+    tensors = _tensors()
+    names = sorted(tensors)
+    twice = names[0]
+    weight_map = {}
+    for k, part in enumerate((names[:5], names[5:] + [twice])):
+        file = f"model-0000{k + 1}-of-00002.safetensors"
+        save_file({n: tensors[n].contiguous() for n in part}, str(target / file))
+        weight_map.update({n: file for n in part})
+    (target / "model.safetensors.index.json").write_text(json.dumps({"weight_map": weight_map}))
+    message = _load_error(fixture, target)
+    assert f"tensor {twice} is in two shards: model-00001-of-00002.safetensors and model-00002-of-00002.safetensors" \
+        in message
+
+
+def test_a_checkpoint_without_multi_query_attention_is_refused_at_load():
+    raw = json.loads((FIXTURE / "config.json").read_text())
+    for value in (False, None):
+        config = dict(raw, multi_query_attention=value) if value is not None else \
+            {k: v for k, v in raw.items() if k != "multi_query_attention"}
+        with pytest.raises(CheckpointError, match="checkpoints without multi-query attention .* are not supported"):
+            parse_config(config)
+
+
+def test_generation_config_gives_the_top_k_default(tmp_path):
+    from chatglm.model.checkpoint import generation_defaults
+
+    assert generation_defaults(str(tmp_path)) == {}  # absent: transformers' 50 applies (request.DEFAULT_TOP_K)
+    (tmp_path / "generation_config.json").write_text(json.dumps({"top_k": 20, "do_sample": True}))
+    assert generation_defaults(str(tmp_path)) == {"top_k": 20}
+    (tmp_path / "generation_config.json").write_text("{not json")
+    assert generation_defaults(str(tmp_path)) == {}

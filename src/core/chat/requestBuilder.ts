@@ -14,6 +14,8 @@ export interface BuildRequestOptions {
   maxInputTokens?: number;
   temperature?: number;
   topP?: number;
+  topK?: number;
+  repetitionPenalty?: number;
   maxNewTokens?: number;
 }
 
@@ -122,6 +124,8 @@ export function buildChatRequest(conversation: Conversation, options: BuildReque
   const request: ChatRequest = { prompt, history };
   if (options.temperature !== undefined) request.temperature = options.temperature;
   if (options.topP !== undefined) request.topP = options.topP;
+  if (options.topK !== undefined) request.topK = options.topK;
+  if (options.repetitionPenalty !== undefined) request.repetitionPenalty = options.repetitionPenalty;
   if (options.maxNewTokens !== undefined) request.maxNewTokens = options.maxNewTokens;
   if (options.historyLen !== undefined) request.historyLen = Math.max(0, Math.floor(options.historyLen));
   return { ok: true, request, trimmedByTurns, trimmedByTokens, skippedIncomplete, estimatedInputTokens: total };

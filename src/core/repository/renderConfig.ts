@@ -172,12 +172,28 @@ function dynamicBatchingLines(s: ModelSettings): string[] {
   }
   return [
     '# Wait up to the queue delay to fill a batch; a full queue rejects at once instead of piling up.',
-    '# Settings: tritonChatglm.queueDelayMs, tritonChatglm.maxQueueSize.',
+    '# Settings: tritonChatglm.queueDelayMs, tritonChatglm.maxQueueSize. The continuous scheduler takes every request',
+    '# out of this queue at once and bounds its own (max_waiting, "server busy"): this queue is then max_waiting + 1024,',
+    '# so that a burst is refused by the model\'s bound, not by Triton\'s (triton/README.md, "One refusal path").',
     'dynamic_batching {',
     `  max_queue_delay_microseconds: ${Math.round(s.queueDelayMs * 1000)}`,
-    `  default_queue_policy { max_queue_size: ${s.maxQueueSize} }`,
+    `  default_queue_policy { max_queue_size: ${tritonQueueSize(s)} }`,
     '}',
   ];
+}
+
+/**
+ * Burst allowance of Triton's own queue above the model's max_waiting (continuous scheduler). execute() takes the
+ * requests out of Triton's queue within milliseconds and the model refuses beyond max_waiting with "server busy";
+ * Triton's queue only has to hold what arrives between two execute() calls, so its refusal ("Exceeds maximum
+ * queue size") is left for bursts of more than this many requests at once.
+ */
+export const TRITON_QUEUE_BURST = 1024;
+
+/** Triton's max_queue_size: the only queue for per_execute (hf); max_waiting + the burst allowance otherwise. */
+export function tritonQueueSize(s: Pick<ModelSettings, 'maxQueueSize' | 'engine'>): number {
+  if (s.maxQueueSize === 0 || schedulerFor(s.engine) === 'per_execute') return s.maxQueueSize;
+  return s.maxQueueSize + TRITON_QUEUE_BURST;
 }
 
 /** config.pbtxt text for the given (partial) settings; throws ModelSettingsError on invalid settings. */
@@ -201,7 +217,10 @@ export function renderConfig(partial: Partial<ModelSettings> = {}): string {
     '  { name: "temperature" data_type: TYPE_FP32 dims: [ 1 ] optional: true },',
     '  { name: "top_p" data_type: TYPE_FP32 dims: [ 1 ] optional: true },',
     '  { name: "max_new_tokens" data_type: TYPE_INT32 dims: [ 1 ] optional: true },',
-    '  { name: "history_len" data_type: TYPE_INT32 dims: [ 1 ] optional: true }',
+    '  { name: "history_len" data_type: TYPE_INT32 dims: [ 1 ] optional: true },',
+    '  { name: "top_k" data_type: TYPE_INT32 dims: [ 1 ] optional: true },',
+    '  { name: "repetition_penalty" data_type: TYPE_FP32 dims: [ 1 ] optional: true },',
+    '  { name: "seed" data_type: TYPE_INT64 dims: [ 1 ] optional: true }',
     ']',
     'output [',
     '  { name: "response" data_type: TYPE_STRING dims: [ 1 ] },',

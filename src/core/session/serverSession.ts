@@ -8,7 +8,7 @@
 // state the policy reaches goes through the lifecycle state machine; the front ends show it and word it.
 import { MODEL_NAME } from '../repository';
 import { planSettings, requiredMiB, type PreflightOptions, type PreflightReport, type ServerHandle } from '../server';
-import { canInfer, type ServerState } from '../state/lifecycle';
+import { canInfer, MODEL_FAILED_CODE, type ServerState } from '../state/lifecycle';
 import { SessionConnection, type AttachResult, type ServerReport } from './connection';
 import { failure, isCancellation } from './observe';
 import type { ContainerControl, ProgressReport, SessionClient, SessionDeps, SessionOptions } from './ports';
@@ -89,6 +89,14 @@ export class ServerSession<C extends SessionClient> {
   /** Counts a request while it runs; meanwhile the server's health is polled. */
   track<T>(request: Promise<T>): Promise<T> {
     return this.connection.track(request);
+  }
+
+  /**
+   * An answer was refused with "the model failed: ... reload it": the model is failed until it is loaded again
+   * (a READY probe does not change that; the next load unloads it first).
+   */
+  reportModelFailure(error: { code: string; message: string }): void {
+    this.state.dispatch({ type: 'observed', live: true, model: 'failed', modelError: { code: error.code, message: error.message } });
   }
 
   /** Asks the server what it is doing and adopts it. */
@@ -261,24 +269,31 @@ export class ServerSession<C extends SessionClient> {
 
   /**
    * Loads the model; on a READY model this is the reload. Resolves true when it is ready, false when the state
-   * refused the load or it was cancelled (the model is unloaded then). Throws what made it fail.
+   * refused the load or it was cancelled (the model is unloaded then). Throws what made it fail. `fresh`: unload
+   * first even when nothing changed. Triton 2.51 reloads a READY model in the background and swaps when the new
+   * copy is ready, so without this the copy a device fault stopped (still READY there, still holding its GPU
+   * memory) would sit next to the new one: twice the memory, which a 16-24 GB card does not have.
    */
-  async load(): Promise<boolean> {
+  async load(options: { fresh?: boolean } = {}): Promise<boolean> {
     const client = this.connection.client;
     if (!client) return false;
     const wasReady = this.state.current.model === 'ready';
+    // A model a device fault stopped is still loaded (and READY) on the server: only unloading it first replaces it.
+    const faulted = this.state.current.model === 'failed' && this.state.current.modelError?.code === MODEL_FAILED_CODE;
     if (!this.state.dispatch({ type: 'loadRequested' })) return false;
     const loaded = await this.cancellable('load', async (report, signal) => {
       const settings = this.deps.settings();
+      let unloadFirst = faulted || (wasReady && options.fresh === true);
       if (settings.mode === 'managed') {
         report.step('writing-config');
         const changed = await this.install(settings);
-        if (wasReady && changed.length > 0) {
-          // A changed model would be loaded next to the old copy before the swap (twice the GPU memory):
-          // unload first and wait until it is gone.
-          report.step('unloading-old');
-          await this.unloadAndWait(client, signal);
-        }
+        // A changed model would be loaded next to the old copy before the swap (twice the GPU memory).
+        unloadFirst ||= wasReady && changed.length > 0;
+      }
+      if (unloadFirst) {
+        // Unload first and wait until it is gone.
+        report.step('unloading-old');
+        await this.unloadAndWait(client, signal);
       }
       report.step('loading-weights');
       this.connection.progressDetail = (text) => report.detail(text);

@@ -27,6 +27,8 @@ const intIn = (min: number, max: number): Validator<number> =>
   (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
 const numIn = (min: number, max: number): Validator<number> =>
   (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max;
+const positiveUpTo = (max: number): Validator<number> =>
+  (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v > 0 && v <= max;
 const nonEmpty = (max: number): Validator<string> =>
   (v: unknown): v is string => typeof v === 'string' && v.trim().length > 0 && v.length <= max && !/[\0\r\n]/.test(v);
 const oneOf = <T extends string>(...values: T[]): Validator<T> => (v: unknown): v is T => values.includes(v as T);
@@ -92,6 +94,10 @@ export const SETTINGS = {
   streaming: spec({ default: true, validate: isBool, scope: 'machine', restricted: true, effect: 'reloadModel' }),
   temperature: spec({ default: 0.8, validate: numIn(0, 2), scope: 'window', restricted: false, effect: 'none' }),
   topP: spec({ default: 0.8, validate: numIn(0, 1), scope: 'window', restricted: false, effect: 'none' }),
+  // 50 = transformers' default, which ChatGLM3's own chat() samples with; 0 = off.
+  topK: spec({ default: 50, validate: intIn(0, 65_024), scope: 'window', restricted: false, effect: 'none' }),
+  // 1 = off; the model accepts (0, 10] (triton/README.md).
+  repetitionPenalty: spec({ default: 1, validate: positiveUpTo(10), scope: 'window', restricted: false, effect: 'none' }),
   maxNewTokens: spec({ default: 512, validate: intIn(1, 2048), scope: 'window', restricted: false, effect: 'none' }),
   historyTurns: spec({ default: 10, validate: intIn(0, 100), scope: 'window', restricted: false, effect: 'none' }),
   systemPrompt: spec({ default: '', validate: maxLen(8000), scope: 'window', restricted: false, effect: 'none' }),

@@ -67,6 +67,7 @@ export class ChatController implements vscode.Disposable {
       settings: () => toAnswerSettings(settings.current),
       track: (request) => server.track(request),
       checkServer: () => void server.probe(),
+      modelFailed: (e) => server.reportModelFailure(e),
       describeFailure: (e) => {
         const presentation = presentError(e);
         return { code: presentation.code, text: clip(errorText(presentation), LIMITS.errorText) };

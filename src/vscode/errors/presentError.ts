@@ -8,7 +8,7 @@ import { isTritonError } from '../../core/triton';
 import { COMMANDS, type CommandId } from '../commandIds';
 import type { Log } from '../log';
 
-export type ErrorAction = 'buildImage' | 'openSettings' | 'showLogs' | 'startServer' | 'loadModel' | 'restartServer' | 'chooseWeights';
+export type ErrorAction = 'buildImage' | 'openSettings' | 'showLogs' | 'startServer' | 'loadModel' | 'reloadModel' | 'restartServer' | 'chooseWeights';
 
 export interface ErrorPresentation {
   code: string;
@@ -65,6 +65,8 @@ export function presentError(error: unknown): ErrorPresentation {
         return { code: error.code, message: vscode.l10n.t('ChatGLM3 is not loaded.'), fix: vscode.l10n.t('Load the model first.'), actions: ['loadModel'] };
       case 'model-load-failed':
         return { code: error.code, message: vscode.l10n.t('ChatGLM3 failed to load: {0}', server || error.message), fix: vscode.l10n.t('Read the server log; check GPU memory, the weights path and the model settings.'), actions: ['showLogs', 'openSettings'] };
+      case 'model-failed':
+        return { code: error.code, message: vscode.l10n.t('The model failed: reload it. ({0})', server || error.message), fix: vscode.l10n.t('Reload Model starts a new model process; if it fails again, read the server log and check the GPU.'), actions: ['reloadModel', 'showLogs'] };
       case 'server-busy':
         return { code: error.code, message: vscode.l10n.t('The server is busy: its request queue is full.'), fix: vscode.l10n.t('Try again when the current requests finish, or raise the maximum queue size.'), actions: [] };
       case 'invalid-request':
@@ -112,9 +114,13 @@ const ACTION_COMMANDS: Record<ErrorAction, CommandId> = {
   showLogs: COMMANDS.showServerLogs,
   startServer: COMMANDS.startServer,
   loadModel: COMMANDS.loadModel,
+  reloadModel: COMMANDS.loadModel,
   restartServer: COMMANDS.restartServer,
   chooseWeights: COMMANDS.chooseWeightsFolder,
 };
+
+/** Reload Model after a device fault: unload the failed copy first (see ServerSession.load's `fresh`). */
+const ACTION_ARGS: Partial<Record<ErrorAction, unknown[]>> = { reloadModel: [{ fresh: true }] };
 
 function actionLabel(action: ErrorAction): string {
   switch (action) {
@@ -123,6 +129,7 @@ function actionLabel(action: ErrorAction): string {
     case 'showLogs': return vscode.l10n.t('Show Server Logs');
     case 'startServer': return vscode.l10n.t('Start Server');
     case 'loadModel': return vscode.l10n.t('Load Model');
+    case 'reloadModel': return vscode.l10n.t('Reload Model');
     case 'restartServer': return vscode.l10n.t('Restart Server');
     case 'chooseWeights': return vscode.l10n.t('Choose Weights Folder…');
   }
@@ -135,5 +142,5 @@ export async function showError(log: Log, context: string, error: unknown): Prom
   if (p.silent) return;
   const buttons = p.actions.map((a) => ({ title: actionLabel(a), action: a }));
   const picked = await vscode.window.showErrorMessage(errorText(p), ...buttons);
-  if (picked) await vscode.commands.executeCommand(ACTION_COMMANDS[picked.action]);
+  if (picked) await vscode.commands.executeCommand(ACTION_COMMANDS[picked.action], ...ACTION_ARGS[picked.action] ?? []);
 }

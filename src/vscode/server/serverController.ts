@@ -167,8 +167,9 @@ export class ServerController implements vscode.Disposable {
     await this.start();
   }
 
-  load(): Promise<void> {
-    return this.run('Load', () => this.session.load());
+  /** `fresh`: unload first even when nothing changed (Reload Model after "the model failed"). */
+  load(options: { fresh?: boolean } = {}): Promise<void> {
+    return this.run('Load', () => this.session.load(options));
   }
 
   async unload(): Promise<void> {
@@ -216,6 +217,11 @@ export class ServerController implements vscode.Disposable {
   }
 
   /** Asks the server what it is doing and adopts it. */
+  /** "The model failed: ... reload it" from an answer: the model shows as failed, and Load Model reloads it fresh. */
+  reportModelFailure(error: { code: string; message: string }): void {
+    this.session.reportModelFailure(error);
+  }
+
   probe(): Promise<void> {
     return this.session.probe();
   }

@@ -215,6 +215,7 @@ export class ChatPanel implements ChatContext {
       case MESSAGE_ACTIONS.edit: this.messages.beginEdit(messageId); break;
       case MESSAGE_ACTIONS.continue: this.postToHost({ type: 'continueAnswer', messageId }); this.composer.focus(); break;
       case 'startServer': case 'loadModel': case 'openSettings': this.postToHost({ type: action }); break;
+      case 'reloadModel': this.postToHost({ type: 'loadModel' }); break; // the host's load unloads a faulted model first
       case 'setupAction': { const m = setupActionMessage(target); if (m) this.postToHost(m); break; }
       case CODE_ACTIONS.copy: case CODE_ACTIONS.insert: case CODE_ACTIONS.open: case CODE_ACTIONS.apply: this.codeAction(action, target as HTMLButtonElement); break;
     }

@@ -11,6 +11,7 @@ torch 1.13 (tests) and 2.x (the image, where attention uses SDPA).
 from __future__ import annotations
 
 import os
+import random
 from typing import Dict, List, Optional, Sequence
 
 import torch
@@ -20,7 +21,7 @@ from chatglm.engine.memory_plan import plan_load, split_prefill
 from chatglm.model.checkpoint import DTYPES, ChatGLMConfig, CheckpointError, load_weights, read_config
 from chatglm.engine.types import EngineOptions, PrefillChunk, TokenizerPrompts
 from chatglm.model.forward import HAS_SDPA, ChatGLMModel, logits_rows
-from chatglm.engine.generation import BatchTracker, choose_tokens
+from chatglm.engine.generation import BatchTracker, choose_tokens, random_seed
 from chatglm.model.kv_cache import KVCache, describe_bytes, free_memory_bytes, total_memory_bytes
 from chatglm.model.quantization import (DequantizeLinear, choose_int8_matmul, load_converter, quantize_tensors,
                                         weight_nbytes)
@@ -72,6 +73,8 @@ class NativeEngine(TokenizerPrompts):
             self.generator.seed()
         else:
             self.generator.manual_seed(sampling_seed)
+        # Seeds for requests without one: from the OS, or reproducible when the engine has a sampling seed (tests).
+        self.seeds = None if sampling_seed is None else random.Random(sampling_seed)
         log.info(
             f"native engine: {config.num_layers} layers, hidden {config.hidden_size}, {config.num_attention_heads} heads / "
             f"{config.multi_query_group_num} KV groups, {str(dtype).replace('torch.', '')} on {self.device} "
@@ -138,9 +141,15 @@ class NativeEngine(TokenizerPrompts):
         try:
             for r in rows:
                 slots[r] = self.open_row()
+            seeds = {r: settings[r].seed if settings[r].seed is not None else random_seed(self.seeds) for r in rows}
             logits = self.prefill([PrefillChunk(slots[r], prompts[r], 0, len(prompts[r])) for r in rows])
+            step = 0
             while rows:
-                tokens = choose_tokens(logits, [settings[r] for r in rows], self.generator)
+                penalized = any(settings[r].repetition_penalty != 1.0 for r in rows)
+                seen = self._seen(rows, prompts, tracker, logits.shape[-1]) if penalized else None
+                tokens = choose_tokens(logits, [settings[r] for r in rows], [step] * len(rows),
+                                       [seeds[r] for r in rows], seen)
+                step += 1
                 tracker.step(tokens, rows)
                 kept = [(r, t) for r, t in zip(rows, tokens) if tracker.rows[r].finish is None]
                 for r in rows:
@@ -153,6 +162,13 @@ class NativeEngine(TokenizerPrompts):
         finally:
             for slot in slots.values():
                 self.close_row(slot)
+
+    def _seen(self, rows, prompts, tracker: BatchTracker, vocab: int) -> torch.Tensor:
+        """The tokens each row has seen so far (prompt + answer), for the repetition penalty."""
+        seen = torch.zeros((len(rows), vocab), dtype=torch.bool)
+        for i, r in enumerate(rows):
+            seen[i, torch.tensor(list(prompts[r]) + tracker.rows[r].tokens, dtype=torch.long)] = True
+        return seen.to(self.device)
 
     def close(self) -> None:
         self.model = None

@@ -16,6 +16,15 @@ queue is full) and returns. One engine thread owns the model and repeats an iter
 Every request gets exactly one FINAL: normal end, cancellation, refusal, engine failure (the open rows fail, the
 cache is reset and the next requests are served) and unload (`close`: every running and waiting request ends
 with "model unloaded"; the thread is joined with a timeout, so unloading never hangs).
+
+Faults stay with their request where the state allows it (chatglm/serving/faults.py classifies them):
+- a row whose sampled distribution is invalid (the sampler's id -1), whose text cannot be detokenized, or whose
+  own prefill chunk runs out of memory ends alone with an error; every other row goes on with exactly the tokens
+  it would have had (its sampling depends only on its own seed and counter, and a failed chunk left no length in
+  the cache, so nothing of it is read);
+- any other error of a forward pass leaves the cache unknown: the open rows fail and the cache is reset;
+- a device error that is not out-of-memory (a CUDA fault poisons the context) makes the model `failed`: every
+  open, waiting and later request is answered "the model failed: ... reload it" and model.py reports not ready.
 """
 from __future__ import annotations
 
@@ -30,7 +39,9 @@ import triton_python_backend_utils as pb_utils
 
 import chatglm.log as log
 from chatglm.engine.types import PrefillChunk
-from chatglm.engine.generation import FINISH_CANCELLED, RowProgress, RowResult, choose_tokens
+from chatglm.engine.generation import FINISH_CANCELLED, INVALID_TOKEN, RowProgress, RowResult, SamplingTensors, \
+    TokenPresence, invalid_distribution_message, random_seed, sample_tokens
+from chatglm.serving.faults import is_device_fault, is_out_of_memory, model_failed_message
 from chatglm.serving.metrics import MetricsBuffer
 from chatglm.serving.reply import Reply, error_response
 from chatglm.serving.responder import Responder
@@ -49,7 +60,7 @@ class SchedulerLimits:
 class Row:
     """A request inside the scheduler: its KV cache slot, how much of its prompt is in the cache, its tokens."""
 
-    def __init__(self, reply: Reply, stop_ids: frozenset):
+    def __init__(self, reply: Reply, stop_ids: frozenset, seeds=None):
         self.reply = reply
         self.prompt = reply.plan.ids
         self.progress = RowProgress(reply.settings.max_new_tokens, stop_ids)
@@ -58,6 +69,9 @@ class Row:
         self.last_token: Optional[int] = None
         self.admitted_step: Optional[int] = None
         self.first_token_step: Optional[int] = None
+        settings = reply.settings
+        self.seed = settings.seed if settings.seed is not None else random_seed(seeds)
+        self.sampled = 0  # tokens sampled so far: the counter of the row's random numbers
 
     @property
     def decoding(self) -> bool:
@@ -78,6 +92,8 @@ class ContinuousScheduler:
         self._waiting: Deque[Row] = deque()
         self._active: List[Row] = []  # the engine thread's own (and close()'s once that thread stopped)
         self._stopping = False
+        self.failed: Optional[str] = None  # set once a device fault made the model unusable (model_failed_message)
+        self._presence: Optional[TokenPresence] = None  # tokens each slot has seen (repetition penalty)
         self._responder = Responder(ready_probe)
         self._thread = threading.Thread(target=self._run, name="chatglm3-engine", daemon=True)
         self._thread.start()
@@ -92,14 +108,16 @@ class ContinuousScheduler:
                 self._final_now(reply, RowResult([], FINISH_CANCELLED))
                 continue
             with self._lock:
-                if self._stopping:
+                if self.failed is not None:
+                    refused.append((reply, self.failed))
+                elif self._stopping:
                     refused.append((reply, "model unloaded: the model is being unloaded"))
                 elif self.limits.max_waiting and len(self._waiting) >= self.limits.max_waiting:
                     refused.append((reply, f"server busy: the waiting queue is full ({self.limits.max_waiting} requests "
                                            f"wait for one of {self.limits.max_active_rows} rows); try again shortly"))
                     self.metrics.busy.increment(1)
                 else:
-                    self._waiting.append(Row(reply, self.stop_ids))
+                    self._waiting.append(Row(reply, self.stop_ids, getattr(self.engine, "seeds", None)))
                     self._lock.notify()
                 waiting = len(self._waiting)
             self.metrics.waiting.set(waiting)
@@ -151,6 +169,9 @@ class ContinuousScheduler:
             try:
                 self._iteration()
             except Exception as exc:  # noqa: BLE001 - the open rows fail, the next requests are served
+                if is_device_fault(exc):
+                    self._model_failed(exc)
+                    return
                 self._engine_failed(exc)
 
     def _iteration(self) -> None:
@@ -216,7 +237,17 @@ class ContinuousScheduler:
             take(row)
         if not chunks:
             return
-        logits = self.engine.prefill(chunks)
+        for row, chunk in zip(rows, chunks):
+            if chunk.start == 0 and row.reply.settings.repetition_penalty != 1.0:
+                self._presence_of(None).start(row.slot, row.prompt)
+        try:
+            logits = self.engine.prefill(chunks)
+        except Exception as exc:  # noqa: BLE001 - out of memory: retried chunk by chunk, the culprit fails alone
+            if not is_out_of_memory(exc):
+                raise
+            rows, chunks, logits = self._prefill_alone(rows, chunks, exc)
+            if not chunks:
+                return
         self._figures.increment("prefill_tokens", sum(c.stop - c.start for c in chunks))
         for row, chunk in zip(rows, chunks):
             row.prefilled = chunk.stop
@@ -225,9 +256,59 @@ class ContinuousScheduler:
             first = [rows[i] for i in done]
             if len(done) < len(chunks):
                 logits = logits.index_select(0, torch.tensor(done, dtype=torch.long, device=logits.device))
-            tokens = choose_tokens(logits, [r.reply.settings for r in first], self.engine.generator)
-            for row, token in zip(first, tokens):
-                self._take(row, token)
+            self._sample_and_take(first, logits)
+
+    def _prefill_alone(self, rows: List[Row], chunks: List[PrefillChunk], error: Exception):
+        """After an out-of-memory prefill: with several chunks, each again on its own; a chunk that runs out of
+        memory alone (or the only chunk) ends its request. A failed chunk advanced no cache length, so nothing
+        of it is ever read and the other rows are unaffected."""
+        self._release_cached_memory()
+        kept = []
+        for row, chunk in zip(rows, chunks):
+            logits = None
+            if len(chunks) > 1:
+                try:
+                    logits = self.engine.prefill([chunk])
+                except Exception as exc:  # noqa: BLE001 - only out of memory is this row's own failure
+                    if not is_out_of_memory(exc):
+                        raise
+                    error = exc
+            if logits is None:
+                self._release_cached_memory()
+                log.warn(f"request {row.reply.channel.request_id()}: out of memory in its prefill chunk "
+                         f"[{chunk.start}, {chunk.stop}): {error}")
+                self._retire_failed(row, f"out of memory while reading the prompt ({len(row.prompt)} tokens, chunk of "
+                                         f"{chunk.stop - chunk.start}): send a shorter prompt or history, or lower "
+                                         f"prefill_token_budget / max_active_rows", pb_utils.TritonError.INTERNAL)
+                continue
+            kept.append((row, chunk, logits))
+        if not kept:
+            return [], [], None
+        return [k[0] for k in kept], [k[1] for k in kept], torch.cat([k[2] for k in kept])
+
+    def _release_cached_memory(self) -> None:
+        if getattr(getattr(self.engine, "device", None), "type", None) == "cuda":
+            torch.cuda.empty_cache()
+
+    def _presence_of(self, logits) -> TokenPresence:
+        if self._presence is None:
+            vocab = int(logits.shape[-1]) if logits is not None else int(self.engine.config.padded_vocab_size)
+            self._presence = TokenPresence(self.engine.max_rows, vocab, self.engine.device)
+        return self._presence
+
+    def _sample_and_take(self, rows: List[Row], logits) -> None:
+        """One token per row from its own settings, seed and counter; the ids come to the host in one copy."""
+        settings = [r.reply.settings for r in rows]
+        params = SamplingTensors.build(settings, [r.sampled for r in rows], logits.device, [r.seed for r in rows])
+        penalized = any(s.repetition_penalty != 1.0 for s in settings)
+        slots = torch.tensor([r.slot for r in rows], dtype=torch.long).to(logits.device) if penalized else None
+        seen = self._presence_of(logits).rows(slots) if penalized else None
+        ids = sample_tokens(logits, params, seen)
+        if penalized:
+            self._presence.add(slots, ids)
+        for row, token in zip(rows, ids.tolist()):
+            row.sampled += 1
+            self._take(row, token)
 
     def _decode(self) -> None:
         rows = [r for r in self._active if r.decoding]
@@ -237,9 +318,7 @@ class ContinuousScheduler:
         self.steps += 1
         self._figures.increment("decode_steps", 1)
         self._figures.increment("decode_rows", len(rows))
-        tokens = choose_tokens(logits, [r.reply.settings for r in rows], self.engine.generator)
-        for row, token in zip(rows, tokens):
-            self._take(row, token)
+        self._sample_and_take(rows, logits)
 
     def _take(self, row: Row, token: int) -> None:
         now = time.monotonic()
@@ -248,9 +327,20 @@ class ContinuousScheduler:
             row.reply.first_token_at = now
             self._figures.increment("first_tokens", 1)
             self._figures.increment("first_token_seconds", max(0.0, now - row.reply.received_at))
+        if token == INVALID_TOKEN:  # this row's own settings made its distribution invalid: it alone ends
+            message = invalid_distribution_message(row.reply.settings)
+            log.warn(f"request {row.reply.channel.request_id()}: {message}")
+            self._retire_failed(row, message, pb_utils.TritonError.INTERNAL)
+            return
         row.last_token = token
         if row.progress.accept(token):
-            text = row.reply.push(token, now, self.limits.stream_interval)
+            try:
+                text = row.reply.push(token, now, self.limits.stream_interval)
+            except Exception as exc:  # noqa: BLE001 - the detokenizer failed on this row's tokens: it alone ends
+                log.warn(f"request {row.reply.channel.request_id()}: detokenizing failed: {exc!r}")
+                self._retire_failed(row, f"could not turn the answer's tokens into text: {exc}",
+                                    pb_utils.TritonError.INTERNAL)
+                return
             response = row.reply.channel.delta_response(text) if text else None
             if response is not None:
                 self._responder.send(row.reply.channel, response, False)
@@ -263,10 +353,23 @@ class ContinuousScheduler:
         self.engine.close_row(row.slot)
         self._finish(row, row.progress.result(reason))
 
+    def _retire_failed(self, row: Row, message: str, code) -> None:
+        """Ends one running row with an error; its slot is free, the other rows go on."""
+        self._active.remove(row)
+        self.engine.close_row(row.slot)
+        self._figures.increment("generated", len(row.progress.tokens))
+        self._fail(row, message, code)
+        self._send_figures(force=True)
+
     def _finish(self, row: Row, result: RowResult) -> None:
         channel = row.reply.channel
         if channel.claim_final():
-            response = self._final(row.reply, result, row)
+            try:
+                response = self._final(row.reply, result, row)
+            except Exception as exc:  # noqa: BLE001 - the detokenizer failed on the last tokens: this row only
+                log.warn(f"request {channel.request_id()}: building the final response failed: {exc!r}")
+                response = error_response(f"could not turn the answer's tokens into text: {exc}",
+                                          pb_utils.TritonError.INTERNAL)
             self._send_figures(force=True)
             self._responder.send(channel, response, True)
 
@@ -299,6 +402,22 @@ class ContinuousScheduler:
             self._fail(row, message, pb_utils.TritonError.UNAVAILABLE)
         self.engine.reset()
         self._figures.set("waiting", 0)
+        self._send_figures(force=True)
+
+    def _model_failed(self, exc: Exception) -> None:
+        """A device fault: nothing on the device can be trusted any more. Every open and waiting request fails,
+        later ones are refused at once, and model.py reports the model not ready until it is reloaded."""
+        message = model_failed_message(exc)
+        with self._lock:
+            self.failed = message
+            rows = self._active + list(self._waiting)
+            self._active, self._waiting = [], deque()
+        log.error(f"device fault with {len(rows)} open or waiting requests at step {self.steps}: {exc!r}; the model "
+                  f"stops accepting requests until it is reloaded")
+        for row in rows:
+            self._fail(row, message, pb_utils.TritonError.UNAVAILABLE)
+        self._figures.set("waiting", 0)
+        self._figures.set("failed", 1)
         self._send_figures(force=True)
 
     def _engine_failed(self, exc: Exception) -> None:

@@ -23,6 +23,7 @@ FAMILIES = {
     "busy": ("chatglm3_rejected_busy_total", "Requests refused as server busy (the waiting queue was full)", COUNTER),
     "active_rows": ("chatglm3_active_rows", "Rows generating (KV cache slots in use)", GAUGE),
     "waiting": ("chatglm3_waiting_requests", "Requests waiting for a free row", GAUGE),
+    "failed": ("chatglm3_model_failed", "1 once a device fault stopped the model (reload it), else 0", GAUGE),
     "decode_steps": ("chatglm3_decode_steps_total", "Decode steps run (one token for every active row)", COUNTER),
     "decode_rows": ("chatglm3_decode_rows_total", "Rows summed over decode steps (divide by steps: rows per step)", COUNTER),
     "prefill_tokens": ("chatglm3_prefill_tokens_total", "Prompt tokens run through prefill", COUNTER),
