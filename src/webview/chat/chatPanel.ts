@@ -103,6 +103,14 @@ export class ChatPanel implements ChatContext {
     this.saver.schedule();
   }
 
+  focusServerAction(): boolean {
+    const action = this.setup.visible
+      ? this.setup.element.querySelector<HTMLButtonElement>('.setup-actions button.primary')
+      : this.serverNotice.element.hidden ? null : this.serverNotice.element.querySelector<HTMLButtonElement>('.server-actions button');
+    action?.focus();
+    return !!action;
+  }
+
   /** Persists the view now (before the page goes away). */
   saveNow(): void {
     this.saver.saveNow();
