@@ -195,7 +195,7 @@ export class ChatController implements vscode.Disposable {
     await this.answers.answer(id);
   }
 
-  /** Continues the last answer, cut at the length limit; the new text is appended to it. */
+  /** Continues the last answer (cut at the length limit, or stopped); the new text is appended to it. */
   async continueAnswer(answerId: string): Promise<void> {
     const id = this.activeId;
     if (!id || !this.ensureReady()) return;

@@ -204,6 +204,7 @@ export class ChatPanel implements ChatContext {
   private updateControls(): void {
     this.composer.updateControls();
     this.root.classList.toggle('busy', !!this.state?.busy);
+    this.root.classList.toggle('model-not-ready', !!this.state && this.state.server.model !== 'ready');
   }
 
   /** One delegated handler for every button: each carries its action in data-action (and an id in data-id). */
