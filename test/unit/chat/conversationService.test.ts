@@ -160,8 +160,11 @@ describe('ConversationService', () => {
     assert.deepEqual(service.list().map((s) => s.title), ['beta', 'alpha']);
     await service.appendUserMessage(a.id, 'alpha again');
     assert.deepEqual(service.list().map((s) => s.title), ['alpha', 'beta']);
+    const updatedAt = service.get(b.id)!.updatedAt;
     await service.rename(b.id, '  Beta   renamed ');
     assert.equal(service.get(b.id)?.title, 'Beta renamed');
+    assert.equal(service.get(b.id)?.updatedAt, updatedAt, 'renaming is not activity: the chat keeps its time');
+    assert.deepEqual(service.list().map((s) => s.title), ['alpha', 'Beta renamed'], 'and its place in the list');
     await service.delete(a.id);
     assert.deepEqual(store.snapshot().map((c) => c.title), ['Beta renamed']);
     await assert.rejects(service.delete(a.id), (e: unknown) => e instanceof ChatError && e.code === 'not-found');
