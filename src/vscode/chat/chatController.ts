@@ -211,6 +211,11 @@ export class ChatController implements vscode.Disposable {
     if (this.activeId) this.answers.stop(this.activeId);
   }
 
+  /** Stops every answer of this window, in any conversation (explanations included: they are answers too). */
+  stopAll(): void {
+    for (const id of this.answers.answering()) this.answers.stop(id);
+  }
+
   /** Deletes a conversation (stopping its answer); returns it for restore(). */
   async delete(id: string): Promise<Conversation | undefined> {
     if (!this.service.get(id)) return undefined;

@@ -330,6 +330,11 @@ export class ExplainController implements vscode.Disposable {
     thread.dispose();
   }
 
+  /** Stops every explanation run, the ones still queued included (Stop Answers). */
+  stopAll(): void {
+    for (const run of this.runs) run.abort();
+  }
+
   dispose(): void {
     for (const run of this.runs) run.abort();
     for (const t of this.threads) t.dispose();
