@@ -66,7 +66,7 @@ const STATUS_LAYOUT: HostToStatusView = {
     { kind: 'table', id: 'now', heading: 'Now', rows: [{ id: 'tritonPending', label: 'Requests in Triton\'s queue' }] },
     { kind: 'charts', id: 'tritonCharts', heading: 'Triton (last 3 minutes, every 2 s)', charts: [{ id: 'requestsPerSecond', label: 'Requests finished per second' }, { id: 'queueMs', label: 'Queue ms per request' }] },
   ],
-  chart: { width: 240, height: 40 }, hidden: [],
+  chart: { width: 240, height: 40 }, collecting: 'collecting…', axis: { start: '3 min ago', end: 'now' }, hidden: [],
 };
 
 /** The texts under `selector` below 4.5:1 (glyphs hidden from screen readers: 3:1, WCAG 1.4.11), described. */
@@ -137,7 +137,7 @@ for (const file of THEME_FILES) {
       const { page } = panel;
       await applyTheme(page, theme);
       await panel.send(STATUS_LAYOUT);
-      await panel.send({ type: 'update', figures: { tritonPending: '0' }, series: { requestsPerSecond: { d: 'M0 40L2.7 20', last: '0.5' } }, lists: {}, hidden: [], note: 'The server reports no GPU metrics.' });
+      await panel.send({ type: 'update', figures: { tritonPending: '0' }, series: { requestsPerSecond: { d: 'M0 40L2.7 20', last: '0.5', top: '1 requests/s', empty: false }, queueMs: { d: '', last: '–', top: '0.001 ms', empty: true } }, lists: {}, hidden: [], note: 'The server reports no GPU metrics.' });
       assert.deepEqual(await lowContrast(panel, 'body'), [], `texts below 4.5:1 in ${theme.theme}`);
       await page.close();
     });
