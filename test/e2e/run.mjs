@@ -1208,8 +1208,13 @@ async function setupJourney(extensionsDir) {
     log(`      checklist: ${Object.entries(ready).map(([k, v]) => `${k}=${v.level}`).join(', ')}`);
     await shot('setup-ready.png');
 
-    // The one action.
-    await clickSetup(chat, 'startChatglm');
+    // The build's message offers the next step as its button (not a Cancel beside a small link): Start ChatGLM
+    // from there, the one action the checklist offers too.
+    await wb.waitForNotification(/The serving image .* is ready\./, { timeout: 30_000 });
+    const built = wb.page.locator('.notifications-toasts .notification-list-item', { hasText: /The serving image .* is ready\./ });
+    const buttons = (await built.locator('.monaco-button').allTextContents()).map((t) => t.trim());
+    if (buttons.join('|') !== 'Start ChatGLM') throw new Error(`the image-ready message's buttons: ${JSON.stringify(buttons)}`);
+    await built.locator('.monaco-button', { hasText: 'Start ChatGLM' }).click();
     await wb.waitForStatus(/ChatGLM: starting|ChatGLM: loading|ChatGLM: not loaded/, { timeout: 60_000 });
     await shot('setup-starting.png');
     await wb.waitForStatus(/ChatGLM: ready/, { timeout: 300_000 });
