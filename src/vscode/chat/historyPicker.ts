@@ -39,7 +39,9 @@ export async function showChatHistory(chat: ChatController, revealChat: () => Pr
       items.push({ label: groupLabels[group.key], kind: vscode.QuickPickItemKind.Separator });
       for (const c of group.conversations) {
         const { value, unit } = relativeAge(c.updatedAt, now);
-        const snippet = messageSnippet(chat.conversation(c.id)?.messages ?? [], query);
+        // Only where the title does not hold the query already: the detail says why a chat matched.
+        const titled = c.title.toLocaleLowerCase().includes(query.trim().toLocaleLowerCase());
+        const snippet = titled ? undefined : messageSnippet(chat.conversation(c.id)?.messages ?? [], query);
         items.push({
           label: c.title || vscode.l10n.t('New conversation'), description: ages.format(value, unit), ...(snippet ? { detail: snippet } : {}),
           conversation: c, buttons: [buttons.rename, buttons.export, buttons.delete],

@@ -285,6 +285,8 @@ test('chat history: a quick pick grouped by day with Explanations apart; rename,
   pick.type('echo: first');
   assert.equal(pick.items.find((i) => i.label === 'Renamed chat')!.detail, 'Echo: first, edited', 'the answer that holds the words');
   assert.ok(pick.items.filter((i) => i.kind !== -1 && i.label !== 'Renamed chat').every((i) => i.detail === undefined), 'no detail where no message holds it');
+  pick.type('renamed');
+  assert.equal(pick.items.find((i) => i.label === 'Renamed chat')!.detail, undefined, 'the title matches: no detail needed');
   pick.type('');
   assert.ok(pick.items.every((i) => i.detail === undefined));
 
