@@ -734,6 +734,8 @@ async function mainWindowJourneys(extensionsDir) {
     const { text } = await watchAnswer(chat, n, { until: 'stopped', timeout: 30_000 });
     if (!text.trim()) throw new Error('the partial answer was not kept');
     await article.locator('.message-marker.stopped').waitFor({ timeout: 10_000 });
+    // A stopped answer can go on where it stopped.
+    await article.locator('.message-continue button[data-action="continueAnswer"]').waitFor({ state: 'visible', timeout: 10_000 });
     const after = await waitFor(async () => { const c = await cancelledCount(cfg); return c > cancelledBefore && c; },
       { timeout: 30_000, what: 'chatglm3_cancelled_requests_total to grow' });
     log(`      cancelled requests counter: ${cancelledBefore} -> ${after}; partial answer ${text.length} chars`);
