@@ -366,16 +366,17 @@ async function chatHistory(wb) {
     await open();
     await renamed();
   });
-  // The search covers what was said too: the old title's words are still the chat's first question.
-  if (!(await widget.isVisible())) await open();
-  await input.fill('Count slowly');
-  // The first .label-name of a row is its title (the detail line is a label of its own).
+  // The search covers what was said too: the old title's words are still the chat's first question. (The list can
+  // close by itself after the rename box on a loaded machine: opened again where it did.)
   const found = await waitFor(async () => {
+    if (!(await widget.isVisible())) await open();
+    if ((await input.inputValue({ timeout: 2_000 })) !== 'Count slowly') await input.fill('Count slowly', { timeout: 2_000 });
+    // The first .label-name of a row is its title (the detail line is a label of its own).
     const shown = await rows.evaluateAll((rs) => rs.map((r) => ({ title: r.querySelector('.label-name')?.textContent?.trim(), text: r.textContent ?? '' })));
     return shown.length === 1 && shown[0].title === 'Counting test' && shown[0];
-  }, { timeout: 10_000, what: 'the renamed chat found by its text' });
+  }, { timeout: 30_000, what: 'the renamed chat found by its text' });
   if (!found.text.includes('Count slowly from one to fifty.')) throw new Error(`no words around the match: ${found.text}`);
-  await input.fill('');
+  if (await widget.isVisible()) await input.fill('', { timeout: 5_000 }).catch(() => {});
 
   // delete, then Undo from the notification
   await wb.clearNotifications().catch(() => {});
