@@ -37,9 +37,14 @@ interface Chart {
   group?: Group;
   /** The smallest top of the y axis, so a flat, small series does not fill the box. */
   minTop: number;
-  /** The unit of its values, written after the top of the y axis ("20 tokens/s"). */
-  unit: () => string;
+  /** The top of the y axis with the unit of the values ("20 tokens/s", "1 row"), from the number and its text. */
+  axis: (top: number, text: string) => string;
 }
+
+/** Axis labels of counts, singular for 1. */
+const rows = (top: number, text: string) => (top === 1 ? vscode.l10n.t('{0} row', text) : vscode.l10n.t('{0} rows', text));
+const requests = (top: number, text: string) => (top === 1 ? vscode.l10n.t('{0} request', text) : vscode.l10n.t('{0} requests', text));
+
 
 type Section =
   | { kind: 'table'; id: string; heading: () => string; group?: Group; rows: readonly Row[] }
@@ -64,13 +69,13 @@ const SECTIONS: readonly Section[] = [
   },
   {
     kind: 'charts', id: 'schedulerCharts', group: 'scheduler', heading: () => vscode.l10n.t('Continuous batching ({0})', recent()), charts: [
-      { id: 'activeRows', label: () => vscode.l10n.t('Active rows'), minTop: 1, unit: () => vscode.l10n.t('rows') },
-      { id: 'waitingRequests', label: () => vscode.l10n.t('Waiting for a row'), minTop: 1, unit: () => vscode.l10n.t('requests') },
-      { id: 'generatedTokensPerSecond', label: () => vscode.l10n.t('Generated tokens/s'), minTop: 1, unit: () => vscode.l10n.t('tokens/s') },
-      { id: 'rowsPerStep', label: () => vscode.l10n.t('Rows per decode step'), minTop: 1, unit: () => vscode.l10n.t('rows') },
-      { id: 'decodeStepsPerSecond', label: () => vscode.l10n.t('Decode steps/s'), minTop: 1, unit: () => vscode.l10n.t('steps/s') },
-      { id: 'prefillTokensPerSecond', label: () => vscode.l10n.t('Prefill tokens/s'), minTop: 1, unit: () => vscode.l10n.t('tokens/s') },
-      { id: 'timeToFirstTokenMs', label: () => vscode.l10n.t('Time to first token (ms)'), minTop: 1, unit: () => vscode.l10n.t('ms') },
+      { id: 'activeRows', label: () => vscode.l10n.t('Active rows'), minTop: 1, axis: rows },
+      { id: 'waitingRequests', label: () => vscode.l10n.t('Waiting for a row'), minTop: 1, axis: requests },
+      { id: 'generatedTokensPerSecond', label: () => vscode.l10n.t('Generated tokens/s'), minTop: 1, axis: (_top, text) => vscode.l10n.t('{0} tokens/s', text) },
+      { id: 'rowsPerStep', label: () => vscode.l10n.t('Rows per decode step'), minTop: 1, axis: rows },
+      { id: 'decodeStepsPerSecond', label: () => vscode.l10n.t('Decode steps/s'), minTop: 1, axis: (_top, text) => vscode.l10n.t('{0} steps/s', text) },
+      { id: 'prefillTokensPerSecond', label: () => vscode.l10n.t('Prefill tokens/s'), minTop: 1, axis: (_top, text) => vscode.l10n.t('{0} tokens/s', text) },
+      { id: 'timeToFirstTokenMs', label: () => vscode.l10n.t('Time to first token (ms)'), minTop: 1, axis: (_top, text) => vscode.l10n.t('{0} ms', text) },
     ],
   },
   {
@@ -86,11 +91,11 @@ const SECTIONS: readonly Section[] = [
   },
   {
     kind: 'charts', id: 'tritonCharts', heading: () => vscode.l10n.t('Triton ({0})', recent()), charts: [
-      { id: 'tritonPending', label: () => vscode.l10n.t('Requests in Triton\'s queue'), minTop: 1, unit: () => vscode.l10n.t('requests') },
-      { id: 'requestsPerSecond', label: () => vscode.l10n.t('Requests finished per second'), minTop: 0.001, unit: () => vscode.l10n.t('requests/s') },
-      { id: 'batchSize', label: () => vscode.l10n.t('Batch size'), minTop: 1, unit: () => vscode.l10n.t('requests') },
-      { id: 'queueMs', label: () => vscode.l10n.t('Queue ms per request'), minTop: 0.001, unit: () => vscode.l10n.t('ms') },
-      { id: 'computeMs', label: () => vscode.l10n.t('Compute ms per request'), minTop: 0.001, unit: () => vscode.l10n.t('ms') },
+      { id: 'tritonPending', label: () => vscode.l10n.t('Requests in Triton\'s queue'), minTop: 1, axis: requests },
+      { id: 'requestsPerSecond', label: () => vscode.l10n.t('Requests finished per second'), minTop: 0.001, axis: (_top, text) => vscode.l10n.t('{0} requests/s', text) },
+      { id: 'batchSize', label: () => vscode.l10n.t('Batch size'), minTop: 1, axis: requests },
+      { id: 'queueMs', label: () => vscode.l10n.t('Queue ms per request'), minTop: 0.001, axis: (_top, text) => vscode.l10n.t('{0} ms', text) },
+      { id: 'computeMs', label: () => vscode.l10n.t('Compute ms per request'), minTop: 0.001, axis: (_top, text) => vscode.l10n.t('{0} ms', text) },
     ],
   },
   {
@@ -106,8 +111,8 @@ const SECTIONS: readonly Section[] = [
   { kind: 'list', id: 'gpus', group: 'gpu', heading: () => vscode.l10n.t('GPUs') },
   {
     kind: 'charts', id: 'gpuCharts', group: 'gpu', heading: () => vscode.l10n.t('GPUs ({0})', recent()), charts: [
-      { id: 'gpuUtilizationPct', label: () => vscode.l10n.t('GPU utilisation %'), minTop: 100, unit: () => vscode.l10n.t('%') },
-      { id: 'gpuMemoryUsedGiB', label: () => vscode.l10n.t('GPU memory used (GiB)'), minTop: 0.001, unit: () => vscode.l10n.t('GiB') },
+      { id: 'gpuUtilizationPct', label: () => vscode.l10n.t('GPU utilisation %'), minTop: 100, axis: (_top, text) => vscode.l10n.t('{0} %', text) },
+      { id: 'gpuMemoryUsedGiB', label: () => vscode.l10n.t('GPU memory used (GiB)'), minTop: 0.001, axis: (_top, text) => vscode.l10n.t('{0} GiB', text) },
     ],
   },
 ];
@@ -175,7 +180,7 @@ export function statusUpdate(sample: StatusSample, history: StatusHistory, activ
     series[chart.id] = {
       d: sparklinePath(values, CHART.width, CHART.height, history.capacity, top),
       last: format.value(values.at(-1)),
-      top: `${format.value(top)} ${chart.unit()}`,
+      top: chart.axis(top, format.value(top)),
       empty: !hasValues(values),
     };
   }

@@ -82,6 +82,8 @@ test('while an answer runs: "generating (1)" with a spinner, the tooltip names i
   assert.deepEqual(live.hidden, ['gpu'], 'the stub has no GPU metrics: GPU cards hidden, the scheduler\'s shown');
   assert.match(live.note, /no GPU metrics/);
   assert.ok(live.series.activeRows!.d.startsWith('M'), 'the active-rows sparkline has a point');
+  assert.deepEqual([live.series.activeRows!.top, live.series.activeRows!.empty], ['1 row', false], 'its y axis tops at 1 row');
+  assert.equal(live.series.gpuUtilizationPct!.empty, true, 'no GPU figures: that chart is still collecting');
 
   receive({ type: 'stop' });
   await waitFor(() => bar().text === '$(check) ChatGLM: ready', 'the status bar back to ready');
