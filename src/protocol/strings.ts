@@ -6,6 +6,7 @@ export const DEFAULT_STRINGS = {
   // The composer
   send: 'Send',
   sendTooltip: 'Send (Enter)',
+  sendNotReadyTooltip: 'Send (Enter) once ChatGLM3 is ready',
   stop: 'Stop',
   stopTooltip: 'Stop (Escape)',
   inputLabel: 'Message to ChatGLM3',
@@ -75,6 +76,10 @@ export const DEFAULT_STRINGS = {
   retry: 'Retry',
   // guided setup (setupChecklist.ts)
   setupTitle: 'Set up ChatGLM3',
+  // The same box once nothing is missing (after Stop or Unload too): it says what state ChatGLM3 is in, not "set up".
+  setupTitleStopped: 'ChatGLM3 is stopped',
+  setupTitleUnloaded: 'ChatGLM3 is not loaded',
+  setupTitleBusy: 'ChatGLM3 server',
   setupLabel: 'ChatGLM3 setup checklist',
   startChatglm: 'Start ChatGLM',
   setupRecheck: 'Re-check',

@@ -12,6 +12,8 @@ export const COMMANDS = {
   explainSelection: 'tritonChatglm.explainSelection',
   showServerLogs: 'tritonChatglm.showServerLogs',
   showServerStatus: 'tritonChatglm.showServerStatus',
+  /** Stops every answer and explanation this window is generating (Server Status's title bar). */
+  stopAnswers: 'tritonChatglm.stopAnswers',
   buildServingImage: 'tritonChatglm.buildServingImage',
   cancelBuild: 'tritonChatglm.cancelBuild',
   openSettings: 'tritonChatglm.openSettings',

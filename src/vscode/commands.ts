@@ -29,6 +29,7 @@ export function registerCommands(services: ExtensionServices): vscode.Disposable
     explainSelection: () => explain.explainSelections(vscode.window.activeTextEditor),
     showServerLogs: () => log.show(),
     showServerStatus: () => statusPanel.show(),
+    stopAnswers: () => { explain.stopAll(); chat.stopAll(); },
     buildServingImage: () => setup.image.build(),
     cancelBuild: () => setup.image.cancel(),
     openSettings: () => SettingsService.open(),

@@ -10,6 +10,7 @@ import { ChatController } from './chat/chatController';
 import { CHAT_VIEW_ID, ChatViewProvider } from './chat/chatViewProvider';
 import { EditorContext } from './chat/editorContext';
 import { registerCommands } from './commands';
+import { VSCODE_COMMANDS } from './commandIds';
 import type { SettingProblem } from '../core/settings/settingsParser';
 import { ActivityBoard } from '../core/status/activity';
 import { SettingsService } from './config/settingsService';
@@ -23,6 +24,9 @@ import { LifecycleStore } from './state/lifecycleStore';
 import { StatusBar } from './statusBar';
 import { StatusPanel } from './status/statusPanel';
 import { DisposableStore } from './util/disposables';
+
+/** True while this window generates an answer or holds an explanation in its queue (enables Stop Answers). */
+export const ANSWERING_CONTEXT = 'tritonChatglm.answering';
 
 export class ExtensionServices implements vscode.Disposable {
   private readonly store: DisposableStore;
@@ -74,6 +78,11 @@ export class ExtensionServices implements vscode.Disposable {
       // What this window asks the server now: the status bar, the Server Status view and Explain read it.
       const activity = new ActivityBoard();
       store.add(chat.onDidChangeAnswers(() => activity.setAnswers(chat.runningAnswers())));
+      // Stop Answers (Server Status's title bar) is enabled while something of this window runs or waits.
+      const answering = activity.onDidChange((a) => {
+        void vscode.commands.executeCommand(VSCODE_COMMANDS.setContext, ANSWERING_CONTEXT, a.answers.length + a.queuedExplanations > 0);
+      });
+      store.add({ dispose: answering });
       const explain = store.add(new ExplainController(chat, lifecycle, settings, log, activity, () => server.tritonClient, editorContext));
       const statusPanel = store.add(new StatusPanel(context.extensionUri, server, activity, log));
       store.add(new StatusBar(lifecycle, activity));

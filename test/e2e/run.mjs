@@ -4,11 +4,11 @@
 // repository and the tiny engine. Journeys 1-7 share one window (as a user's session would); the failure and
 // Chinese journeys get fresh ones; the extension-host mocha suite runs last through @vscode/test-electron's runTests
 // with code-server standing in for the VS Code executable. Results: console + JUnit XML (--junit=<file>).
-// Options: --only=main|failures|zh|setup|untrusted|edit|extension-host runs one group; see README.md for the environment knobs.
+// Options: --only=main|failures|zh|setup|untrusted|edit|theme|extension-host runs one group; see README.md for the environment knobs.
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import {
-  cleanup, codeServerBin, extensionId, fakeContainers, fakeDocker, freePort, getRunRoot, installExtension, log,
+  cleanup, codeServerBin, escapeRegExp, extensionId, fakeContainers, fakeDocker, freePort, getRunRoot, installExtension, log,
   FatalWait, packageExtension, processesMentioning, projectRoot, removeFakeContainers, resultsDir, screenshotsDir, startCodeServer,
   waitFor, Workbench, writeFakeCheckpoint, writeRemoteSettings, onCleanup,
 } from './lib.mjs';
@@ -366,6 +366,17 @@ async function chatHistory(wb) {
     await open();
     await renamed();
   });
+  // The search covers what was said too: the old title's words are still the chat's first question. (The list can
+  // close by itself after the rename box on a loaded machine: opened again where it did.)
+  const found = await waitFor(async () => {
+    if (!(await widget.isVisible())) await open();
+    if ((await input.inputValue({ timeout: 2_000 })) !== 'Count slowly') await input.fill('Count slowly', { timeout: 2_000 });
+    // The first .label-name of a row is its title (the detail line is a label of its own).
+    const shown = await rows.evaluateAll((rs) => rs.map((r) => ({ title: r.querySelector('.label-name')?.textContent?.trim(), text: r.textContent ?? '' })));
+    return shown.length === 1 && shown[0].title === 'Counting test' && shown[0];
+  }, { timeout: 30_000, what: 'the renamed chat found by its text' });
+  if (!found.text.includes('Count slowly from one to fifty.')) throw new Error(`no words around the match: ${found.text}`);
+  if (await widget.isVisible()) await input.fill('', { timeout: 5_000 }).catch(() => {});
 
   // delete, then Undo from the notification
   await wb.clearNotifications().catch(() => {});
@@ -751,6 +762,8 @@ async function mainWindowJourneys(extensionsDir) {
     const { text } = await watchAnswer(chat, n, { until: 'stopped', timeout: 30_000 });
     if (!text.trim()) throw new Error('the partial answer was not kept');
     await article.locator('.message-marker.stopped').waitFor({ timeout: 10_000 });
+    // A stopped answer can go on where it stopped.
+    await article.locator('.message-continue button[data-action="continueAnswer"]').waitFor({ state: 'visible', timeout: 10_000 });
     const after = await waitFor(async () => { const c = await cancelledCount(cfg); return c > cancelledBefore && c; },
       { timeout: 30_000, what: 'chatglm3_cancelled_requests_total to grow' });
     log(`      cancelled requests counter: ${cancelledBefore} -> ${after}; partial answer ${text.length} chars`);
@@ -1185,12 +1198,14 @@ async function chineseJourney(vsix) {
     }, { timeout: 20_000, what: 'the Send button in Chinese' });
     if (sendText !== zh('Send')) throw new Error(`Send button reads "${sendText}", expected "${zh('Send')}"`);
     const tooltip = await chat.locator('button[data-action="send"]').getAttribute('title');
-    if (tooltip !== zh('Send (Enter)')) throw new Error(`Send button's tooltip reads "${tooltip}", expected "${zh('Send (Enter)')}"`);
+    // The model is not ready yet: the tooltip says Enter sends once it is.
+    if (tooltip !== zh('Send (Enter) once ChatGLM3 is ready')) throw new Error(`Send button's tooltip reads "${tooltip}", expected "${zh('Send (Enter) once ChatGLM3 is ready')}"`);
     const placeholder = await chat.locator('textarea.input').getAttribute('placeholder');
     if (placeholder !== zh('Ask ChatGLM3')) throw new Error(`the input's placeholder reads "${placeholder}"`);
     // Until the model is ready the setup checklist stands where the server notice was.
     const checklist = chat.locator('section.setup');
-    await waitFor(async () => (await checklist.locator('.setup-title').textContent()) === zh('Set up ChatGLM3'), { timeout: 30_000, what: 'the checklist in Chinese' })
+    // Nothing is missing in this window: the box says ChatGLM3 is stopped (not "Set up ChatGLM3").
+    await waitFor(async () => (await checklist.locator('.setup-title').textContent()) === zh('ChatGLM3 is stopped'), { timeout: 30_000, what: 'the checklist in Chinese' })
       .catch(async (e) => { throw new Error(`${e.message}: "${await checklist.textContent()}"`); });
     const startText = (await checklist.locator('.setup-actions button.primary').textContent())?.trim();
     if (startText !== zh('Start ChatGLM')) throw new Error(`Start ChatGLM reads "${startText}"`);
@@ -1354,8 +1369,13 @@ async function setupJourney(extensionsDir) {
     log(`      checklist: ${Object.entries(ready).map(([k, v]) => `${k}=${v.level}`).join(', ')}`);
     await shot('setup-ready.png');
 
-    // The one action.
-    await clickSetup(chat, 'startChatglm');
+    // The build's message offers the next step as its button (not a Cancel beside a small link): Start ChatGLM
+    // from there, the one action the checklist offers too.
+    await wb.waitForNotification(/The serving image .* is ready\./, { timeout: 30_000 });
+    const built = wb.page.locator('.notifications-toasts .notification-list-item', { hasText: /The serving image .* is ready\./ });
+    const buttons = (await built.locator('.monaco-button').allTextContents()).map((t) => t.trim());
+    if (buttons.join('|') !== 'Start ChatGLM') throw new Error(`the image-ready message's buttons: ${JSON.stringify(buttons)}`);
+    await built.locator('.monaco-button', { hasText: 'Start ChatGLM' }).click();
     await wb.waitForStatus(/ChatGLM: starting|ChatGLM: loading|ChatGLM: not loaded/, { timeout: 60_000 });
     await shot('setup-starting.png');
     await wb.waitForStatus(/ChatGLM: ready/, { timeout: 300_000 });
@@ -1431,13 +1451,103 @@ async function untrustedAnswerJourney(extensionsDir) {
   await server.stop();
 }
 
+// ------------------------------------------------------------------------------------------- themes (group "theme")
+
+/** The four themes the contrast test covers (test/webview/theme-contrast.test.ts), by their settings id. */
+const CONTRAST_THEMES = [
+  { id: 'Default Light+', label: 'Light+', file: 'light-plus.json', kind: 'vscode-light' },
+  { id: 'Default Dark+', label: 'Dark+', file: 'dark-plus.json', kind: 'vscode-dark' },
+  { id: 'Default High Contrast', label: 'Dark High Contrast', file: 'dark-high-contrast.json', kind: 'vscode-high-contrast' },
+  { id: 'Default High Contrast Light', label: 'Light High Contrast', file: 'light-high-contrast.json', kind: 'vscode-high-contrast-light' },
+];
+const themeVariablesDir = join(projectRoot, 'test/webview/support/themes');
+
+/** Switches the colour theme as the user does (Preferences: Color Theme, the theme picked by its label), and waits
+ *  until the chat webview wears it. */
+async function setColorTheme(wb, chat, theme) {
+  const page = wb.page;
+  await wb.runCommand('Preferences: Color Theme');
+  const widget = page.locator('.quick-input-widget');
+  await widget.locator('.quick-input-box input').fill(theme.label);
+  const row = widget.locator('.quick-input-list .monaco-list-row', { has: page.locator('.label-name', { hasText: new RegExp(`^\\s*${escapeRegExp(theme.label)}\\s*$`) }) }).first();
+  await row.click({ timeout: 10_000 });
+  await widget.waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => {});
+  await waitFor(() => chat.evaluate((kind) => document.body.classList.contains(kind)
+    && (kind !== 'vscode-high-contrast' || !document.body.classList.contains('vscode-high-contrast-light')), theme.kind),
+  { timeout: 30_000, what: `the chat webview in ${theme.id}` });
+}
+
+/** The --vscode-* variables VS Code set on the webview's root element (what every webview's CSS reads). */
+const webviewThemeVariables = (chat) => chat.evaluate(() => {
+  const style = document.documentElement.style;
+  const out = {};
+  for (let i = 0; i < style.length; i += 1) {
+    const name = style.item(i);
+    if (name.startsWith('--vscode-')) out[name] = style.getPropertyValue(name).trim();
+  }
+  return { bodyClass: document.body.className, variables: Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b))) };
+});
+
+async function themeJourneys(extensionsDir) {
+  const cfg = await windowConfig('theme', { 'tritonChatglm.maxNewTokens': 1024 });
+  const server = await startCodeServer({ name: 'theme', extensionsDir, folder: workspace, settings: { 'workbench.colorTheme': 'Default Light+' }, remoteSettings: cfg.settings, env: windowEnv(cfg) });
+  let wb;
+  await journey('13a theme variables of Light+, Dark+ and both high-contrast themes, as VS Code sets them in a webview', async () => {
+    wb = await Workbench.open(server, 'theme');
+    await wb.waitForStatus(/ChatGLM: stopped/);
+    const chat = await openChat(wb);
+    const dir = join(resultsDir, 'theme-variables');
+    mkdirSync(dir, { recursive: true });
+    for (const theme of CONTRAST_THEMES) {
+      await setColorTheme(wb, chat, theme);
+      // The variables follow the class in the same message; wait until two reads agree.
+      const captured = await waitFor(async () => {
+        const a = await webviewThemeVariables(chat);
+        await new Promise((r) => setTimeout(r, 300));
+        const b = await webviewThemeVariables(chat);
+        return JSON.stringify(a) === JSON.stringify(b) && Object.keys(a.variables).length > 100 && a;
+      }, { timeout: 20_000, what: `stable theme variables in ${theme.id}` });
+      const body = JSON.stringify({ theme: theme.id, source: 'code-server 4.99.4 (VS Code 1.99.3), the chat webview', ...captured }, null, 2);
+      writeFileSync(join(dir, theme.file), `${body}\n`);
+      if (process.env.E2E_UPDATE_THEME_VARIABLES === '1') {
+        mkdirSync(themeVariablesDir, { recursive: true });
+        writeFileSync(join(themeVariablesDir, theme.file), `${body}\n`);
+        log(`      updated test/webview/support/themes/${theme.file}`);
+      }
+    }
+  }, { wb: () => wb });
+  await journey('13b a chat answer in Dark High Contrast: every element readable (README picture)', async () => {
+    const chat = await openChat(wb);
+    await setColorTheme(wb, chat, CONTRAST_THEMES[2]);
+    await chat.locator('section.setup .setup-actions button.primary').click();
+    await wb.waitForStatus(/ChatGLM: ready/, { timeout: 300_000 });
+    await waitFor(async () => !(await chat.locator('section.setup').isVisible()), { timeout: 20_000, what: 'the checklist to go' });
+    await ask(chat, pictureQuestions.contrast);
+    const answer = await watchAnswer(chat, 0);
+    if (!answer.text.includes('Geometry helpers')) throw new Error(`the scripted answer reads "${answer.text.slice(0, 200)}"`);
+    // Inline code keeps the theme's preformatted colours (it vanished black on black before).
+    const code = await chat.locator('main.messages article.message.assistant .markdown td code').first()
+      .evaluate((e) => { const s = e.ownerDocument.defaultView.getComputedStyle(e); return { color: s.color, background: s.backgroundColor }; });
+    if (code.color === code.background) throw new Error(`inline code is ${code.color} on ${code.background}`);
+    await openFile(wb, SAMPLE);
+    await wb.runCommand(title('openChat'));
+    const shown = await wb.frameWith('#root main.messages article.message.assistant', { what: 'the chat panel with the answer' });
+    await shown.locator('main.messages article.message.assistant[data-status="complete"]').waitFor({ timeout: 20_000 });
+    await setSideBarWidth(wb, 460);
+    await wb.clearNotifications();
+    await shown.locator('textarea.input').focus();
+    await docScreenshot(wb, 'chat-high-contrast.png');
+  }, { wb: () => wb, needs: ['13a theme variables of Light+, Dark+ and both high-contrast themes, as VS Code sets them in a webview'] });
+  await server.stop();
+}
+
 async function main() {
   mkdirSync(resultsDir, { recursive: true });
   if (!existsSync(fakeDocker)) throw new Error(`the fake docker is missing: ${fakeDocker}`);
   log(`run directory ${root}`);
   const only = typeof args.only === 'string' ? args.only : '';
   const want = (...keys) => !only || keys.some((k) => only === k || only.startsWith(k));
-  const ui = want('1', '2', '3', '4', '5', '6', '7', 'main', '8', 'failures', '9', 'zh', '10', 'setup', 'untrusted', 'edit');
+  const ui = want('1', '2', '3', '4', '5', '6', '7', 'main', '8', 'failures', '9', 'zh', '10', 'setup', 'untrusted', 'edit', 'theme');
   const desktopSuite = want('extension-host') && process.env.E2E_VSCODE;
   if (ui || !desktopSuite) codeServerBin(); // fails early with the install hint
   let vsix, extensionsDir;
@@ -1453,6 +1563,7 @@ async function main() {
   if (want('10', 'setup')) await setupJourney(extensionsDir);
   if (want('untrusted')) await untrustedAnswerJourney(extensionsDir);
   if (want('edit')) await editJourneys(extensionsDir);
+  if (want('theme')) await themeJourneys(extensionsDir);
   if (want('extension-host')) {
     const cfg = await windowConfig('exthost');
     const r = await runExtensionHostSuite({ cfg, env: windowEnv(cfg), folder: workspace, dir: join(root, 'exthost') });

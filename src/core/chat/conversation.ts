@@ -66,8 +66,14 @@ export function summarize(c: Conversation): ConversationSummary {
 }
 
 /** Whether an answer may be continued: it ended at the length limit (Continue appends to it, see continuation.ts). */
-export function canContinue(m: Pick<StoredMessage, 'role' | 'status' | 'finishReason'>): boolean {
-  return m.role === 'assistant' && m.status === 'complete' && m.finishReason === 'length';
+/**
+ * Whether an answer can be extended in place: cut at the length limit, or stopped by the person (or interrupted by
+ * a reload) after some text. A failed answer is regenerated instead.
+ */
+export function canContinue(m: Pick<StoredMessage, 'role' | 'status' | 'finishReason' | 'content'>): boolean {
+  if (m.role !== 'assistant') return false;
+  if (m.status === 'complete') return m.finishReason === 'length';
+  return (m.status === 'stopped' || m.status === 'interrupted') && m.content.trim() !== '';
 }
 
 export function newId(): string {

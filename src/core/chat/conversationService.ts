@@ -269,7 +269,8 @@ export class ConversationService {
     const t = titleFrom(title);
     if (!t) throw new ChatError('empty-text', 'The title is empty.');
     c.title = t;
-    this.touch(c);
+    // A new name is not new activity: the chat keeps its place (and its "Today"/"Yesterday" group) in the history.
+    this.touch(c, false);
     await this.flush();
   }
 

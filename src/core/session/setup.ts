@@ -117,8 +117,10 @@ export interface SetupModel {
   checking: boolean;
   /** The checks, in PREFLIGHT_CHECKS order; empty once the server runs (its setup is proven). */
   items: SetupItem[];
-  /** Items that stop a start. */
+  /** Items that need the person: the failed checks (what waits on them is counted in `waiting`). */
   attention: number;
+  /** Checks that could not run yet because an earlier one failed ("checked once Docker is installed"). */
+  waiting: number;
   primary: SetupPrimary | undefined;
   /** What failed last (a crash, a failed load), shown with the checklist. */
   failure?: LifecycleFailure;
@@ -132,13 +134,13 @@ export interface SetupInput {
 }
 
 export function setupModel({ state, report, checking, building }: SetupInput): SetupModel {
-  const hidden: SetupModel = { visible: false, phase: 'running', checking, items: [], attention: 0, primary: undefined };
+  const hidden: SetupModel = { visible: false, phase: 'running', checking, items: [], attention: 0, waiting: 0, primary: undefined };
   if (state.mode !== 'managed' || (state.server === 'running' && state.model === 'ready')) return hidden;
   const failure = state.server === 'error' ? state.serverError : state.model === 'failed' ? state.modelError : undefined;
   const withFailure = (m: SetupModel): SetupModel => (failure ? { ...m, failure } : m);
   if (state.server === 'running') {
     const loadable = state.model === 'unloaded' || state.model === 'failed';
-    return withFailure({ visible: true, phase: loadable ? 'running' : 'busy', checking, items: [], attention: 0, primary: loadable ? 'startChatglm' : undefined });
+    return withFailure({ visible: true, phase: loadable ? 'running' : 'busy', checking, items: [], attention: 0, waiting: 0, primary: loadable ? 'startChatglm' : undefined });
   }
   const items = PREFLIGHT_CHECKS.map((id): SetupItem => {
     const check = report?.checks.find((c) => c.id === id);
@@ -146,13 +148,17 @@ export function setupModel({ state, report, checking, building }: SetupInput): S
     const item: SetupItem = { ...check, fixes: fixesFor(check, building) };
     return id === 'image' && building ? { ...item, level: 'pending' } : item;
   });
-  const attention = report ? report.checks.filter(isBlocking).length : 0;
+  // A check that waits on another ("checked once Docker is installed") blocks a start but is nothing to do: the
+  // count names what needs the person, the waiting ones apart.
+  const blocking = report ? report.checks.filter(isBlocking) : [];
+  const attention = blocking.filter((c) => c.level === 'error').length;
+  const waiting = blocking.length - attention;
   if (state.server === 'starting' || state.server === 'stopping') {
-    return { visible: true, phase: 'busy', checking, items, attention, primary: undefined };
+    return { visible: true, phase: 'busy', checking, items, attention, waiting, primary: undefined };
   }
-  if (!report) return { visible: true, phase: 'checking', checking: true, items, attention: 0, primary: undefined };
+  if (!report) return { visible: true, phase: 'checking', checking: true, items, attention: 0, waiting: 0, primary: undefined };
   const phase: SetupPhase = report.ok ? 'ready' : 'needed';
-  return withFailure({ visible: true, phase, checking, items, attention, primary: report.ok ? 'startChatglm' : 'recheck' });
+  return withFailure({ visible: true, phase, checking, items, attention, waiting, primary: report.ok ? 'startChatglm' : 'recheck' });
 }
 
 /** The one action (`primary`) or a check's fix, as a click in the checklist asks for it. */

@@ -189,8 +189,27 @@ export class StatusHistory {
 }
 
 /**
+ * The top of a chart's y axis: the series' maximum (at least `minTop`) rounded up to 1, 2 or 5 times a power of
+ * ten, so the axis reads "0 … 20 tokens/s" rather than "0 … 17.3". 0 (or less) gives `minTop`'s own rounding.
+ */
+export function axisTop(values: readonly (number | null)[], minTop = 1): number {
+  const known = values.filter((v): v is number => v !== null && Number.isFinite(v));
+  const max = Math.max(minTop, ...known);
+  if (!(max > 0)) return 1;
+  const power = 10 ** Math.floor(Math.log10(max));
+  const step = [1, 2, 5, 10].find((m) => m * power >= max * (1 - 1e-9))!;
+  return step * power;
+}
+
+/** Whether a series holds a value yet (its chart says "collecting…" until then). */
+export function hasValues(values: readonly (number | null)[]): boolean {
+  return values.some((v) => v !== null && Number.isFinite(v));
+}
+
+/**
  * SVG path data for a sparkline in a `width` x `height` box: x spreads `capacity` slots so the line grows from
- * the left, y is scaled to the series' maximum (at least `minMax`). Unknown points break the line.
+ * the left, y is scaled to the series' maximum, at least `minMax` (pass axisTop(), so the line and the y axis
+ * agree). Unknown points break the line.
  */
 export function sparklinePath(values: readonly (number | null)[], width: number, height: number, capacity: number, minMax = 1): string {
   const known = values.filter((v): v is number => v !== null && Number.isFinite(v));

@@ -197,7 +197,7 @@ export class ChatController implements vscode.Disposable {
     await this.answers.answer(id);
   }
 
-  /** Continues the last answer, cut at the length limit; the new text is appended to it. */
+  /** Continues the last answer (cut at the length limit, or stopped); the new text is appended to it. */
   async continueAnswer(answerId: string): Promise<void> {
     const id = this.activeId;
     if (!id || !this.ensureReady()) return;
@@ -211,6 +211,11 @@ export class ChatController implements vscode.Disposable {
 
   stopActive(): void {
     if (this.activeId) this.answers.stop(this.activeId);
+  }
+
+  /** Stops every answer of this window, in any conversation (explanations included: they are answers too). */
+  stopAll(): void {
+    for (const id of this.answers.answering()) this.answers.stop(id);
   }
 
   /** Deletes a conversation (stopping its answer); returns it for restore(). */

@@ -420,6 +420,11 @@ export class ExplainController implements vscode.Disposable {
     void vscode.commands.executeCommand(VSCODE_COMMANDS.setContext, EXPLANATIONS_CONTEXT, this.threads.size > 0);
   }
 
+  /** Stops every explanation run, the ones still queued included (Stop Answers). */
+  stopAll(): void {
+    for (const run of this.runs) run.abort();
+  }
+
   dispose(): void {
     for (const run of this.runs) run.abort();
     for (const view of this.threads.values()) view.dispose();

@@ -50,14 +50,23 @@ export function checkLabel(id: PreflightCheckId): string {
 function summary(model: SetupModel, state: LifecycleState): string {
   const phases: Record<SetupPhase, () => string> = {
     checking: () => vscode.l10n.t('Checking Docker, the GPU, the serving image, the weights and the ports…'),
-    needed: () => model.attention === 1
-      ? vscode.l10n.t('1 check needs attention before ChatGLM3 can start.')
-      : vscode.l10n.t('{0} checks need attention before ChatGLM3 can start.', model.attention),
+    needed: () => [attentionText(model.attention), waitingText(model.waiting)].filter(Boolean).join(' '),
     ready: () => vscode.l10n.t('Everything ChatGLM3 needs is in place.'),
     busy: () => busyText(state),
     running: () => vscode.l10n.t('The server is running; ChatGLM3 is not loaded yet.'),
   };
   return phases[model.phase]();
+}
+
+function attentionText(n: number): string {
+  if (n === 0) return '';
+  return n === 1 ? vscode.l10n.t('1 check needs attention before ChatGLM3 can start.') : vscode.l10n.t('{0} checks need attention before ChatGLM3 can start.', n);
+}
+
+/** Checks that wait on a failed one are not counted as needing attention: they follow once it is fixed. */
+function waitingText(n: number): string {
+  if (n === 0) return '';
+  return n === 1 ? vscode.l10n.t('1 more is checked after that.') : vscode.l10n.t('{0} more are checked after that.', n);
 }
 
 function busyText(state: LifecycleState): string {

@@ -103,6 +103,14 @@ export class ChatPanel implements ChatContext {
     this.saver.schedule();
   }
 
+  focusServerAction(): boolean {
+    const action = this.setup.visible
+      ? this.setup.element.querySelector<HTMLButtonElement>('.setup-actions button.primary')
+      : this.serverNotice.element.hidden ? null : this.serverNotice.element.querySelector<HTMLButtonElement>('.server-actions button');
+    action?.focus();
+    return !!action;
+  }
+
   /** Persists the view now (before the page goes away). */
   saveNow(): void {
     this.saver.saveNow();
@@ -196,6 +204,7 @@ export class ChatPanel implements ChatContext {
   private updateControls(): void {
     this.composer.updateControls();
     this.root.classList.toggle('busy', !!this.state?.busy);
+    this.root.classList.toggle('model-not-ready', !!this.state && this.state.server.model !== 'ready');
   }
 
   /** One delegated handler for every button: each carries its action in data-action (and an id in data-id). */

@@ -86,7 +86,10 @@ export class Composer {
     const state = this.ctx.state;
     const busy = !!state?.busy;
     this.sendButton.hidden = busy;
-    this.sendButton.disabled = state?.server.model !== 'ready' || this.input.value.trim() === '';
+    const ready = state?.server.model === 'ready';
+    this.sendButton.disabled = !ready || this.input.value.trim() === '';
+    // Until the model is ready Enter cannot send: the tooltip says so rather than promising "Send (Enter)".
+    this.sendButton.title = ready ? this.ctx.strings.sendTooltip : this.ctx.strings.sendNotReadyTooltip;
     this.stopButton.hidden = !busy;
   }
 
@@ -115,7 +118,9 @@ export class Composer {
     if (e.key === 'Enter' && !e.shiftKey && !composing) {
       // Shift+Enter keeps the default newline.
       e.preventDefault();
-      this.submit();
+      // Not ready yet (setup, stopped, unloaded): the question stays, the focus goes to the action that helps.
+      if (this.ctx.state?.server.model !== 'ready' && this.input.value.trim() !== '') this.ctx.focusServerAction();
+      else this.submit();
     } else if (e.key === 'Escape') {
       if (this.ctx.state?.busy) { e.preventDefault(); this.ctx.postToHost({ type: 'stop' }); }
     } else if ((e.key === 'ArrowUp' || e.key === 'ArrowDown') && !composing && !e.shiftKey && !e.altKey && !e.ctrlKey && !e.metaKey) {

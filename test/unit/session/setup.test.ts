@@ -20,7 +20,8 @@ test('everything missing: every check with its fixes, the count, and Re-check as
   assert.equal(m.visible, true);
   assert.equal(m.phase, 'needed');
   assert.equal(m.primary, 'recheck');
-  assert.equal(m.attention, 5, 'docker, the three it blocks, the weights');
+  assert.equal(m.attention, 2, 'docker and the weights need the person');
+  assert.equal(m.waiting, 3, 'the three checks docker blocks only wait');
   assert.deepEqual(m.items.map((i) => [i.id, i.level, i.fixes.join('+')]), [
     ['docker', 'error', 'installDocker+openSettings'],
     ['daemon', 'blocked', ''],

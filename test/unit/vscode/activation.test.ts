@@ -295,6 +295,14 @@ test('chat history: a quick pick grouped by day with Explanations apart; rename,
   await pick.triggerButton('first, edited', 'Rename');
   assert.ok(labels().includes('Renamed chat') && !labels().includes('first, edited'));
   assert.equal(pick.visible, true, 'the list comes back after the rename box');
+  // The search covers the messages too: a chat whose answer holds the words shows them as its detail.
+  pick.type('echo: first');
+  assert.equal(pick.items.find((i) => i.label === 'Renamed chat')!.detail, 'Echo: first, edited', 'the answer that holds the words');
+  assert.ok(pick.items.filter((i) => i.kind !== -1 && i.label !== 'Renamed chat').every((i) => i.detail === undefined), 'no detail where no message holds it');
+  pick.type('renamed');
+  assert.equal(pick.items.find((i) => i.label === 'Renamed chat')!.detail, undefined, 'the title matches: no detail needed');
+  pick.type('');
+  assert.ok(pick.items.every((i) => i.detail === undefined));
 
   fake.rec.answer = 'Undo';
   await pick.triggerButton('Renamed chat', 'Delete');

@@ -3,7 +3,7 @@
 // and what waits as it happens, Explain threads are titled and anchored on their lines and say where they wait,
 // and an answer whose connection was lost (the server still up) is offered for Retry.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -82,6 +82,8 @@ test('while an answer runs: "generating (1)" with a spinner, the tooltip names i
   assert.deepEqual(live.hidden, ['gpu'], 'the stub has no GPU metrics: GPU cards hidden, the scheduler\'s shown');
   assert.match(live.note, /no GPU metrics/);
   assert.ok(live.series.activeRows!.d.startsWith('M'), 'the active-rows sparkline has a point');
+  assert.deepEqual([live.series.activeRows!.top, live.series.activeRows!.empty], ['1 row', false], 'its y axis tops at 1 row');
+  assert.equal(live.series.gpuUtilizationPct!.empty, true, 'no GPU figures: that chart is still collecting');
 
   receive({ type: 'stop' });
   await waitFor(() => bar().text === '$(check) ChatGLM: ready', 'the status bar back to ready');
@@ -174,4 +176,24 @@ test('a connection lost while the server runs: the answer fails as "connection l
   receive({ type: 'retry', messageId: 'm-unknown' });
   await new Promise((r) => setTimeout(r, 100));
   assert.equal(streams().length, count);
+});
+
+test('Server Status\'s title bar: Stop Answers, Unload, Restart, Show Logs; Stop Answers stops what runs, enabled only then', async () => {
+  const manifest = JSON.parse(readFileSync(join(__dirname, '../../../package.json'), 'utf8')) as { contributes: { menus: Record<string, { command: string; when?: string; group?: string }[]> } };
+  const onStatus = manifest.contributes.menus['editor/title']!.filter((m) => m.when?.includes("activeWebviewPanelId == 'tritonChatglm.status'"));
+  assert.deepEqual(onStatus.map((m) => [m.command, m.group]), [
+    ['tritonChatglm.stopAnswers', 'navigation@1'], ['tritonChatglm.unloadModel', 'navigation@2'],
+    ['tritonChatglm.restartServer', 'navigation@3'], ['tritonChatglm.showServerLogs', 'navigation@4'],
+  ]);
+  await waitFor(() => bar().text === '$(check) ChatGLM: ready', 'nothing running');
+  assert.equal(fake.rec.context.get('tritonChatglm.answering'), false);
+  posted.length = 0;
+  receive({ type: 'send', text: 'tell me something slow' });
+  await waitFor(() => fake.rec.context.get('tritonChatglm.answering') === true, 'Stop Answers enabled while the answer runs');
+  await fake.vscode.commands.executeCommand('tritonChatglm.stopAnswers');
+  await waitFor(() => fake.rec.context.get('tritonChatglm.answering') === false, 'Stop Answers disabled again');
+  assert.equal(bar().text, '$(check) ChatGLM: ready');
+  const last = posted.filter((m) => m.type === 'state').at(-1) as { messages: { role: string; status: string }[] } | undefined;
+  const done = posted.filter((m) => m.type === 'messageDone').at(-1) as { status?: string } | undefined;
+  assert.equal(done?.status ?? last?.messages.at(-1)?.status, 'stopped');
 });

@@ -85,8 +85,12 @@ export class TabInputText { constructor(readonly uri: Uri) {} }
 export interface FakeQuickPick {
   title?: string;
   placeholder?: string;
-  items: Array<{ label: string; description?: string; kind?: number; buttons?: Array<{ tooltip?: string }> }>;
+  items: Array<{ label: string; description?: string; detail?: string; kind?: number; buttons?: Array<{ tooltip?: string }> }>;
   activeItems: unknown[];
+  /** What is typed in its input. */
+  value: string;
+  /** Types `value` into its input (fires onDidChangeValue). */
+  type(value: string): void;
   visible: boolean;
   disposed: boolean;
   /** Picks the item with this label (Enter). */
@@ -292,10 +296,12 @@ export function createFakeVscode(config: Record<string, unknown>) {
         const accept = new EventEmitter<void>();
         const hide = new EventEmitter<void>();
         const button = new EventEmitter<{ button: unknown; item: unknown }>();
+        const changeValue = new EventEmitter<string>();
         type Item = FakeQuickPick['items'][number];
         const pick: FakeQuickPick & Record<string, unknown> = {
-          items: [], activeItems: [], visible: false, disposed: false, selectedItems: [] as Item[],
-          onDidAccept: accept.event, onDidHide: hide.event, onDidTriggerItemButton: button.event,
+          items: [], activeItems: [], visible: false, disposed: false, selectedItems: [] as Item[], value: '',
+          onDidAccept: accept.event, onDidHide: hide.event, onDidTriggerItemButton: button.event, onDidChangeValue: changeValue.event,
+          type(value: string) { pick.value = value; changeValue.fire(value); },
           show() { pick.visible = true; },
           hide() { if (pick.visible) { pick.visible = false; hide.fire(); } },
           dispose() { pick.disposed = true; },
