@@ -15,3 +15,6 @@ export * from './store';
 export * from './fileStore';
 export * from './conversationService';
 export * from './answerRunner';
+export * from './contextContent';
+export * from './slashCommands';
+export * from '../tokens/meter';
