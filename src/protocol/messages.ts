@@ -204,7 +204,7 @@ export const hostToWebviewSchema = z.discriminatedUnion('type', [
     activeFile: activeFileViewSchema.nullable(),
   }),
   messageSchema('draft', { text: z.string().max(LIMITS.userText) }),
-  // the token meter under the input: the host's figures; the panel adds the chips and the draft (core/tokens/meter.ts)
+  // the token meter under the input: the host's figures; the panel adds the chips and the draft (core/composer/meter.ts)
   messageSchema('budget', {
     /** The system prompt with its message overhead (0 without one). */
     systemTokens: count,

@@ -127,6 +127,7 @@ export const DEFAULT_STRINGS = {
   'command.doc': 'Write documentation comments for the attached code',
   'command.new': 'Start a new chat',
   // the token meter under the input (tokenMeter.ts)
+  meterName: 'Tokens of the next question',
   meterLabel: 'About {0} of {1} tokens',
   meterDetail: 'System prompt: {0}\nHistory kept: {1} (turns: {2})\nAttachments: {3}\nQuestion: {4}\nThe model accepts {5}.',
   meterWarning: 'Close to the model\'s input budget.',

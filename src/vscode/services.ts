@@ -62,7 +62,7 @@ export class ExtensionServices implements vscode.Disposable {
         onSaveError: (e) => log.error('Saving conversations failed', e),
       });
       const problems = await conversations.init();
-      const editorContext = store.add(new EditorContext(log));
+      const editorContext = store.add(new EditorContext(log, settings));
       const proposals = store.add(new ProposalDocuments());
       store.add(vscode.workspace.registerTextDocumentContentProvider(PROPOSAL_SCHEME, proposals));
       const chat = store.add(new ChatController(conversations, server, lifecycle, settings, context.globalState, log, editorContext, proposals));

@@ -16,5 +16,6 @@ export * from './fileStore';
 export * from './conversationService';
 export * from './answerRunner';
 export * from './contextContent';
-export * from './slashCommands';
-export * from '../tokens/meter';
+export * from '../composer/slashCommands';
+export * from '../composer/meter';
+export * from './composerBudget';

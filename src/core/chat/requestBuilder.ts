@@ -83,7 +83,7 @@ function keepLastTurns(turns: Turn[], historyLen: number | undefined): number {
 
 /**
  * What each turn of the conversation would cost as history of its next question (oldest first), after the turn
- * limit: the composer's meter (src/core/tokens/meter.ts) keeps them newest first while they fit, as below.
+ * limit: the composer's meter (src/core/composer/meter.ts) keeps them newest first while they fit, as below.
  */
 export function historyTurnCosts(conversation: Pick<Conversation, 'messages'> | undefined, historyLen?: number): number[] {
   if (!conversation) return [];

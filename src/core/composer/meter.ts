@@ -2,7 +2,8 @@
 // prompt, the kept history's turns, the chips) and the draft the panel holds. The same arithmetic as the request
 // builder: the fixed part (framing, system prompt, the question with its attachments) always goes; older turns go
 // newest first while they fit, and are dropped whole, oldest first.
-import { MESSAGE_OVERHEAD_TOKENS, PROMPT_OVERHEAD_TOKENS } from './tokenEstimate';
+import { estimateTokens, MESSAGE_OVERHEAD_TOKENS, PROMPT_OVERHEAD_TOKENS } from '../tokens/tokenEstimate';
+import { parseSlashCommand, type TemplateCommand } from './slashCommands';
 
 /** From 80 % of the budget the meter warns; over it, the request cannot go as it is (Send asks what to drop). */
 export const METER_WARNING_RATIO = 0.8;
@@ -47,4 +48,15 @@ export function readMeter(i: MeterInput): MeterReading {
 export function meterLevel(total: number, max: number): MeterLevel {
   if (total > max) return 'over';
   return total >= max * METER_WARNING_RATIO ? 'warning' : 'ok';
+}
+
+/**
+ * The tokens of a draft as the model will receive it: a template command's prompt (its tokens from the host, which
+ * knows the translation) and a blank line before the rest, or the text itself. `/new` counts only its rest.
+ */
+export function draftTokens(draft: string, templateTokens: Readonly<Record<TemplateCommand, number>>): number {
+  const parsed = parseSlashCommand(draft);
+  if (!parsed) return estimateTokens(draft);
+  if (parsed.command === 'new') return estimateTokens(parsed.rest);
+  return templateTokens[parsed.command] + (parsed.rest ? 2 + estimateTokens(parsed.rest) : 0);
 }
