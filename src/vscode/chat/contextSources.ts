@@ -5,12 +5,15 @@
 import * as vscode from 'vscode';
 import type { FileDiff, Problem, ProblemSeverity } from '../../core/chat';
 
-const SEVERITY: Record<vscode.DiagnosticSeverity, ProblemSeverity> = {
-  [vscode.DiagnosticSeverity.Error]: 'error',
-  [vscode.DiagnosticSeverity.Warning]: 'warning',
-  [vscode.DiagnosticSeverity.Information]: 'info',
-  [vscode.DiagnosticSeverity.Hint]: 'hint',
-};
+/** Read when called, not at load (the module is loaded before any of its features is used). */
+function severity(s: vscode.DiagnosticSeverity): ProblemSeverity {
+  switch (s) {
+    case vscode.DiagnosticSeverity.Error: return 'error';
+    case vscode.DiagnosticSeverity.Warning: return 'warning';
+    case vscode.DiagnosticSeverity.Information: return 'info';
+    default: return 'hint';
+  }
+}
 
 /** The document's diagnostics, each with its line's text. */
 export function problemsOf(document: vscode.TextDocument): Problem[] {
@@ -18,7 +21,7 @@ export function problemsOf(document: vscode.TextDocument): Problem[] {
     const line = Math.min(d.range.start.line, document.lineCount - 1);
     const code = typeof d.code === 'object' ? String(d.code.value) : d.code !== undefined ? String(d.code) : '';
     const source = [d.source, code].filter(Boolean).join(' ');
-    return { line: line + 1, severity: SEVERITY[d.severity], message: d.message, ...(source ? { source } : {}), code: document.lineAt(line).text };
+    return { line: line + 1, severity: severity(d.severity), message: d.message, ...(source ? { source } : {}), code: document.lineAt(line).text };
   });
 }
 
