@@ -22,11 +22,10 @@ const banImports = (names, message) => {
 
 /**
  * Policy the host and the panel must apply alike, as pure functions: the invisible characters the panel marks and
- * the host warns about (text), the links the panel keeps live and the host opens (links), the token estimate and
- * budget arithmetic of the host's budget check and the composer's meter (tokens), the `/` commands and the meter's
- * sum that the composer applies and the host sends by (composer).
+ * the host warns about (text), the links the panel keeps live and the host opens (links), the token estimate, the
+ * `/` commands and the meter's sum that the composer shows and the host's budget check and requests follow (composer).
  */
-const BROWSER_SAFE_CORE = ['./core/text', './core/links', './core/tokens', './core/composer'];
+const BROWSER_SAFE_CORE = ['./core/text', './core/links', './core/composer'];
 
 /** Which part of src/ may import which: each zone forbids `target` to import from `from` (except `except`). */
 const layerZones = [

@@ -5,7 +5,7 @@ import { DEFAULT_MODEL_SETTINGS } from '../repository';
 import type { Conversation } from './conversation';
 import { historyTurnCosts } from './requestBuilder';
 import { COMMAND_TEMPLATES, type TemplateCommand } from '../composer/slashCommands';
-import { estimateTokens, MESSAGE_OVERHEAD_TOKENS } from '../tokens/tokenEstimate';
+import { estimateTokens, MESSAGE_OVERHEAD_TOKENS } from '../composer/tokenEstimate';
 
 export interface ComposerBudget {
   systemTokens: number;

@@ -9,7 +9,7 @@
 // and git's unified diff of the working tree against HEAD, file after file, within a token budget: a file's diff
 // goes whole or not at all (the first one is cut at a line if it alone is over), and what is left out is named
 // on a last line, so the model knows the list is incomplete.
-import { estimateTokens } from '../tokens/tokenEstimate';
+import { estimateTokens } from '../composer/tokenEstimate';
 
 export type ProblemSeverity = 'error' | 'warning' | 'info' | 'hint';
 

@@ -2,7 +2,7 @@
 // prompt, the kept history's turns, the chips) and the draft the panel holds. The same arithmetic as the request
 // builder: the fixed part (framing, system prompt, the question with its attachments) always goes; older turns go
 // newest first while they fit, and are dropped whole, oldest first.
-import { estimateTokens, MESSAGE_OVERHEAD_TOKENS, PROMPT_OVERHEAD_TOKENS } from '../tokens/tokenEstimate';
+import { estimateTokens, MESSAGE_OVERHEAD_TOKENS, PROMPT_OVERHEAD_TOKENS } from './tokenEstimate';
 import { parseSlashCommand, type TemplateCommand } from './slashCommands';
 
 /** From 80 % of the budget the meter warns; over it, the request cannot go as it is (Send asks what to drop). */
