@@ -30,7 +30,8 @@ interface GitChange { readonly uri: vscode.Uri; readonly status: number }
 interface GitRepository {
   readonly rootUri: vscode.Uri;
   readonly state: { readonly workingTreeChanges: readonly GitChange[]; readonly indexChanges: readonly GitChange[] };
-  diffWithHEAD(path: string): Promise<string>;
+  /** `git diff <ref> -- <path>`: the working tree (staged or not) against `ref`. */
+  diffWith(ref: string, path: string): Promise<string>;
 }
 interface GitApi {
   readonly state: 'uninitialized' | 'initialized';
@@ -64,7 +65,7 @@ export async function workingTreeChanges(near: vscode.Uri | undefined): Promise<
     seen.add(key);
     const path = relative(repository.rootUri, change.uri);
     if (change.status === UNTRACKED) { untracked.push(path); continue; }
-    files.push({ path, diff: await repository.diffWithHEAD(change.uri.fsPath) });
+    files.push({ path, diff: await repository.diffWith('HEAD', change.uri.fsPath) });
   }
   files.sort((a, b) => a.path.localeCompare(b.path));
   if (!files.some((f) => f.diff.trim() !== '') && !untracked.length) return { ok: false, reason: 'no-changes' };
