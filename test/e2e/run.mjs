@@ -1270,19 +1270,25 @@ async function contextJourney(extensionsDir) {
     await wb.runCommand(title('startChatglm'));
     await wb.waitForStatus(/ChatGLM: ready/, { timeout: 300_000 });
     await openFile(wb, 'shapes.js');
-    const chat = await openChat(wb);
     const page = wb.page;
-    const input = chat.locator('textarea.input');
+    // The Explorer and the chat share the side bar: showing one disposes the other's webview, so the panel's frame
+    // and its locators are taken again each time the chat is opened.
+    let chat, input, list, meter;
+    const bindChat = async () => {
+      chat = await openChat(wb);
+      input = chat.locator('textarea.input');
+      list = chat.locator('.completion-list');
+      meter = chat.locator('.token-meter');
+    };
+    await bindChat();
     const composerChips = () => chipTexts(chat.locator('.composer .attachment-chip'));
     // The current file is a suggestion (dashed), not an attachment; the meter shows the next request's size.
     await chat.locator('.composer button.attachment-chip.active-file.suggested', { hasText: 'shapes.js' }).waitFor({ timeout: 30_000 });
-    const meter = chat.locator('.token-meter');
     await waitFor(async () => /^\d[\d,]* \/ 6,144$/.test((await meter.textContent()) ?? ''), { what: 'the token meter under the input' });
 
     // #symbol, by the keyboard: the list, then VS Code's workspace symbol search in a quick pick.
     await input.click();
     await page.keyboard.type('#sym');
-    const list = chat.locator('.completion-list');
     await list.waitFor({ state: 'visible', timeout: 10_000 });
     if ((await input.getAttribute('aria-expanded')) !== 'true' || (await input.getAttribute('aria-activedescendant')) !== await list.locator('[role="option"]').first().getAttribute('id')) {
       throw new Error('the input does not own the open list as a combobox');
@@ -1307,6 +1313,7 @@ async function contextJourney(extensionsDir) {
     await openFile(wb, 'config.json');
     await waitFor(async () => /[1-9]/.test((await page.locator('.statusbar-item[id="status.problems"]').textContent().catch(() => '')) ?? ''),
       { timeout: 60_000, what: 'the JSON problem in the status bar' });
+    await bindChat();
     await input.click();
     await page.keyboard.type('#');
     await list.locator('[data-value="#problems"]').click();
@@ -1341,7 +1348,7 @@ async function contextJourney(extensionsDir) {
     const checks = [
       ['the symbol block', got.startsWith('Symbol: circleArea in shapes.js (lines 1-3)\n```javascript\nfunction circleArea(radius) {\n  return Math.PI * radius * radius;\n}\n```\n\n')],
       ['the problems block', /\n\nProblems: config\.json\n```text\nline [34]: error: [^\n]+\n {4}"(version|private)": [^\n]+\n```\n\n/.test(got)],
-      ['the changes block', /\n\nChanges: [^\n]+ \(working tree against HEAD\)\n```diff\ndiff --git a\/shapes\.js b\/shapes\.js\n[\s\S]*\n\+\/\/ changed after the commit\n```\n\n/.test(got)],
+      ['the changes block', /\n\nChanges: context-workspace \(working tree against HEAD\)\n```diff\ndiff --git a\/shapes\.js b\/shapes\.js\n[\s\S]*\n\+\/\/ changed after the commit\n```\n\n/.test(got)],
       ['the template and the words', got.endsWith(`\n\n${template}\n\nbriefly`)],
       ['the current file not sent', !got.includes('File: config.json')],
     ];

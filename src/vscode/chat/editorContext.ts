@@ -168,7 +168,9 @@ export class EditorContext implements vscode.Disposable {
     if (budgeted.omitted.length) this.log.info(`chat: #changes left out ${budgeted.omitted.length} files to fit its budget`);
     const untracked = changes.untracked.length ? `\n(untracked, not in HEAD: ${changes.untracked.join(', ')})` : '';
     const folder = vscode.workspace.getWorkspaceFolder(changes.root);
-    const name = folder ? displayPath(changes.root) || folder.name : changes.root.path.slice(changes.root.path.lastIndexOf('/') + 1);
+    // The repository's folder: the workspace folder's name when it is one, else its path in the workspace.
+    const name = folder && folder.uri.toString() === changes.root.toString() ? folder.name
+      : folder ? displayPath(changes.root) : changes.root.path.slice(changes.root.path.lastIndexOf('/') + 1);
     this.addAll([{
       id: newId(), kind: 'changes', path: name || '.', uri: changes.root.toString(), languageId: 'diff', content: `${budgeted.content}${untracked}`.replace(/^\n/, ''),
     }]);
