@@ -29,7 +29,7 @@ export interface Attachment {
   languageId: string;
   /** The selected lines (a selection, a symbol); absent for a whole file, problems and changes. */
   lines?: LineRange;
-  /** What the chip and the header name besides the path: a symbol's name and kind ("circle_area (function)"). */
+  /** A symbol's name ("circle_area"): its chip shows it instead of the file name, its header before the path. */
   label?: string;
   content: string;
 }
