@@ -142,31 +142,34 @@ export async function pickSymbol(displayPath: (uri: vscode.Uri) => string): Prom
   pick.dispose();
   if (!chosen) return undefined;
   const document = await vscode.workspace.openTextDocument(chosen.location.uri);
-  const range = await wholeRange(document, chosen);
-  return { document, range, name: chosen.name, kind: symbolKindName(chosen.kind).toLowerCase() };
+  const own = await documentSymbol(document, chosen);
+  return { document, range: own?.range ?? chosen.location.range, name: own?.name ?? chosen.name, kind: symbolKindName(chosen.kind).toLowerCase() };
 }
 
 /**
- * The symbol's whole range: some providers report only its name's range in a workspace search, so the document's
- * own symbols (the innermost one of that name around it) decide; else what the search said.
+ * The symbol as its document knows it: some providers report only its name's range in a workspace search, and name
+ * it differently there (TypeScript's "circleArea()"), so the document's own symbols decide — the innermost one of
+ * that name around the search's range; undefined when the document has none.
  */
-async function wholeRange(document: vscode.TextDocument, symbol: vscode.SymbolInformation): Promise<vscode.Range> {
+async function documentSymbol(document: vscode.TextDocument, symbol: vscode.SymbolInformation): Promise<{ range: vscode.Range; name: string } | undefined> {
   const at = symbol.location.range;
-  let found: vscode.Range | undefined;
+  const wanted = symbol.name.replace(/\(.*\)$/, '');
+  let found: { range: vscode.Range; name: string } | undefined;
   try {
     const own = await vscode.commands.executeCommand<Array<vscode.DocumentSymbol | vscode.SymbolInformation> | undefined>('vscode.executeDocumentSymbolProvider', document.uri);
     const walk = (items: ReadonlyArray<vscode.DocumentSymbol | vscode.SymbolInformation>) => {
       for (const s of items) {
         const range = 'location' in s ? s.location.range : s.range;
-        if (s.name === symbol.name && range.contains(at) && (!found || found.contains(range))) found = range;
+        const named = s.name === symbol.name || s.name.replace(/\(.*\)$/, '') === wanted;
+        if (named && range.contains(at) && (!found || found.range.contains(range))) found = { range, name: s.name };
         if ('children' in s && s.children.length) walk(s.children);
       }
     };
     walk(own ?? []);
   } catch {
-    // no document symbols: the search's range
+    // no document symbols: the search's range and name
   }
-  return found ?? at;
+  return found;
 }
 
 function symbolKindName(kind: vscode.SymbolKind): string {
