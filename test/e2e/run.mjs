@@ -190,10 +190,10 @@ async function watchAnswer(frame, n, { timeout = 120_000, until = 'complete' } =
   return { partials: [...partials], ...final };
 }
 
-/** What each attachment chip of a locator reads (its glyphs, such as the ×, left out). */
+/** What each attachment chip of a locator reads (its glyphs, such as the ×, and its token figure left out). */
 const chipTexts = (chips) => chips.evaluateAll((els) => els.map((e) => {
   const copy = e.cloneNode(true);
-  for (const g of copy.querySelectorAll('.chip-glyph')) g.remove();
+  for (const g of copy.querySelectorAll('.chip-glyph, .chip-tokens')) g.remove();
   return (copy.textContent ?? '').trim();
 }));
 
@@ -1326,10 +1326,12 @@ async function contextJourney(extensionsDir) {
     await page.keyboard.press('Tab');
     await chat.locator('.composer .attachment-chip[data-kind="changes"]').waitFor({ timeout: 60_000 });
     const chips = await composerChips();
-    const expectedChips = [/^config\.jsoncurrent file — click to attach$/, /^circleArea:1-3\d+$/, /^config\.json problems\d+$/, /^Changes\d+$/];
-    if (chips.length !== 4 || !chips.every((c, i) => expectedChips[i].test(c.replace(/\s+/g, ' ')))) {
+    if (JSON.stringify(chips.map((c) => c.replace(/\s+/g, ' '))) !== JSON.stringify(['config.jsoncurrent file — click to attach', 'circleArea:1-3', 'config.json problems', 'Changes'])) {
       throw new Error(`chips above the input: ${JSON.stringify(chips)}`);
     }
+    // Each attached chip shows its estimated tokens on itself.
+    const figures = await chat.locator('.composer .attachment-chip .chip-tokens').allTextContents();
+    if (figures.length !== 3 || !figures.every((f) => /^[1-9][\d,]*$/.test(f))) throw new Error(`token figures on the chips: ${JSON.stringify(figures)}`);
     if ((await input.inputValue()) !== '') throw new Error(`the #words stayed in the input: ${JSON.stringify(await input.inputValue())}`);
     await shot(wb, 'chat-context-chips.png');
 
