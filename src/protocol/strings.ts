@@ -115,6 +115,32 @@ export const DEFAULT_STRINGS = {
   activeFileOn: 'The current file goes with the question. Click to leave it out.',
   activeFileOff: 'The current file is left out. Click to attach it.',
   activeFileUntrusted: 'Untrusted workspace: the current file is attached only when you switch it on.',
+  activeFileSuggested: 'current file — click to attach',
+  activeFileSuggestedHint: 'Click to attach the current file to the question.',
+  'chipKind.problems': 'problems',
+  'chipKind.changes': 'changes',
+  'chipKind.symbol': 'symbol',
+  changesChip: 'Changes',
+  // `#` context and `/` commands (contextCompletion.ts)
+  completionLabel: 'Suggestions',
+  completionCount: '{0} suggestions. Up and Down to choose, Enter or Tab to accept, Escape to close.',
+  completionNone: 'No suggestions.',
+  'context.file': 'A file of the workspace',
+  'context.selection': 'The editor\'s selection',
+  'context.problems': 'The current file\'s problems, with their lines',
+  'context.changes': 'The working tree\'s changes against HEAD',
+  'context.symbol': 'A function, class or other symbol of the workspace',
+  'command.explain': 'Explain the attached code',
+  'command.fix': 'Fix the current file\'s problems',
+  'command.tests': 'Write unit tests for the attached code',
+  'command.doc': 'Write documentation comments for the attached code',
+  'command.new': 'Start a new chat',
+  // the token meter under the input (tokenMeter.ts)
+  meterName: 'Tokens of the next question',
+  meterLabel: 'About {0} of {1} tokens',
+  meterDetail: 'System prompt: {0}\nHistory kept: {1} (turns: {2})\nAttachments: {3}\nQuestion: {4}\nThe model accepts {5}.',
+  meterWarning: 'Close to the model\'s input budget.',
+  meterOver: 'Over the model\'s input budget: Send asks what to leave out.',
 } as const;
 
 export type StringKey = keyof typeof DEFAULT_STRINGS;

@@ -67,7 +67,7 @@ export class ExtensionServices implements vscode.Disposable {
         onSaveError: (e) => log.error('Saving conversations failed', e),
       });
       const problems = await conversations.init();
-      const editorContext = store.add(new EditorContext(log));
+      const editorContext = store.add(new EditorContext(log, settings));
       const proposals = store.add(new ProposalDocuments());
       store.add(vscode.workspace.registerTextDocumentContentProvider(PROPOSAL_SCHEME, proposals));
       // Edit Selection's and Apply to Selection's diff, with Accept and Discard.

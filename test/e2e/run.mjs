@@ -4,7 +4,8 @@
 // repository and the tiny engine. Journeys 1-7 share one window (as a user's session would); the failure and
 // Chinese journeys get fresh ones; the extension-host mocha suite runs last through @vscode/test-electron's runTests
 // with code-server standing in for the VS Code executable. Results: console + JUnit XML (--junit=<file>).
-// Options: --only=main|failures|zh|setup|untrusted|edit|theme|extension-host runs one group; see README.md for the environment knobs.
+// Options: --only=main|failures|zh|setup|untrusted|edit|theme|context|extension-host runs one group; see README.md for the environment knobs.
+import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import {
@@ -189,10 +190,10 @@ async function watchAnswer(frame, n, { timeout = 120_000, until = 'complete' } =
   return { partials: [...partials], ...final };
 }
 
-/** What each attachment chip of a locator reads (its glyphs, such as the ×, left out). */
+/** What each attachment chip of a locator reads (its glyphs, such as the ×, and its token figure left out). */
 const chipTexts = (chips) => chips.evaluateAll((els) => els.map((e) => {
   const copy = e.cloneNode(true);
-  for (const g of copy.querySelectorAll('.chip-glyph')) g.remove();
+  for (const g of copy.querySelectorAll('.chip-glyph, .chip-tokens')) g.remove();
   return (copy.textContent ?? '').trim();
 }));
 
@@ -625,7 +626,8 @@ async function mainWindowJourneys(extensionsDir) {
     chat = await wb.frameWith('.composer .attachment-chip[data-kind="file"]', { what: 'the file chip' });
     const composerChips = () => chipTexts(chat.locator('.composer .attachment-chip'));
     const before = await composerChips();
-    if (JSON.stringify(before) !== JSON.stringify(['geometry.pycurrent file', 'geometry.py:3-4', 'geometry.py:6-7', 'notes.md'])) throw new Error(`chips above the input: ${JSON.stringify(before)}`);
+    // The selections of geometry.py replace its current-file chip: the file does not go as well (issue #20).
+    if (JSON.stringify(before) !== JSON.stringify(['geometry.py:3-4', 'geometry.py:6-7', 'notes.md'])) throw new Error(`chips above the input: ${JSON.stringify(before)}`);
     await wb.screenshot(join(resultsDir, 'screenshots', 'chat-attachments-composer.png'));
 
     const n = await assistantArticles(chat).count();
@@ -633,12 +635,10 @@ async function mainWindowJourneys(extensionsDir) {
     await watchAnswer(chat, n);
     const line = await waitFor(() => promptLogLines(cfg).find((l) => lastUserMessage(l)?.content?.endsWith(contextQuestion)),
       { timeout: 10_000, what: 'the question in the engine prompt log' });
-    // The documented layout (README "Editor context in chat"): the active file, the two selections, the picked file
-    // (its own ``` fence makes ours four backticks long), each as a header and a fenced block; then the question.
-    const sample = readFileSync(join(workspace, SAMPLE), 'utf8');
+    // The documented layout (README "Editor context in chat"): the two selections (not their whole file), the picked
+    // file (its own ``` fence makes ours four backticks long), each as a header and a fenced block; then the question.
     const notes = readFileSync(join(workspace, NOTES), 'utf8');
     const expected = [
-      `File: ${SAMPLE}\n\`\`\`python\n${sample}\`\`\``,
       `File: ${SAMPLE} (lines 3-4)\n\`\`\`python\ndef circle_area(radius):\n    return math.pi * radius ** 2\n\`\`\``,
       `File: ${SAMPLE} (lines 6-7)\n\`\`\`python\ndef hypotenuse(a, b):\n    return math.sqrt(a * a + b * b)\n\`\`\``,
       `File: ${NOTES}\n\`\`\`\`markdown\n${notes}\`\`\`\``,
@@ -649,18 +649,16 @@ async function mainWindowJourneys(extensionsDir) {
       const at = [...expected].findIndex((ch, i) => got[i] !== ch);
       throw new Error(`the prompt differs from the documented layout at ${at}: ${JSON.stringify(got.slice(Math.max(0, at - 40), at + 80))}`);
     }
-    // The question shows its chips in the transcript; above the input only the current file stays.
+    // The question shows its chips in the transcript; above the input the current file is suggested again.
     const sent = await chipTexts(chat.locator('main.messages article.message.user').last().locator('.attachment-chip'));
-    if (JSON.stringify(sent) !== JSON.stringify(['geometry.py', 'geometry.py:3-4', 'geometry.py:6-7', 'notes.md'])) throw new Error(`chips with the question: ${JSON.stringify(sent)}`);
-    await waitFor(async () => JSON.stringify(await composerChips()) === JSON.stringify(['geometry.pycurrent file']), { what: 'the sent chips to leave the input' });
+    if (JSON.stringify(sent) !== JSON.stringify(['geometry.py:3-4', 'geometry.py:6-7', 'notes.md'])) throw new Error(`chips with the question: ${JSON.stringify(sent)}`);
+    await waitFor(async () => JSON.stringify(await composerChips()) === JSON.stringify(['geometry.pycurrent file — click to attach']), { what: 'the sent chips to leave the input' });
     // The README's chat picture: the question with its chips, the scripted answer (finished: watchAnswer above).
     await hidePanel(wb);
     await wb.clearNotifications();
     await chat.locator('textarea.input').focus(); // no hover toolbar over the answer
     await docScreenshot(wb, 'chat-panel.png');
-    // Switched off, the current file stays off for the next questions.
-    await chat.locator('.composer button.attachment-chip.active-file').click();
-    await waitFor(async () => (await chat.locator('.composer button.attachment-chip.active-file').getAttribute('aria-pressed')) === 'false', { what: 'the current file switched off' });
+    // Only suggested (tritonChatglm.chat.currentFile: suggest), the current file does not go with the next questions.
   }
 
   await journey('5c over the input budget: told before sending, Cancel keeps the question, Remove sends without it', async () => {
@@ -1541,13 +1539,137 @@ async function themeJourneys(extensionsDir) {
   await server.stop();
 }
 
+/**
+ * `#` context and `/` commands against VS Code's own APIs (fresh window, its own git repository): the suggested
+ * current file, #symbol through the workspace symbol search (TypeScript's, for a .js file), #problems from the JSON
+ * language server's diagnostics, #changes from the Git extension's diff against HEAD, /explain; the prompt the
+ * model received holds each block in the documented layout, then the command's template and the user's words.
+ */
+async function contextJourney(extensionsDir) {
+  const dir = join(root, 'context-workspace');
+  mkdirSync(dir, { recursive: true });
+  const shapes = ['function circleArea(radius) {', '  return Math.PI * radius * radius;', '}', '', 'module.exports = { circleArea };', ''].join('\n');
+  writeFileSync(join(dir, 'shapes.js'), shapes);
+  // A comma missing after line 3: the JSON language server reports it.
+  writeFileSync(join(dir, 'config.json'), ['{', '  "name": "shapes",', '  "version": 1', '  "private": true', '}', ''].join('\n'));
+  const git = (...a) => execFileSync('git', ['-c', 'user.name=e2e', '-c', 'user.email=e2e@example.invalid', '-c', 'init.defaultBranch=main', ...a], { cwd: dir, stdio: 'pipe' });
+  git('init', '-q');
+  git('add', '.');
+  git('commit', '-qm', 'shapes');
+  writeFileSync(join(dir, 'shapes.js'), `${shapes}// changed after the commit\n`);
+  const cfg = await windowConfig('context');
+  const server = await startCodeServer({ name: 'context', extensionsDir, folder: dir, remoteSettings: cfg.settings, env: windowEnv(cfg) });
+  let wb;
+  const current = () => wb;
+  await journey('14 # context and / commands: #symbol, #problems, #changes from VS Code, /explain, the suggested current file, the meter', async () => {
+    wb = await Workbench.open(server, 'context');
+    await wb.waitForStatus(/ChatGLM: stopped/, { timeout: 60_000 });
+    await wb.runCommand(title('startChatglm'));
+    await wb.waitForStatus(/ChatGLM: ready/, { timeout: 300_000 });
+    await openFile(wb, 'shapes.js');
+    const page = wb.page;
+    // The Explorer and the chat share the side bar: showing one disposes the other's webview, so the panel's frame
+    // and its locators are taken again each time the chat is opened.
+    let chat, input, list, meter;
+    const bindChat = async () => {
+      chat = await openChat(wb);
+      input = chat.locator('textarea.input');
+      list = chat.locator('.completion-list');
+      meter = chat.locator('.token-meter');
+    };
+    await bindChat();
+    const composerChips = () => chipTexts(chat.locator('.composer .attachment-chip'));
+    // The current file is a suggestion (dashed), not an attachment; the meter shows the next request's size.
+    await chat.locator('.composer button.attachment-chip.active-file.suggested', { hasText: 'shapes.js' }).waitFor({ timeout: 30_000 });
+    await waitFor(async () => /^\d[\d,]* \/ 6,144$/.test((await meter.textContent()) ?? ''), { what: 'the token meter under the input' });
+
+    // #symbol, by the keyboard: the list, then VS Code's workspace symbol search in a quick pick.
+    await input.click();
+    await page.keyboard.type('#sym');
+    await list.waitFor({ state: 'visible', timeout: 10_000 });
+    if ((await input.getAttribute('aria-expanded')) !== 'true' || (await input.getAttribute('aria-activedescendant')) !== await list.locator('[role="option"]').first().getAttribute('id')) {
+      throw new Error('the input does not own the open list as a combobox');
+    }
+    await page.keyboard.press('Enter');
+    const picker = page.locator('.quick-input-widget');
+    const pickInput = picker.locator('.quick-input-box input');
+    await pickInput.waitFor({ timeout: 10_000 });
+    const row = picker.locator('.quick-input-list .monaco-list-row', { hasText: 'circleArea' }).first();
+    // TypeScript indexes the file after it opened: search again until it answers.
+    await waitFor(async () => {
+      if (await row.isVisible()) return true;
+      await pickInput.fill('circleAre');
+      await pickInput.fill('circleArea');
+      await new Promise((r) => setTimeout(r, 1_500));
+      return row.isVisible();
+    }, { timeout: 90_000, interval: 500, what: 'circleArea in the workspace symbol search' });
+    await row.click();
+    await chat.locator('.composer .attachment-chip[data-kind="symbol"]').waitFor({ timeout: 15_000 });
+
+    // #problems, with the mouse: the diagnostics of config.json once the JSON language server has reported them.
+    await openFile(wb, 'config.json');
+    await waitFor(async () => /[1-9]/.test((await page.locator('.statusbar-item[id="status.problems"]').textContent().catch(() => '')) ?? ''),
+      { timeout: 60_000, what: 'the JSON problem in the status bar' });
+    await bindChat();
+    await input.click();
+    await page.keyboard.type('#');
+    await list.locator('[data-value="#problems"]').click();
+    await chat.locator('.composer .attachment-chip[data-kind="problems"]').waitFor({ timeout: 15_000 });
+
+    // #changes, by Tab.
+    await input.click();
+    await page.keyboard.type('#ch');
+    await list.locator('[data-value="#changes"]').waitFor({ timeout: 10_000 });
+    await page.keyboard.press('Tab');
+    await chat.locator('.composer .attachment-chip[data-kind="changes"]').waitFor({ timeout: 60_000 });
+    const chips = await composerChips();
+    if (JSON.stringify(chips.map((c) => c.replace(/\s+/g, ' '))) !== JSON.stringify(['config.jsoncurrent file — click to attach', 'circleArea:1-3', 'config.json problems', 'Changes'])) {
+      throw new Error(`chips above the input: ${JSON.stringify(chips)}`);
+    }
+    // Each attached chip shows its estimated tokens on itself.
+    const figures = await chat.locator('.composer .attachment-chip .chip-tokens').allTextContents();
+    if (figures.length !== 3 || !figures.every((f) => /^[1-9][\d,]*$/.test(f))) throw new Error(`token figures on the chips: ${JSON.stringify(figures)}`);
+    if ((await input.inputValue()) !== '') throw new Error(`the #words stayed in the input: ${JSON.stringify(await input.inputValue())}`);
+    await shot(wb, 'chat-context-chips.png');
+
+    // /explain, then the user's words; the model receives the template.
+    await page.keyboard.type('/ex');
+    await page.keyboard.press('Enter');
+    if ((await input.inputValue()) !== '/explain ') throw new Error(`after /ex + Enter the input holds ${JSON.stringify(await input.inputValue())}`);
+    await page.keyboard.type('briefly');
+    const n = await assistantArticles(chat).count();
+    await page.keyboard.press('Enter');
+    await watchAnswer(chat, n);
+    const line = await waitFor(() => promptLogLines(cfg).find((l) => lastUserMessage(l)?.content?.endsWith('briefly')),
+      { timeout: 10_000, what: 'the /explain question in the engine prompt log' });
+    const got = lastUserMessage(line).content;
+    const template = 'Explain the attached code: what it does, step by step, its inputs and outputs, and anything surprising in it.';
+    const checks = [
+      ['the symbol block', got.startsWith('Symbol: circleArea in shapes.js (lines 1-3)\n```javascript\nfunction circleArea(radius) {\n  return Math.PI * radius * radius;\n}\n```\n\n')],
+      ['the problems block', /\n\nProblems: config\.json\n```text\nline [34]: error: [^\n]+\n {4}"(version|private)": [^\n]+\n```\n\n/.test(got)],
+      ['the changes block', /\n\nChanges: context-workspace \(working tree against HEAD\)\n```diff\ndiff --git a\/shapes\.js b\/shapes\.js\n[\s\S]*\n\+\/\/ changed after the commit\n```\n\n/.test(got)],
+      ['the template and the words', got.endsWith(`\n\n${template}\n\nbriefly`)],
+      ['the current file not sent', !got.includes('File: config.json')],
+    ];
+    const failed = checks.filter(([, ok]) => !ok).map(([what]) => what);
+    if (failed.length) throw new Error(`the prompt lacks ${failed.join(', ')}: ${JSON.stringify(got.slice(0, 1200))}`);
+    // The transcript shows the command as typed, with its chips.
+    const question = chat.locator('main.messages article.message.user').last();
+    const typed = ((await question.locator('.message-body').textContent()) ?? '').trim();
+    if (typed !== '/explain briefly') throw new Error(`the transcript shows ${JSON.stringify(typed)}`);
+    const sent = await chipTexts(question.locator('.attachment-chip'));
+    if (JSON.stringify(sent.map((c) => c.replace(/\s+/g, ' '))) !== JSON.stringify(['circleArea:1-3', 'config.json problems', 'Changes'])) throw new Error(`chips with the question: ${JSON.stringify(sent)}`);
+  }, { wb: current });
+  await server.stop();
+}
+
 async function main() {
   mkdirSync(resultsDir, { recursive: true });
   if (!existsSync(fakeDocker)) throw new Error(`the fake docker is missing: ${fakeDocker}`);
   log(`run directory ${root}`);
   const only = typeof args.only === 'string' ? args.only : '';
   const want = (...keys) => !only || keys.some((k) => only === k || only.startsWith(k));
-  const ui = want('1', '2', '3', '4', '5', '6', '7', 'main', '8', 'failures', '9', 'zh', '10', 'setup', 'untrusted', 'edit', 'theme');
+  const ui = want('1', '2', '3', '4', '5', '6', '7', 'main', '8', 'failures', '9', 'zh', '10', 'setup', 'untrusted', 'edit', 'theme', 'context');
   const desktopSuite = want('extension-host') && process.env.E2E_VSCODE;
   if (ui || !desktopSuite) codeServerBin(); // fails early with the install hint
   let vsix, extensionsDir;
@@ -1564,6 +1686,7 @@ async function main() {
   if (want('untrusted')) await untrustedAnswerJourney(extensionsDir);
   if (want('edit')) await editJourneys(extensionsDir);
   if (want('theme')) await themeJourneys(extensionsDir);
+  if (want('context')) await contextJourney(extensionsDir);
   if (want('extension-host')) {
     const cfg = await windowConfig('exthost');
     const r = await runExtensionHostSuite({ cfg, env: windowEnv(cfg), folder: workspace, dir: join(root, 'exthost') });

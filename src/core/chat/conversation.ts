@@ -25,6 +25,11 @@ export interface StoredMessage {
   historyTrimmed?: number;
   /** User messages only: the editor context sent with the question (absent in files written before attachments). */
   attachments?: Attachment[];
+  /**
+   * User messages only: what the model receives instead of `content` (a `/` command's template with the user's
+   * words, slashCommands.ts); `content` keeps what was typed, as the transcript shows it.
+   */
+  modelText?: string;
 }
 
 /** A conversation typed in the chat panel, or one Explain Selection started (named after its file and lines). */
@@ -96,6 +101,7 @@ export const storedMessageSchema = z.object({
   completionTokens: count.optional(),
   historyTrimmed: count.optional(),
   attachments: z.array(attachmentSchema).optional(),
+  modelText: z.string().optional(),
 });
 
 export const conversationSchema = z.object({

@@ -101,6 +101,8 @@ export const SETTINGS = {
   maxNewTokens: spec({ default: 512, validate: intIn(1, 2048), scope: 'window', restricted: false, effect: 'none' }),
   historyTurns: spec({ default: 10, validate: intIn(0, 100), scope: 'window', restricted: false, effect: 'none' }),
   systemPrompt: spec({ default: '', validate: maxLen(8000), scope: 'window', restricted: false, effect: 'none' }),
+  /** What the chat does with the active editor's file (src/core/chat/attachmentsPending.ts). */
+  'chat.currentFile': spec({ default: 'suggest' as 'suggest' | 'always' | 'never', validate: oneOf('suggest', 'always', 'never'), scope: 'window', restricted: false, effect: 'none' }),
   requestTimeoutSeconds: spec({ default: 300, validate: intIn(5, 3600), scope: 'window', restricted: false, effect: 'none' }),
   streamIdleTimeoutSeconds: spec({ default: 60, validate: intIn(5, 3600), scope: 'window', restricted: false, effect: 'none' }),
   explainMaxConcurrency: spec({ default: 8, validate: intIn(1, 64), scope: 'window', restricted: false, effect: 'none' }),

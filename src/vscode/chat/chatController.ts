@@ -3,7 +3,18 @@
 // Questions are saved before they are sent; Stop aborts the request (the closed connection makes Triton cancel it);
 // a crash or a reload keeps the partial answer, marked.
 import * as vscode from 'vscode';
-import { AnswerRunner, toAnswerSettings, type AnswerOutcome, type Attachment, type Conversation, type ConversationService, type ConversationSummary } from '../../core/chat';
+import {
+  AnswerRunner,
+  commandPrompt,
+  composerBudget,
+  parseSlashCommand,
+  toAnswerSettings,
+  type AnswerOutcome,
+  type Attachment,
+  type Conversation,
+  type ConversationService,
+  type ConversationSummary,
+} from '../../core/chat';
 import type { RunningAnswer } from '../../core/status/activity';
 import { canInfer } from '../../core/state/lifecycle';
 import { LIMITS, type HostToWebview, type WebviewToHost } from '../../protocol';
@@ -58,7 +69,8 @@ export class ChatController implements vscode.Disposable {
     private readonly context: EditorContext,
     private readonly proposals: ProposalReviews,
   ) {
-    context.connect((m) => this.post(m));
+    // The meter follows the chips: each new set of chips comes with the figures of the next request.
+    context.connect((m) => { this.post(m); if (m.type === 'attachments') this.postBudget(); });
     const saved = memento.get<string>(ACTIVE_KEY);
     this.activeId = saved && service.get(saved) ? saved : service.list()[0]?.id ?? null;
     this.answers = new AnswerRunner({
@@ -165,14 +177,29 @@ export class ChatController implements vscode.Disposable {
     return this.service.get(id);
   }
 
-  /** Sends a question in the active conversation (a new one when there is none). */
-  async send(text: string): Promise<void> {
+  /**
+   * Sends a question in the active conversation (a new one when there is none). A `/` command at its start: `/new`
+   * starts a new chat (the rest, if any, is its first question); the others send their template (slashCommands.ts)
+   * while the transcript keeps what was typed; `/fix` attaches the current file's problems when no chip has them.
+   */
+  async send(typed: string): Promise<void> {
+    let text = typed;
+    let parsed = parseSlashCommand(text);
+    if (parsed?.command === 'new') {
+      this.newChat();
+      if (!parsed.rest) return;
+      text = parsed.rest;
+      parsed = parseSlashCommand(text);
+      if (parsed?.command === 'new') parsed = undefined;
+    }
     if (!this.ensureReady()) return;
     const id = this.activeId && this.service.get(this.activeId) ? this.activeId : this.setActive(this.createConversation());
+    if (parsed?.command === 'fix' && !this.context.hasProblems()) this.context.addProblems(false);
+    const modelText = parsed && parsed.command !== 'new' ? commandPrompt(parsed.command, parsed.rest, (english) => vscode.l10n.t(english)) : undefined;
     // Checked against the input budget before anything is sent; cancelled, the question goes back into the input.
-    const attachments = await this.context.forSend(text, this.service.get(id)?.systemPrompt);
+    const attachments = await this.context.forSend(modelText ?? text, this.service.get(id)?.systemPrompt);
     if (!attachments) { this.post({ type: 'draft', text }); return; }
-    await this.service.appendUserMessage(id, text, attachments);
+    await this.service.appendUserMessage(id, text, attachments, modelText);
     this.context.sent(attachments);
     this.changed();
     await this.answers.answer(id);
@@ -185,7 +212,9 @@ export class ChatController implements vscode.Disposable {
 
   /** Replaces question `questionId` and answers it; the turns after it are replaced. */
   async editQuestion(questionId: string, text: string): Promise<void> {
-    await this.changeAndAnswer((id) => this.service.editQuestion(id, questionId, text));
+    const parsed = parseSlashCommand(text);
+    const modelText = parsed && parsed.command !== 'new' ? commandPrompt(parsed.command, parsed.rest, (english) => vscode.l10n.t(english)) : undefined;
+    await this.changeAndAnswer((id) => this.service.editQuestion(id, questionId, text, modelText));
   }
 
   /** Changes the active conversation so that its last message is a question, then answers it. */
@@ -318,6 +347,16 @@ export class ChatController implements vscode.Disposable {
     const busy = active ? this.answers.isAnswering(active.id) : false;
     this.post(stateMessage(active, busy, this.store.current, active?.messages.some((m) => m.role === 'user') ? undefined : this.lastQuestion()));
     this.view.showTitle(active?.title ?? '');
+    this.postBudget();
+  }
+
+  /** The meter's figures for the next question of the conversation shown (the panel adds its chips and draft). */
+  private postBudget(): void {
+    if (!this.view) return;
+    const active = this.activeId ? this.service.get(this.activeId) : undefined;
+    const settings = this.settings.current;
+    const budget = composerBudget(active, { historyTurns: settings.historyTurns, newChatSystemPrompt: settings.systemPrompt }, (english) => vscode.l10n.t(english));
+    this.post({ type: 'budget', ...budget, historyTurns: budget.historyTurns.slice(-LIMITS.messages) });
   }
 
   /** The last question of the most recent chat (what ArrowUp recalls in a new chat). */

@@ -168,7 +168,10 @@ export class ChatPanel implements ChatContext {
         this.renderAll();
         return;
       case 'attachments':
-        this.composer.attachmentBar.render(message);
+        this.composer.showAttachments(message);
+        return;
+      case 'budget':
+        this.composer.setBudget(message);
         return;
       case 'draft':
         this.composer.restoreDraft(message.text);

@@ -78,7 +78,7 @@ export interface Panel {
   /** Uncaught page errors and console.error output. */
   errors: string[];
   /** Delivers a host message the way VS Code does (a message event on window). */
-  send(msg: HostToWebview | Record<string, unknown>): Promise<void>;
+  send(msg: HostToWebview | object): Promise<void>; // `object`: tests also send malformed messages
   /** What the page posted, its focus reports (focusChanged) aside: see focusReports(). */
   posted(): Promise<WebviewToHost[]>;
   /** The `focused` values of the page's focusChanged messages, in order. */

@@ -208,6 +208,7 @@ export function createFakeVscode(config: Record<string, unknown>) {
   const languageOf = (p: string) => (p.endsWith('.py') ? 'python' : p.endsWith('.ts') ? 'typescript' : p.endsWith('.md') ? 'markdown' : 'plaintext');
 
   const vscode = {
+    DiagnosticSeverity: { Error: 0, Warning: 1, Information: 2, Hint: 3 },
     EventEmitter, Uri, Position, Range, Selection, ThemeColor, ThemeIcon, RelativePattern, MarkdownString, WorkspaceEdit, TabInputTextDiff, TabInputText,
     EndOfLine: { LF: 1, CRLF: 2 },
     QuickPickItemKind: { Separator: -1, Default: 0 },
@@ -427,7 +428,11 @@ export function createFakeVscode(config: Record<string, unknown>) {
         return rec.files.map((f) => Uri.file(f));
       },
     },
-    languages: { async getLanguages() { return ['plaintext', 'python', 'typescript']; } },
+    languages: {
+      async getLanguages() { return ['plaintext', 'python', 'typescript']; },
+      /** A test replaces it to give documents problems (`#problems`). */
+      getDiagnostics: (_uri: Uri): unknown[] => [],
+    },
     comments: {
       createCommentController(id: string) {
         const d = track(`comments:${id}`);
