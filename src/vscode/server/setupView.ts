@@ -132,6 +132,8 @@ export function weightsText(error: WeightsError): string {
       case 'not-chatglm': return vscode.l10n.t('config.json does not describe a ChatGLM model');
       case 'no-tokenizer': return vscode.l10n.t('tokenizer.model is missing');
       case 'no-weight-files': return vscode.l10n.t('there are no weight files (*.safetensors or *.bin)');
+      case 'download-incomplete': return vscode.l10n.t('its download has not finished (download again to resume)');
+      case 'files-missing': return vscode.l10n.t('files its weight index or download manifest names are missing');
     }
   });
   return vscode.l10n.t('{0} is not a ChatGLM3-6B checkpoint: {1}.', error.path, parts.join(vscode.l10n.t('; ')));
