@@ -13,6 +13,7 @@ import { metricsFigures, point, schedulerTotals, type StatusSample } from '../co
 import { summarizeStatistics, type TritonClient } from '../core/triton';
 import { sleep } from '../core/util/abort';
 import { openSession, seconds, sessionSettingsFromCli, terminalLog, type CliIo, type CliSession } from './cliSession';
+import { download } from './download';
 import { readHistory, writeHistory } from './historyFile';
 import { UsageError, type CliConfig } from './options';
 import { EXIT } from './reportError';
@@ -40,6 +41,7 @@ export async function runCommand(cfg: CliConfig, io: CliIo): Promise<number> {
     case 'chat': return chat(cfg, io);
     case 'stats': return stats(cfg, io);
     case 'logs': return logs(cfg, io);
+    case 'download': return download(cfg, io);
   }
 }
 
