@@ -35,6 +35,8 @@ export function registerCommands(services: ExtensionServices): vscode.Disposable
     dismissExplanation: (thread: vscode.CommentThread) => explain.dismiss(thread),
     startChatglm: () => server.startChatglm(),
     chooseWeightsFolder: () => setup.chooseWeightsFolder(),
+    downloadWeights: () => setup.downloadWeights(),
+    setHubToken: () => setup.weights.setToken(),
     recheckSetup: () => setup.recheck(),
     openWalkthrough: () => vscode.commands.executeCommand(VSCODE_COMMANDS.openWalkthrough, WALKTHROUGH_ID, false),
     showChatHistory: () => showChatHistory(chat, () => chatView.reveal()),

@@ -56,6 +56,7 @@ export class ExtensionServices implements vscode.Disposable {
       const server = store.add(new ServerController(settings, lifecycle, log, {
         tritonDir: path.join(context.extensionPath, 'triton'),
         repositoryDir: path.join(storage, 'model_repository'),
+        secrets: context.secrets,
       }));
 
       const conversations = new ConversationService(new FileConversationStore(path.join(storage, 'conversations.json')), {

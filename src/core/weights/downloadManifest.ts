@@ -3,8 +3,8 @@
 // complete one for folders that carry it; folders without it are the user's own and are checked as before, plus
 // the shards their weight index names must all be there (a half huggingface-cli download is not a checkpoint).
 import { readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { indexShards } from './chatglmRepository';
+import { basename, dirname, join } from 'node:path';
+import { indexShards, isTestedCommit } from './chatglmRepository';
 
 export const MANIFEST_NAME = '.triton-chatglm-download.json';
 
@@ -89,4 +89,21 @@ export async function checkCompleteness(dir: string): Promise<Completeness> {
     }
   }
   return missing.length ? { complete: false, problem: 'files-missing', missing } : { complete: true };
+}
+
+/**
+ * The commit a checkpoint folder holds, when it can be known from the disk: our manifest's, or the name of a Hub
+ * cache snapshot folder (snapshots/<commit>). Undefined for a folder the user assembled.
+ */
+export async function snapshotCommit(dir: string): Promise<string | undefined> {
+  const manifest = await readManifest(dir);
+  if (manifest && manifest !== 'invalid') return manifest.commit;
+  const name = basename(dir);
+  return basename(dirname(dir)) === 'snapshots' && /^[0-9a-f]{40}$/.test(name) ? name : undefined;
+}
+
+/** 'tested' / 'newer' than the snapshot our checks used; undefined when the folder does not say. */
+export async function snapshotStatus(dir: string): Promise<'tested' | 'newer' | undefined> {
+  const commit = await snapshotCommit(dir);
+  return commit === undefined ? undefined : isTestedCommit(commit) ? 'tested' : 'newer';
 }

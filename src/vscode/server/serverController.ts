@@ -21,6 +21,8 @@ export interface ServerPaths {
   tritonDir: string;
   /** Where the rendered repository lives (global storage): mounted read-only as /models. */
   repositoryDir: string;
+  /** The extension's SecretStorage (the Hugging Face token of Download Weights). */
+  secrets?: vscode.SecretStorage;
 }
 
 export class ServerController implements vscode.Disposable {
@@ -47,7 +49,7 @@ export class ServerController implements vscode.Disposable {
       onClientChanged: (client) => this.clientEmitter.fire(client),
       onSetupChanged: () => this.setup.changed(),
     }, { watch: true, loadProgressIntervalMs: 1_000, unloadTimeoutMs: 300_000, recheckSetup: true });
-    this.setup = new SetupController({ session: this.session, startChatglm: () => this.startChatglm(), settings, store, log, tritonDir: paths.tritonDir });
+    this.setup = new SetupController({ session: this.session, startChatglm: () => this.startChatglm(), settings, store, log, tritonDir: paths.tritonDir, ...(paths.secrets ? { secrets: paths.secrets } : {}) });
   }
 
   get tritonClient(): TritonClient | undefined {
