@@ -18,6 +18,7 @@ export const TARGETS = {
   extension_bundle_bytes: { op: null, unit: 'B', what: 'dist/extension.js (production bundle)' },
   webview_bundle_bytes: { op: null, unit: 'B', what: 'dist/webview.js (production bundle)' },
   activation_ms: { op: null, unit: 'ms', what: 'activate() to first registered command, real VS Code of the e2e suite' },
+  download_throughput_ratio: { op: '>=', value: 0.9, unit: '×', what: 'bytes/s of the weights download (sha256 while streaming + write to the Hub cache) ÷ a plain undici GET of the same bytes to /dev/null, same fake Hub on loopback' },
 };
 
 export function meets(key, value) {
@@ -173,6 +174,13 @@ export function composeResults({ parts, machine, mode, startedAt, finishedAt, lo
     out.activation_ms = entry('activation_ms', { value, median_of, min, max }, rest);
   } else {
     out.activation_ms = missing('activation_ms', act?.reason ?? `activation: ${why('activation')}`);
+  }
+
+  const dl = ok('download');
+  if (dl?.download_throughput_ratio) {
+    out.download_throughput_ratio = entry('download_throughput_ratio', pick(dl.download_throughput_ratio), { source: 'bench/download.ts', raw: strip(dl) });
+  } else {
+    out.download_throughput_ratio = missing('download_throughput_ratio', `download bench: ${why('download')}`);
   }
 
   const curve = ok('curve');

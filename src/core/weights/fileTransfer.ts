@@ -194,19 +194,57 @@ function sizeMismatch(file: HubFile, got: number): DownloadError {
   return new DownloadError('size-mismatch', `${file.path}: the server sends ${got} bytes, the file list says ${file.size}.`, { file: file.path });
 }
 
+/** Bytes gathered before a write: fewer, larger writes, each overlapping the hashing of the one before. */
+const BLOCK_BYTES = 4 * 1024 * 1024;
+/** On a slow connection a block is written at least this often, so the partial file keeps up with what arrived. */
+const BLOCK_MAX_AGE_MS = 500;
+
 async function writeBody(body: AsyncIterable<Uint8Array>, file: HubFile, partialPath: string, hashes: FileHashes, ctx: TransferContext): Promise<number> {
   const fh = await open(partialPath, 'a');
   let received = 0;
+  let pending: Uint8Array[] = [];
+  let pendingBytes = 0;
+  // The block being written; it is hashed once its write completed, while the next block is written, so the
+  // running hash never counts a byte the file does not hold (a failure leaves file ≥ hash: truncated to match).
+  let inflight: { done: Promise<unknown>; block: Buffer } | undefined;
+  const settle = async () => {
+    if (!inflight) return;
+    const { done, block } = inflight;
+    inflight = undefined;
+    await done;
+    hashes.update(block);
+  };
+  let lastFlush = Date.now();
+  const flush = async () => {
+    lastFlush = Date.now();
+    if (!pendingBytes) return;
+    const block = pending.length === 1 ? Buffer.from(pending[0]!.buffer, pending[0]!.byteOffset, pending[0]!.byteLength) : Buffer.concat(pending, pendingBytes);
+    pending = [];
+    pendingBytes = 0;
+    await settle();
+    inflight = { done: fh.write(block), block };
+  };
   try {
     for await (const chunk of body) {
-      if (hashes.bytes + chunk.byteLength > file.size) throw sizeMismatch(file, hashes.bytes + chunk.byteLength);
-      await fh.write(chunk);
-      hashes.update(chunk);
+      if (hashes.bytes + (inflight?.block.byteLength ?? 0) + pendingBytes + chunk.byteLength > file.size) throw sizeMismatch(file, hashes.bytes + pendingBytes + chunk.byteLength);
+      pending.push(chunk);
+      pendingBytes += chunk.byteLength;
       received += chunk.byteLength;
+      // Progress counts bytes as they arrive; a failure writes and hashes what arrived before it goes on.
       ctx.onBytes(chunk.byteLength);
+      if (pendingBytes >= BLOCK_BYTES || Date.now() - lastFlush >= BLOCK_MAX_AGE_MS) await flush();
     }
+    await flush();
+    await settle();
+  } catch (e) {
+    // A cut, a cancel: what was received is kept (written and hashed) before the error goes on.
+    if (!(e instanceof DownloadError)) await flush().then(settle).catch(() => undefined);
+    throw e;
   } finally {
+    await inflight?.done.catch(() => undefined);
     await fh.close();
+    // A write that completed but was not hashed (the stream failed meanwhile): cut the file back to what is hashed.
+    if ((await fileSize(partialPath)) > hashes.bytes) await truncate(partialPath, hashes.bytes);
   }
   if (hashes.bytes < file.size) throw new RetryableError(`the connection closed after ${hashes.bytes} of ${file.size} bytes`);
   return received;
