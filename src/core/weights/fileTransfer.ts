@@ -2,13 +2,13 @@
 // (HTTP Range); the sha256 (and the git object id for files kept in git) is computed while the bytes stream, each
 // chunk hashed only once it is written, so the running hash always matches the partial file. Network errors and
 // 5xx/429 answers are retried with backoff; a cancelled transfer keeps its bytes.
-import { createHash, type Hash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open, stat, truncate } from 'node:fs/promises';
 import { request } from 'undici';
 import { sleep } from '../util/abort';
 import type { HubFile } from './chatglmRepository';
 import { DownloadError, isAbort } from './downloadErrors';
+import { FileHashes } from './fileHashes';
 import { followRedirect, mayCarryToken } from './hubAccess';
 
 export interface RetryPolicy {
@@ -41,29 +41,6 @@ const MAX_REDIRECTS = 8;
 /** A connection quiet this long is treated as dropped (a laptop that slept) and retried. */
 const BODY_TIMEOUT_MS = 60_000;
 
-/** The two running hashes of a file: sha256 always, git's blob id when the listing gives one. */
-class FileHashes {
-  private sha = createHash('sha256');
-  private git: Hash | undefined;
-  bytes = 0;
-  constructor(private readonly file: HubFile) {
-    this.reset();
-  }
-  reset(): void {
-    this.sha = createHash('sha256');
-    this.git = this.file.gitOid ? createHash('sha1').update(`blob ${this.file.size}\0`) : undefined;
-    this.bytes = 0;
-  }
-  update(chunk: Uint8Array): void {
-    this.sha.update(chunk);
-    this.git?.update(chunk);
-    this.bytes += chunk.byteLength;
-  }
-  digest(): { sha256: string; gitOid: string | undefined } {
-    return { sha256: this.sha.digest('hex'), gitOid: this.git?.digest('hex') };
-  }
-}
-
 async function fileSize(path: string): Promise<number> {
   return stat(path).then((s) => s.size, () => 0);
 }
@@ -79,7 +56,15 @@ class RetryableError extends Error {}
 
 /** Fetches `file` into `partialPath` (created or continued), resolving once every byte is there and hashed. */
 export async function transferFile(url: URL, file: HubFile, partialPath: string, ctx: TransferContext): Promise<TransferResult> {
-  const hashes = new FileHashes(file);
+  const hashes = new FileHashes(file.size, file.gitOid ? file.size : undefined);
+  try {
+    return await transferInto(url, file, partialPath, hashes, ctx);
+  } finally {
+    hashes.close();
+  }
+}
+
+async function transferInto(url: URL, file: HubFile, partialPath: string, hashes: FileHashes, ctx: TransferContext): Promise<TransferResult> {
   let onDisk = await fileSize(partialPath);
   if (onDisk > file.size) {
     await truncate(partialPath, 0);
@@ -116,7 +101,7 @@ export async function transferFile(url: URL, file: HubFile, partialPath: string,
       }
     }
   }
-  return { ...hashes.digest(), fetched };
+  return { ...(await hashes.digest()), fetched };
 }
 
 function isNetworkError(e: unknown): boolean {
@@ -212,13 +197,14 @@ async function writeBody(body: AsyncIterable<Uint8Array>, file: HubFile, partial
     const { done, block } = inflight;
     inflight = undefined;
     await done;
-    hashes.update(block);
+    hashes.update(block, true);
   };
   let lastFlush = Date.now();
   const flush = async () => {
     lastFlush = Date.now();
     if (!pendingBytes) return;
-    const block = pending.length === 1 ? Buffer.from(pending[0]!.buffer, pending[0]!.byteOffset, pending[0]!.byteLength) : Buffer.concat(pending, pendingBytes);
+    // Always a buffer of our own (it is handed to the hashing thread once written).
+    const block = Buffer.concat(pending, pendingBytes);
     pending = [];
     pendingBytes = 0;
     await settle();

@@ -332,6 +332,33 @@ test('an unknown repository or revision: hub-not-found', async () => {
   await assert.rejects(downloadWeights(options(cacheDir(), { revision: 'v9' })), (e: Error & { code?: string }) => e.code === 'hub-not-found');
 });
 
+test('a shard of 8 MB and more is hashed on the worker thread: verified, and a corrupted byte still caught', async () => {
+  // The worker script as the build makes it (dist/sha256Worker.js, which the sources use too).
+  const esbuild = await import('esbuild');
+  await esbuild.build({ entryPoints: { sha256Worker: join(__dirname, '../../../src/core/weights/sha256Worker.ts') }, outdir: join(__dirname, '../../../dist'), bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' });
+  const threads = (await import('node:worker_threads')) as typeof import('node:worker_threads');
+  let started = 0;
+  const original = threads.Worker.prototype.postMessage;
+  threads.Worker.prototype.postMessage = function (this: InstanceType<typeof threads.Worker>, ...a: Parameters<typeof original>) {
+    if (typeof a[0] === 'object' && a[0] !== null && 'init' in a[0]) started += 1;
+    return original.apply(this, a);
+  };
+  const big = await startFakeHub({ files: (fakeHub.tinyRepositoryFiles as (o: object) => unknown[])({ bigFileBytes: 9 * 1024 * 1024 }) });
+  try {
+    const shard = big.files.find((f) => f.path === 'model-99999-of-99999.safetensors')!;
+    const cache = cacheDir();
+    const r = await downloadWeights({ ...options(cache), endpoint: big.endpoint });
+    assert.equal(createHash('sha256').update(readFileSync(join(r.snapshotDir, shard.path))).digest('hex'), shard.sha256);
+    big.knobs.corrupt = { file: shard.path, atByte: 5 * 1024 * 1024, times: 3 }; // the cut response counts as one
+    big.knobs.cut = { file: shard.path, atByte: 3 * 1024 * 1024, times: 1 };
+    await assert.rejects(downloadWeights({ ...options(cacheDir()), endpoint: big.endpoint }), (e: Error & { code?: string; facts?: { file?: string } }) => e.code === 'checksum-mismatch' && e.facts?.file === shard.path);
+    assert.ok(started >= 3, `the big shard's hashes ran on worker threads (${started} started)`);
+  } finally {
+    threads.Worker.prototype.postMessage = original;
+    await big.close();
+  }
+});
+
 test('a pinned commit revision downloads the same snapshot and writes no ref', async () => {
   const cache = cacheDir();
   const r = await downloadWeights(options(cache, { revision: FAKE_COMMIT }));
