@@ -14,6 +14,7 @@ import { describeWeights } from '../core/status/weightsInfo';
 import { summarizeStatistics, type TritonClient } from '../core/triton';
 import { sleep } from '../core/util/abort';
 import { openSession, seconds, sessionSettingsFromCli, terminalLog, type CliIo, type CliSession } from './cliSession';
+import { download } from './download';
 import { readHistory, writeHistory } from './historyFile';
 import { UsageError, type CliConfig } from './options';
 import { EXIT } from './reportError';
@@ -41,6 +42,7 @@ export async function runCommand(cfg: CliConfig, io: CliIo): Promise<number> {
     case 'chat': return chat(cfg, io);
     case 'stats': return stats(cfg, io);
     case 'logs': return logs(cfg, io);
+    case 'download': return download(cfg, io);
   }
 }
 

@@ -54,7 +54,7 @@ export const setupCheckIdSchema = z.enum(['docker', 'daemon', 'nvidia-runtime', 
 export const setupLevelSchema = z.enum(['ok', 'warning', 'error', 'blocked', 'unknown', 'skipped', 'pending']);
 /** One-click fixes next to a check; documentation links are opened by the host, never by the webview. */
 export const setupFixSchema = z.enum([
-  'chooseWeights', 'buildImage', 'cancelBuild', 'installDocker', 'startDocker', 'dockerPermissions', 'installNvidiaToolkit',
+  'downloadWeights', 'cancelDownload', 'chooseWeights', 'buildImage', 'cancelBuild', 'installDocker', 'startDocker', 'dockerPermissions', 'installNvidiaToolkit',
   'openSettings', 'showLogs',
 ]);
 /** The one action below the checks. */

@@ -30,6 +30,8 @@ export const COMMANDS = {
   // guided setup
   startChatglm: 'tritonChatglm.startChatglm',
   chooseWeightsFolder: 'tritonChatglm.chooseWeightsFolder',
+  downloadWeights: 'tritonChatglm.downloadWeights',
+  setHubToken: 'tritonChatglm.setHubToken',
   recheckSetup: 'tritonChatglm.recheckSetup',
   openWalkthrough: 'tritonChatglm.openWalkthrough',
   // Chat history (the chat view's title bar)

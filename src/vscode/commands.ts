@@ -47,6 +47,8 @@ export function registerCommands(services: ExtensionServices): vscode.Disposable
     discardProposal: (uri?: unknown) => reviews.discard(uri instanceof vscode.Uri ? uri : undefined),
     startChatglm: () => server.startChatglm(),
     chooseWeightsFolder: () => setup.chooseWeightsFolder(),
+    downloadWeights: () => setup.downloadWeights(),
+    setHubToken: () => setup.weights.setToken(),
     recheckSetup: () => setup.recheck(),
     openWalkthrough: () => vscode.commands.executeCommand(VSCODE_COMMANDS.openWalkthrough, WALKTHROUGH_ID, false),
     showChatHistory: () => showChatHistory(chat, () => chatView.reveal()),

@@ -61,6 +61,7 @@ export class ExtensionServices implements vscode.Disposable {
       const server = store.add(new ServerController(settings, lifecycle, log, {
         tritonDir: path.join(context.extensionPath, 'triton'),
         repositoryDir: path.join(storage, 'model_repository'),
+        secrets: context.secrets,
       }, context.globalState));
 
       const conversations = new ConversationService(new FileConversationStore(path.join(storage, 'conversations.json')), {

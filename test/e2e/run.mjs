@@ -4,7 +4,7 @@
 // repository and the tiny engine. Journeys 1-7 share one window (as a user's session would); the failure and
 // Chinese journeys get fresh ones; the extension-host mocha suite runs last through @vscode/test-electron's runTests
 // with code-server standing in for the VS Code executable. Results: console + JUnit XML (--junit=<file>).
-// Options: --only=main|failures|zh|setup|untrusted|edit|theme|context|extension-host runs one group; see README.md for the environment knobs.
+// Options: --only=main|failures|zh|setup|untrusted|edit|theme|context|download|extension-host runs one group; see README.md for the environment knobs.
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
@@ -1406,6 +1406,79 @@ async function setupJourney(extensionsDir) {
   await server.stop();
 }
 
+/**
+ * Weights in one click: nothing but the weights missing; the checklist's Download ChatGLM3-6B (12.5 GB) fetches
+ * the tiny checkpoint from the fake Hub (tritonChatglm.hubEndpoint) into a fresh Hugging Face cache, with the
+ * confirmation (where, free space, source), the progress notification and the status bar's percentage seen on the
+ * way; the weights setting is written to the remote settings, the row passes (naming the newer snapshot), and Start
+ * ChatGLM answers with the snapshot mounted as the real docker would (its repository folder, read-only).
+ */
+async function downloadJourney(extensionsDir) {
+  const { startFakeHub } = await import('../support/fake-hub.mjs');
+  const hub = await startFakeHub();
+  onCleanup(() => hub.close());
+  // Slow enough that the progress notification and the status bar can be seen (about 5 s for the 0.5 MB).
+  hub.knobs.bytesPerSecond = 100_000;
+  const cache = join(root, 'download/hf-cache');
+  const cfg = await windowConfig('download', { 'tritonChatglm.weightsPath': undefined, 'tritonChatglm.hubEndpoint': hub.endpoint });
+  const server = await startCodeServer({
+    name: 'download', extensionsDir, folder: workspace, remoteSettings: cfg.settings,
+    env: windowEnv(cfg, { HF_HUB_CACHE: cache, HF_HOME: join(root, 'download/hf-home') }),
+  });
+  let wb;
+  const shot = (name) => wb.screenshot(join(resultsDir, 'screenshots', name));
+  const name = '15 weights in one click: Download in the checklist → progress → weights set → Start ChatGLM answers';
+  await journey(name, async () => {
+    wb = await Workbench.open(server, 'download');
+    await wb.waitForStatus(/ChatGLM: setup needed/, { timeout: 60_000 });
+    const chat = await openChat(wb);
+    await waitForRow(chat, 'weights', 'error');
+    await clickSetup(chat, 'downloadWeights', 'weights');
+    // Before anything is fetched: where it goes, the free space there and the source.
+    const dialog = wb.page.locator('.monaco-dialog-box');
+    await dialog.waitFor({ timeout: 30_000 });
+    const asked = ((await dialog.textContent()) ?? '').replace(/\s+/g, ' ');
+    for (const part of ['Download ChatGLM3-6B', `Into: ${cache}`, 'Free there:', hub.endpoint, 'THUDM/chatglm3-6b at main', 'a newer snapshot than the one tested']) {
+      if (!asked.includes(part)) throw new Error(`the confirmation does not say "${part}": ${asked}`);
+    }
+    if (hub.stats.bytes !== 0) throw new Error(`${hub.stats.bytes} bytes fetched before the confirmation`);
+    await shot('download-confirm.png');
+    await dialog.locator('.monaco-button', { hasText: /^Download$/ }).click();
+    const progress = await wb.waitForNotification(/Downloading ChatGLM3-6B/, { timeout: 30_000 });
+    const status = await wb.waitForStatus(/ChatGLM: downloading \d+ %/, { timeout: 30_000 });
+    await waitForRow(chat, 'weights', 'pending', { timeout: 10_000 });
+    await shot('download-progress.png');
+    log(`      progress: ${progress} | status bar: ${status}`);
+    const ok = await waitForRow(chat, 'weights', 'ok', { timeout: 120_000 });
+    const snapshot = join(cache, 'models--THUDM--chatglm3-6b/snapshots', hub.commit);
+    if (!ok.text.includes(snapshot) || !/a newer snapshot than the one tested/.test(ok.text)) throw new Error(`weights row: ${ok.text}`);
+    const machine = JSON.parse(readFileSync(join(server.userDataDir, 'Machine/settings.json'), 'utf8'));
+    if (machine['tritonChatglm.weightsPath'] !== snapshot) throw new Error(`remote settings have weightsPath ${machine['tritonChatglm.weightsPath']}`);
+    const selected = hub.files.filter((f) => !['README.md', '.gitattributes', 'images/logo.png'].includes(f.path));
+    const total = selected.reduce((n, f) => n + f.size, 0);
+    if (hub.stats.bytes !== total) throw new Error(`the Hub served ${hub.stats.bytes} bytes for ${total}`);
+    if (!existsSync(join(snapshot, '.triton-chatglm-download.json'))) throw new Error('no manifest');
+    await wb.waitForNotification(/ChatGLM3-6B is downloaded and verified/, { timeout: 30_000 });
+    await waitFor(async () => !/ChatGLM: downloading/.test(await wb.statusBarText()), { timeout: 30_000, what: 'the download status to go' });
+    await shot('download-done.png');
+
+    // The one action: the container mounts the cache repository folder read-only, the server reads the snapshot.
+    await waitFor(async () => (await chat.locator('section.setup').getAttribute('data-phase')) === 'ready', { timeout: 60_000, what: 'the checklist to be complete' });
+    await clickSetup(chat, 'startChatglm');
+    await wb.waitForStatus(/ChatGLM: ready/, { timeout: 300_000 });
+    const [container] = runningContainers(cfg);
+    const binds = container?.HostConfig?.Binds ?? [];
+    const repoDir = join(cache, 'models--THUDM--chatglm3-6b');
+    if (!binds.includes(`${repoDir}:/weights/hub-repository:ro`)) throw new Error(`the container's binds: ${JSON.stringify(binds)}`);
+    const models = join(cfg.stateDir, 'containers', container.Id, 'models', MODEL, 'config.pbtxt');
+    if (!readFileSync(models, 'utf8').includes(`string_value: "${snapshot}"`)) throw new Error('the container reads another weights folder');
+    await ask(chat, 'Is it working?');
+    const answer = await watchAnswer(chat, 0);
+    if (!answer.text.trim()) throw new Error('no answer with the downloaded weights');
+  }, { wb: () => wb });
+  await server.stop();
+}
+
 const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 // ------------------------------------------------------------------------------------------------------ the stage
@@ -1669,7 +1742,7 @@ async function main() {
   log(`run directory ${root}`);
   const only = typeof args.only === 'string' ? args.only : '';
   const want = (...keys) => !only || keys.some((k) => only === k || only.startsWith(k));
-  const ui = want('1', '2', '3', '4', '5', '6', '7', 'main', '8', 'failures', '9', 'zh', '10', 'setup', 'untrusted', 'edit', 'theme', 'context');
+  const ui = want('1', '2', '3', '4', '5', '6', '7', 'main', '8', 'failures', '9', 'zh', '10', 'setup', 'untrusted', 'edit', 'theme', 'context', 'download');
   const desktopSuite = want('extension-host') && process.env.E2E_VSCODE;
   if (ui || !desktopSuite) codeServerBin(); // fails early with the install hint
   let vsix, extensionsDir;
@@ -1687,6 +1760,7 @@ async function main() {
   if (want('edit')) await editJourneys(extensionsDir);
   if (want('theme')) await themeJourneys(extensionsDir);
   if (want('context')) await contextJourney(extensionsDir);
+  if (want('download')) await downloadJourney(extensionsDir);
   if (want('extension-host')) {
     const cfg = await windowConfig('exthost');
     const r = await runExtensionHostSuite({ cfg, env: windowEnv(cfg), folder: workspace, dir: join(root, 'exthost') });

@@ -9,6 +9,7 @@ import { planForGpu, type GpuPlanVerdict, type PlanSettings } from './memoryPlan
 import { CHATGLM3_FP16_MIB, gpuMemoryProblem, probeGpusWithNvidiaSmi, selectedGpus, type GpuMemory, type GpuUnknownReason, type ProbeGpus } from './gpuMemory';
 import { checkPortFree } from './ports';
 import type { ServerSettings } from './settings';
+import { snapshotStatus } from '../weights/downloadManifest';
 import { validateWeights } from './weights';
 
 /** In the order a person fixes them (and the checklist shows them). */
@@ -30,6 +31,8 @@ export interface CheckFacts {
   daemonVersion?: string;
   image?: string;
   weightsPath?: string;
+  /** The weights' snapshot against the one our checks used (a newer one is used all the same). */
+  weightsSnapshot?: 'tested' | 'newer';
   ports?: number[];
   bindAddress?: string;
   gpus?: GpuMemory[];
@@ -169,7 +172,8 @@ async function weights(path: string): Promise<Outcome> {
     if (e instanceof ServerError) return { level: 'error', error: e, facts };
     throw e;
   }
-  return { level: 'ok', facts };
+  const snapshot = await snapshotStatus(path);
+  return { level: 'ok', facts: snapshot ? { ...facts, weightsSnapshot: snapshot } : facts };
 }
 
 async function ports(s: ServerSettings): Promise<Outcome> {

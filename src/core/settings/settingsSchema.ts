@@ -58,6 +58,8 @@ const httpUrl = (v: unknown): v is string => {
   }
 };
 const httpUrlOrEmpty = (v: unknown): v is string => v === '' || httpUrl(v);
+/** A git branch, tag or commit as the Hub takes it in a URL: no `..`, no spaces or control characters. */
+const gitRevision = (v: unknown): v is string => typeof v === 'string' && /^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$/.test(v) && !v.includes('..');
 /** HTTP header names are tokens; values must not smuggle a second header line. */
 const headers = (v: unknown): v is Record<string, string> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) &&
@@ -84,6 +86,9 @@ export const SETTINGS = {
   gpuIds: spec({ default: [] as string[], validate: gpuIds, scope: 'machine', restricted: true, effect: 'restartServer' }),
   shmSize: spec({ default: '2g', validate: shmSize, scope: 'machine', restricted: true, effect: 'restartServer' }),
   weightsPath: spec({ default: '', validate: absolutePathOrEmpty, scope: 'machine', restricted: true, effect: 'restartServer' }),
+  /** Download Weights: the revision of THUDM/chatglm3-6b, and the Hub or a mirror (empty: https://huggingface.co). */
+  weightsRevision: spec({ default: 'main', validate: gitRevision, scope: 'machine', restricted: true, effect: 'none' }),
+  hubEndpoint: spec({ default: '', validate: httpUrlOrEmpty, scope: 'machine', restricted: true, effect: 'none' }),
   autoStart: spec({ default: false, validate: isBool, scope: 'machine', restricted: true, effect: 'none' }),
   engine: spec({ default: 'native' as 'native' | 'hf', validate: oneOf('native', 'hf'), scope: 'machine', restricted: true, effect: 'reloadModel' }),
   quantization: spec({ default: 'auto' as 'auto' | 'none' | 'int8', validate: oneOf('auto', 'none', 'int8'), scope: 'machine', restricted: true, effect: 'reloadModel' }),

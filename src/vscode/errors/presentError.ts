@@ -8,7 +8,7 @@ import { isTritonError } from '../../core/triton';
 import { COMMANDS, type CommandId } from '../commandIds';
 import type { Log } from '../log';
 
-export type ErrorAction = 'buildImage' | 'openSettings' | 'showLogs' | 'startServer' | 'loadModel' | 'reloadModel' | 'restartServer' | 'chooseWeights';
+export type ErrorAction = 'buildImage' | 'openSettings' | 'showLogs' | 'startServer' | 'loadModel' | 'reloadModel' | 'restartServer' | 'chooseWeights' | 'downloadWeights';
 
 export interface ErrorPresentation {
   code: string;
@@ -39,7 +39,7 @@ export function presentError(error: unknown): ErrorPresentation {
       case 'container-exited':
         return { code: error.code, message: error.exitCode !== undefined ? vscode.l10n.t('The server stopped: the Triton container exited with code {0}.', error.exitCode) : vscode.l10n.t('The server stopped: the Triton container exited.'), fix: vscode.l10n.t('Your conversations are kept. Read the server log, then restart the server.'), actions: ['showLogs', 'restartServer'] };
       case 'weights-missing':
-        return { code: error.code, message: vscode.l10n.t('The ChatGLM3-6B weights were not found.'), fix: vscode.l10n.t('Choose the folder of the ChatGLM3-6B checkpoint (Choose Weights Folder…).'), actions: ['chooseWeights'] };
+        return { code: error.code, message: vscode.l10n.t('The ChatGLM3-6B weights were not found.'), fix: vscode.l10n.t('Download them (Download Weights), or choose the folder of a ChatGLM3-6B checkpoint you have (Choose Weights Folder…).'), actions: ['downloadWeights', 'chooseWeights'] };
       case 'weights-invalid':
         return { code: error.code, message: vscode.l10n.t('The weights directory does not look like a ChatGLM3-6B checkpoint.'), fix: vscode.l10n.t('Choose the folder that contains config.json, the tokenizer and the weight files (Choose Weights Folder…).'), actions: ['chooseWeights'] };
       case 'gpu-memory-low':
@@ -117,6 +117,7 @@ const ACTION_COMMANDS: Record<ErrorAction, CommandId> = {
   reloadModel: COMMANDS.loadModel,
   restartServer: COMMANDS.restartServer,
   chooseWeights: COMMANDS.chooseWeightsFolder,
+  downloadWeights: COMMANDS.downloadWeights,
 };
 
 /** Reload Model after a device fault: unload the failed copy first (see ServerSession.load's `fresh`). */
@@ -132,6 +133,7 @@ function actionLabel(action: ErrorAction): string {
     case 'reloadModel': return vscode.l10n.t('Reload Model');
     case 'restartServer': return vscode.l10n.t('Restart Server');
     case 'chooseWeights': return vscode.l10n.t('Choose Weights Folder…');
+    case 'downloadWeights': return vscode.l10n.t('Download Weights');
   }
 }
 

@@ -23,6 +23,8 @@ export interface ServerPaths {
   tritonDir: string;
   /** Where the rendered repository lives (global storage): mounted read-only as /models. */
   repositoryDir: string;
+  /** The extension's SecretStorage (the Hugging Face token of Download Weights). */
+  secrets?: vscode.SecretStorage;
 }
 
 const LAST_LOAD_KEY = 'tritonChatglm.lastLoadMs';
@@ -67,7 +69,7 @@ export class ServerController implements vscode.Disposable {
       const ms = clock.observe(state, Date.now());
       if (ms !== undefined) void memory.update(LAST_LOAD_KEY, ms);
     }));
-    this.setup = new SetupController({ session: this.session, startChatglm: () => this.startChatglm(), settings, store, log, tritonDir: paths.tritonDir });
+    this.setup = new SetupController({ session: this.session, startChatglm: () => this.startChatglm(), settings, store, log, tritonDir: paths.tritonDir, ...(paths.secrets ? { secrets: paths.secrets } : {}) });
   }
 
   get tritonClient(): TritonClient | undefined {

@@ -79,6 +79,7 @@ function busyText(state: LifecycleState): string {
 function itemDetail(item: SetupItem): string | undefined {
   switch (item.level) {
     case 'pending':
+      if (item.id === 'weights' && item.fixes.includes('cancelDownload')) return vscode.l10n.t('Downloading ChatGLM3-6B… (the notification shows the progress)');
       return item.id === 'image' && item.fixes.includes('cancelBuild') ? vscode.l10n.t('Building the serving image…') : vscode.l10n.t('Checking…');
     case 'ok': return okText(item.id, item.facts ?? {});
     case 'blocked': return item.blockedBy === 'docker' ? vscode.l10n.t('Checked once Docker is installed.') : vscode.l10n.t('Checked once the Docker daemon answers.');
@@ -94,7 +95,9 @@ function okText(id: PreflightCheckId, facts: CheckFacts): string | undefined {
     case 'daemon': return facts.daemonVersion ? vscode.l10n.t('Docker Engine {0} answers.', facts.daemonVersion) : vscode.l10n.t('The Docker daemon answers.');
     case 'nvidia-runtime': return vscode.l10n.t('Docker has the NVIDIA runtime.');
     case 'image': return vscode.l10n.t('{0} is available.', facts.image ?? '');
-    case 'weights': return facts.weightsPath;
+    case 'weights': return facts.weightsSnapshot === 'newer' && facts.weightsPath
+      ? vscode.l10n.t('{0} (a newer snapshot than the one tested)', facts.weightsPath)
+      : facts.weightsPath;
     case 'ports': return vscode.l10n.t('{0} are free on {1}.', (facts.ports ?? []).join(', '), facts.bindAddress ?? '');
     case 'gpu-memory': return gpuText(facts);
   }
@@ -163,6 +166,8 @@ export function weightsText(error: WeightsError): string {
       case 'not-chatglm': return vscode.l10n.t('config.json does not describe a ChatGLM model');
       case 'no-tokenizer': return vscode.l10n.t('tokenizer.model is missing');
       case 'no-weight-files': return vscode.l10n.t('there are no weight files (*.safetensors or *.bin)');
+      case 'download-incomplete': return vscode.l10n.t('its download has not finished (download again to resume)');
+      case 'files-missing': return vscode.l10n.t('files its weight index or download manifest names are missing');
     }
   });
   return vscode.l10n.t('{0} is not a ChatGLM3-6B checkpoint: {1}.', error.path, parts.join(vscode.l10n.t('; ')));

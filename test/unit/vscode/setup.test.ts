@@ -68,7 +68,7 @@ test('nothing set up: "setup needed" (warning colour, never the error state) and
   assert.deepEqual(item('docker')?.fixes, ['installDocker', 'openSettings']);
   assert.match(item('docker')?.detail ?? '', /Docker was not found/);
   assert.equal(item('daemon')?.detail, 'Checked once Docker is installed.');
-  assert.deepEqual(item('weights')?.fixes, ['chooseWeights']);
+  assert.deepEqual(item('weights')?.fixes, ['downloadWeights', 'chooseWeights']);
   assert.match(item('weights')?.detail ?? '', /No weights folder is chosen yet/);
   // Walkthrough steps complete on these.
   assert.equal(fake.rec.context.get('tritonChatglm.setup.dockerReady'), false);
