@@ -91,7 +91,7 @@ async function inspectPanel(panel: Panel) {
       hrefs: within('[href]').map((a) => a.getAttribute('href') ?? ''),
       // Links keep their URL in data-href and navigate nothing: the host opens them (links.ts).
       links: within('a[data-href]').map((a) => a.getAttribute('data-href') ?? ''),
-      headExtras: Array.from(document.head.querySelectorAll('link, style, base, meta[http-equiv="refresh"]')).map((e) => e.outerHTML).filter((h) => !/theme\.css|chat\.css|webview\.css|Content-Security-Policy/.test(h)),
+      headExtras: Array.from(document.head.querySelectorAll('link, style, base, meta[http-equiv="refresh"]')).map((e) => e.outerHTML).filter((h) => !/theme\.css|vscode-default-styles\.css|chat\.css|webview\.css|Content-Security-Policy/.test(h)),
       bodyLength: articles.reduce((n, a) => n + (a.textContent?.length ?? 0), 0),
     };
   });
