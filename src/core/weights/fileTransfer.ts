@@ -203,8 +203,13 @@ async function writeBody(body: AsyncIterable<Uint8Array>, file: HubFile, partial
   const flush = async () => {
     lastFlush = Date.now();
     if (!pendingBytes) return;
-    // Always a buffer of our own (it is handed to the hashing thread once written).
-    const block = Buffer.concat(pending, pendingBytes);
+    // Always a buffer of our own (it is handed to the hashing thread once written): a free shared slot when there is one.
+    const block = hashes.block(pendingBytes);
+    let at = 0;
+    for (const c of pending) {
+      block.set(c, at);
+      at += c.byteLength;
+    }
     pending = [];
     pendingBytes = 0;
     await settle();

@@ -359,6 +359,31 @@ test('a shard of 8 MB and more is hashed on the worker thread: verified, and a c
   }
 });
 
+test('a shard of many blocks reuses the shared hashing slots: every byte verified, a cut mid-file resumed', async () => {
+  const esbuild = await import('esbuild');
+  await esbuild.build({ entryPoints: { sha256Worker: join(__dirname, '../../../src/core/weights/sha256Worker.ts') }, outdir: join(__dirname, '../../../dist'), bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' });
+  const threads = (await import('node:worker_threads')) as typeof import('node:worker_threads');
+  let slotBlocks = 0;
+  const original = threads.Worker.prototype.postMessage;
+  threads.Worker.prototype.postMessage = function (this: InstanceType<typeof threads.Worker>, ...a: Parameters<typeof original>) {
+    if (typeof a[0] === 'object' && a[0] !== null && 'slot' in a[0]) slotBlocks += 1;
+    return original.apply(this, a);
+  };
+  // 40 MB: ten 4 MB blocks through four slots, so each slot is filled again after the worker freed it.
+  const big = await startFakeHub({ files: (fakeHub.tinyRepositoryFiles as (o: object) => unknown[])({ bigFileBytes: 40 * 1024 * 1024 }) });
+  try {
+    const shard = big.files.find((f) => f.path === 'model-99999-of-99999.safetensors')!;
+    big.knobs.cut = { file: shard.path, atByte: 21 * 1024 * 1024 + 12345, times: 1 };
+    const r = await downloadWeights({ ...options(cacheDir()), endpoint: big.endpoint, retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 1 } });
+    assert.equal(createHash('sha256').update(readFileSync(join(r.snapshotDir, shard.path))).digest('hex'), shard.sha256);
+    assert.ok(slotBlocks > 4, `blocks were hashed in the shared slots, reused (${slotBlocks} slot blocks)`);
+    assert.ok((big.stats.requests[shard.path] ?? 0) >= 2, 'the cut was resumed with a second request');
+  } finally {
+    threads.Worker.prototype.postMessage = original;
+    await big.close();
+  }
+});
+
 test('a pinned commit revision downloads the same snapshot and writes no ref', async () => {
   const cache = cacheDir();
   const r = await downloadWeights(options(cache, { revision: FAKE_COMMIT }));
