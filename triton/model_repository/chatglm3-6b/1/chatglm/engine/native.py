@@ -5,6 +5,9 @@ loop over the same steps).
 Load: the tokenizer (ChatGLM3's own, AutoTokenizer from the weights folder), config.json, a memory check (weights +
 cache must fit in what the device has free), the weights by ChatGLM3's parameter names, then the cache, whose size
 is logged. Everything runs on torch 1.13 (tests) and 2.x (the image, where attention uses SDPA).
+
+Decode steps have static shapes and, on CUDA with `cuda_graphs: auto`, replay one captured graph per row bucket
+(chatglm.engine.decode_step); the sampled ids come back through one pinned, non-blocking copy (`readback`).
 """
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ from chatglm.model.checkpoint import DTYPES, ChatGLMConfig, CheckpointError, loa
 from chatglm.engine.types import EngineOptions, PrefillChunk, TokenizerPrompts
 from chatglm.model.forward import HAS_SDPA, ChatGLMModel, logits_rows
 from chatglm.engine.generation import BatchTracker, choose_tokens
+from chatglm.engine.decode_step import StaticDecoder, TokenReadback
 from chatglm.model.kv_cache import KVCache, describe_bytes, free_memory_bytes
 
 CUDA_HEADROOM_BYTES = 1 << 30  # activations of a prefill chunk, the logits, the CUDA context's own allocations
@@ -54,6 +58,8 @@ class NativeEngine(TokenizerPrompts):
         self.model = ChatGLMModel(config, tensors, self.max_context)
         self.cache = KVCache(config.num_layers, config.multi_query_group_num, config.head_dim, self.max_rows,
                              self.max_context, dtype, self.device)
+        self.decoder = StaticDecoder(self.model, self.cache, (options.parameters.get("cuda_graphs") or "auto").strip())
+        self.readback = TokenReadback(self.max_rows, self.device)
         self.generator = torch.Generator(device=self.device)
         if sampling_seed is None:
             self.generator.seed()
@@ -64,7 +70,8 @@ class NativeEngine(TokenizerPrompts):
             f"{config.multi_query_group_num} KV groups, {str(dtype).replace('torch.', '')} on {self.device} "
             f"({'SDPA' if HAS_SDPA else 'plain'} attention); weights {describe_bytes(self.model.parameter_bytes())}; "
             f"KV cache {self.max_rows} rows x {self.max_context} tokens = {describe_bytes(self.cache.nbytes)} "
-            f"({describe_bytes(config.kv_bytes_per_token(dtype))} per token)"
+            f"({describe_bytes(config.kv_bytes_per_token(dtype))} per token); decode step: row buckets "
+            f"{', '.join(map(str, self.decoder.buckets))}, {self.decoder.graph_note}"
         )
 
     # -- steps (the continuous scheduler's interface, chatglm.engine.types.StepEngine)
@@ -81,7 +88,14 @@ class NativeEngine(TokenizerPrompts):
         return self._run([c.slot for c in chunks], [list(c.prompt[c.start:c.stop]) for c in chunks])
 
     def decode_step(self, slots: Sequence[int], tokens: Sequence[int]) -> torch.Tensor:
-        return self._run(slots, [[int(t)] for t in tokens])
+        """The static-shape step (chatglm.engine.decode_step): no host synchronisation inside."""
+        positions = [self.cache.length(s) for s in slots]
+        if any(p >= self.max_context for p in positions):
+            raise RuntimeError(f"a row would exceed the context of {self.max_context} tokens")
+        logits = self.decoder.step([self.cache.row_of(s) for s in slots], [int(t) for t in tokens], positions)
+        for s in slots:
+            self.cache.advance(s, 1)
+        return logits
 
     def _run(self, slots: Sequence[int], tokens: List[List[int]]) -> torch.Tensor:
         order, rows, block = self.cache.plan(slots)
@@ -129,6 +143,7 @@ class NativeEngine(TokenizerPrompts):
                 self.close_row(slot)
 
     def close(self) -> None:
+        self.decoder = None
         self.model = None
         self.cache = None
         if self.device.type == "cuda":

@@ -10,6 +10,10 @@ One call runs a batch of rows, each appending its own number of tokens at its ow
 one token of a decode step): rows are right-padded to the longest, padding is never written to the cache and
 never attended to. Key/value heads are not expanded to the query heads: the query heads of a group attend as one
 block to their group's keys, so a decode step reads each cached key once.
+
+`decode` is the decode step with static shapes: its tensors depend only on the row bucket and the cache size
+(the keys of the whole cache are read, masked by each row's length), never on a row's length, so the same
+step can be captured once per bucket as a CUDA graph (chatglm.engine.decode_step) and replayed.
 """
 from __future__ import annotations
 
@@ -20,7 +24,7 @@ import torch
 import torch.nn.functional as F
 
 from chatglm.model.checkpoint import ChatGLMConfig
-from chatglm.model.kv_cache import KVCache, Rows
+from chatglm.model.kv_cache import SCRATCH_POSITIONS, KVCache, Rows
 
 HAS_SDPA = hasattr(F, "scaled_dot_product_attention")  # torch >= 2.0; Debian's 1.13 takes the plain path
 
@@ -47,8 +51,12 @@ class ChatGLMModel:
         final_norm = tensors.get("transformer.encoder.final_layernorm.weight")
         self.final_norm = None if final_norm is None else final_norm.float()
         self.output = tensors["transformer.output_layer.weight"]
-        self.cos, self.sin = rotary_table(config, context, self.dtype, self.device)
+        # One entry past the context: the decode step's scratch position (chatglm.model.kv_cache).
+        self.cos, self.sin = rotary_table(config, context + SCRATCH_POSITIONS, self.dtype, self.device)
         self.attend = attend_sdpa if HAS_SDPA else attend_plain
+        self.attend_step = attend_step_sdpa if HAS_SDPA else attend_step_plain
+        self._key_positions = torch.arange(context + SCRATCH_POSITIONS, device=self.device)
+        self._row_index = torch.arange(0)
         self._bytes = sum(t.numel() * t.element_size() for t in tensors.values())
 
     def parameter_bytes(self) -> int:
@@ -84,6 +92,40 @@ class ChatGLMModel:
 
         if not all_logits:
             x = x[:, 0] if width == 1 else x[torch.arange(batch, device=self.device), step.count - 1]  # each row's last token
+        if self.final_norm is not None:
+            x = rms_norm(x, self.final_norm, eps)
+        return F.linear(x, self.output).float()
+
+
+    @torch.no_grad()
+    def decode(self, cache: KVCache, ids: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        """One decode step over physical cache rows 0..B-1 (B = the bucket, len(ids)), with static shapes.
+
+        ids, positions: int64 [B] on the device. Row b appends token ids[b] at positions[b] (its length) and
+        attends to its keys 0..positions[b] of the whole cache; a row outside the step has position
+        cache.scratch, where its write is never read. Returns float32 logits [B, V]. No host synchronisation and
+        no shape that depends on the values: what a CUDA graph can capture."""
+        cfg = self.config
+        batch = ids.shape[0]
+        heads, groups, head_dim = cfg.num_attention_heads, cfg.multi_query_group_num, cfg.head_dim
+        per_group, eps = heads // groups, cfg.layernorm_epsilon
+        if self._row_index.shape[0] < batch:
+            self._row_index = torch.arange(cache.rows, device=self.device)
+        rows = self._row_index[:batch]
+        cos, sin = self.cos.index_select(0, positions).unsqueeze(1), self.sin.index_select(0, positions).unsqueeze(1)
+        visible = self._key_positions.unsqueeze(0) <= positions.unsqueeze(1)  # [B, S]: keys 0..position
+        bias = _mask_bias(visible, torch.float32 if self.attend_step is attend_step_plain else self.dtype).view(batch, 1, 1, -1)
+
+        x = F.embedding(ids, self.embedding)  # [B, hidden]
+        for index, layer in enumerate(self.layers):
+            qkv = F.linear(rms_norm(x, layer.input_norm, eps), layer.qkv, layer.qkv_bias).view(batch, heads + 2 * groups, head_dim)
+            qk = rotate_pairs(qkv[:, :heads + groups], cos, sin)
+            cache.write(index, rows, positions, qk[:, heads:], qkv[:, heads + groups:])
+            q = qk[:, :heads].view(batch, groups, per_group, head_dim)
+            out = self.attend_step(q, cache.keys[index, :batch], cache.values[index, :batch], bias)
+            x = x + F.linear(out.reshape(batch, heads * head_dim), layer.dense)
+            up, gate = F.linear(rms_norm(x, layer.post_norm, eps), layer.up).chunk(2, dim=-1)
+            x = x + F.linear(F.silu(up) * gate, layer.down)
         if self.final_norm is not None:
             x = rms_norm(x, self.final_norm, eps)
         return F.linear(x, self.output).float()
@@ -128,9 +170,9 @@ class _StepLayout:
         return x.reshape(-1, *x.shape[2:]) if self.dense else x[self.valid]
 
 
-def _mask_bias(visible: torch.Tensor) -> torch.Tensor:
-    """0 where attention is allowed, -inf elsewhere (added to the scores in float32)."""
-    return torch.zeros(visible.shape, dtype=torch.float32, device=visible.device).masked_fill_(~visible, float("-inf"))
+def _mask_bias(visible: torch.Tensor, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """0 where attention is allowed, -inf elsewhere (added to the scores: float32 for the plain path)."""
+    return torch.zeros(visible.shape, dtype=dtype, device=visible.device).masked_fill_(~visible, float("-inf"))
 
 
 def rms_norm(x: torch.Tensor, weight32: torch.Tensor, eps: float) -> torch.Tensor:
@@ -197,6 +239,19 @@ def attend_sdpa(q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, bias:
     grouped, bias, per_group = _grouped(q, bias, groups)
     out = F.scaled_dot_product_attention(grouped, keys, values, attn_mask=bias.to(grouped.dtype))
     return _ungrouped(out, batch, width, groups, per_group)
+
+
+def attend_step_plain(q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    """Decode-step attention: q [B, groups, heads_per_group, d] against keys/values [B, groups, S, d]; the mask
+    bias [B, 1, 1, S] is float32, as is the softmax."""
+    scores = torch.matmul(q * (1.0 / math.sqrt(q.shape[-1])), keys.transpose(-1, -2))
+    probs = torch.softmax(scores.float() + bias, dim=-1).to(values.dtype)
+    return torch.matmul(probs, values)
+
+
+def attend_step_sdpa(q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    """The same with torch 2.x's fused kernel (bias in the model's dtype, built once per step)."""
+    return F.scaled_dot_product_attention(q, keys, values, attn_mask=bias)
 
 
 def logits_rows(logits: torch.Tensor, order: List[int]) -> torch.Tensor:

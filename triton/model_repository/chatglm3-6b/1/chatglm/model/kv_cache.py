@@ -6,6 +6,10 @@ the position of its next token (ChatGLM numbers a prompt's tokens 0..n-1, so no 
 The scheduler sees stable slot ids. Underneath, the slots in use are packed into the first physical rows: a
 released slot is filled by moving the last row into it (one copy of that row's length, at most once per finished
 request), so a decode step over all rows reads one contiguous block instead of gathering rows every step.
+
+Each row has one position more than the context: the scratch cell (position `context`). The static-shape decode
+step (chatglm.model.forward.ChatGLMModel.decode) runs every physical row of its bucket; a row that takes no part
+in the step writes its key and value there, where no query ever looks (a query at position p sees keys 0..p < context).
 """
 from __future__ import annotations
 
@@ -15,15 +19,17 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 import torch
 
 Rows = Union[slice, torch.Tensor]  # a contiguous block of physical rows, or an index
+SCRATCH_POSITIONS = 1  # the cell past the context that rows outside a decode step write to
 
 
 class KVCache:
     def __init__(self, layers: int, groups: int, head_dim: int, rows: int, context: int, dtype: torch.dtype, device):
-        shape = (layers, rows, groups, context, head_dim)
+        shape = (layers, rows, groups, context + SCRATCH_POSITIONS, head_dim)
         self.keys = torch.zeros(shape, dtype=dtype, device=device)
         self.values = torch.zeros(shape, dtype=dtype, device=device)
         self.rows = rows
         self.context = context
+        self.scratch = context  # the scratch position (see the module docstring)
         self._free: List[int] = list(range(rows))  # a heap: the lowest free slot id is handed out first
         self._row_of: Dict[int, int] = {}  # slot → physical row
         self._slot_at: List[int] = []  # physical row → slot (rows 0..len-1 are in use)
@@ -32,7 +38,7 @@ class KVCache:
     @staticmethod
     def bytes_needed(layers: int, groups: int, head_dim: int, rows: int, context: int, dtype: torch.dtype) -> int:
         element = torch.tensor([], dtype=dtype).element_size()
-        return 2 * layers * rows * groups * context * head_dim * element
+        return 2 * layers * rows * groups * (context + SCRATCH_POSITIONS) * head_dim * element
 
     @property
     def nbytes(self) -> int:
@@ -67,6 +73,10 @@ class KVCache:
 
     def length(self, slot: int) -> int:
         return self._length[self._row_of[slot]]
+
+    def row_of(self, slot: int) -> int:
+        """The physical row that holds the slot now (it changes when a row below it is released)."""
+        return self._row_of[slot]
 
     def advance(self, slot: int, count: int) -> None:
         row = self._row_of[slot]
