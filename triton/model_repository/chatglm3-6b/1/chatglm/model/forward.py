@@ -11,9 +11,9 @@ one token of a decode step): rows are right-padded to the longest, padding is ne
 never attended to. Key/value heads are not expanded to the query heads: the query heads of a group attend as one
 block to their group's keys, so a decode step reads each cached key once.
 
-`decode` is the decode step with static shapes: its tensors depend only on the row bucket and the cache size
-(the keys of the whole cache are read, masked by each row's length), never on a row's length, so the same
-step can be captured once per bucket as a CUDA graph (chatglm.engine.decode_step) and replayed.
+`decode` is the decode step with static shapes: its tensors depend only on the row bucket and the key window (a
+bucket of the cache's positions, the whole cache at most), masked by each row's length, never on a row's own
+length, so the same step can be captured once per bucket as a CUDA graph (chatglm.engine.decode_step).
 """
 from __future__ import annotations
 
@@ -98,13 +98,14 @@ class ChatGLMModel:
 
 
     @torch.no_grad()
-    def decode(self, cache: KVCache, ids: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    def decode(self, cache: KVCache, ids: torch.Tensor, positions: torch.Tensor, window: int) -> torch.Tensor:
         """One decode step over physical cache rows 0..B-1 (B = the bucket, len(ids)), with static shapes.
 
         ids, positions: int64 [B] on the device. Row b appends token ids[b] at positions[b] (its length) and
-        attends to its keys 0..positions[b] of the whole cache; a row outside the step has position
-        cache.scratch, where its write is never read. Returns float32 logits [B, V]. No host synchronisation and
-        no shape that depends on the values: what a CUDA graph can capture."""
+        attends to its keys 0..positions[b], read from the first `window` cache positions (> every position of
+        the step); a row outside the step has position cache.scratch, where its write is never read. Returns
+        float32 logits [B, V]. No host synchronisation and no shape that depends on the values: what a CUDA
+        graph can capture."""
         cfg = self.config
         batch = ids.shape[0]
         heads, groups, head_dim = cfg.num_attention_heads, cfg.multi_query_group_num, cfg.head_dim
@@ -113,7 +114,7 @@ class ChatGLMModel:
             self._row_index = torch.arange(cache.rows, device=self.device)
         rows = self._row_index[:batch]
         cos, sin = self.cos.index_select(0, positions).unsqueeze(1), self.sin.index_select(0, positions).unsqueeze(1)
-        visible = self._key_positions.unsqueeze(0) <= positions.unsqueeze(1)  # [B, S]: keys 0..position
+        visible = self._key_positions[:window].unsqueeze(0) <= positions.unsqueeze(1)  # [B, window]: keys 0..position
         bias = _mask_bias(visible, torch.float32 if self.attend_step is attend_step_plain else self.dtype).view(batch, 1, 1, -1)
 
         x = F.embedding(ids, self.embedding)  # [B, hidden]
@@ -122,7 +123,8 @@ class ChatGLMModel:
             qk = rotate_pairs(qkv[:, :heads + groups], cos, sin)
             cache.write(index, rows, positions, qk[:, heads:], qkv[:, heads + groups:])
             q = qk[:, :heads].view(batch, groups, per_group, head_dim)
-            out = self.attend_step(q, cache.keys[index, :batch], cache.values[index, :batch], bias)
+            keys, values = cache.keys[index, :batch, :, :window], cache.values[index, :batch, :, :window]
+            out = self.attend_step(q, keys, values, bias)
             x = x + F.linear(out.reshape(batch, heads * head_dim), layer.dense)
             up, gate = F.linear(rms_norm(x, layer.post_norm, eps), layer.up).chunk(2, dim=-1)
             x = x + F.linear(F.silu(up) * gate, layer.down)

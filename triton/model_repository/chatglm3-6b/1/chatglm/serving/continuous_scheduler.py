@@ -5,9 +5,13 @@ queue is full) and returns. One engine thread owns the model and repeats an iter
 
 1. take the latest cancellation check (chatglm/serving/responder.py): cancelled rows end at once, their slots are free;
 2. prefill: rows still in their prompt continue, then waiting requests are admitted while slots are free, within
-   a budget of prompt tokens per iteration (a long prompt is prefilled in chunks over several iterations, so it
-   never stalls the running rows for more than one budget); a row whose prompt is complete gets its first token;
-3. one decode step for every row past its prompt: a token each, sampled with the row's own settings;
+   a budget of prompt tokens per iteration (a long prompt is prefilled in chunks over several iterations); while
+   rows are decoding, the chunk is sized by `ChunkSizer` so that an iteration with a chunk costs at most
+   `prefill_stall_target` decode-only iterations: running answers never pause for a whole chunk;
+3. one decode step for every row that was past its prompt when the iteration began;
+   then ONE sampling call on the device for both (the first token of each row whose prompt is complete, the next
+   token of each decoding row, with each row's own settings) and one readback of the ids: the iteration's only
+   wait on the device;
 4. each token is streamed (coalesced to one send per stream interval); a row that hit a stop id or its own
    max_new_tokens ends at once: its FINAL goes out and its KV cache slot takes the next request;
 5. the responder thread sends what the iteration produced and checks the open requests for cancellation while
@@ -30,12 +34,16 @@ import triton_python_backend_utils as pb_utils
 
 import chatglm.log as log
 from chatglm.engine.types import PrefillChunk
-from chatglm.engine.generation import FINISH_CANCELLED, RowProgress, RowResult, choose_tokens
+from chatglm.engine.device_sampling import INVALID_TOKEN, sample_tokens
+from chatglm.engine.generation import FINISH_CANCELLED, RowProgress, RowResult
 from chatglm.serving.metrics import MetricsBuffer
 from chatglm.serving.reply import Reply, error_response
 from chatglm.serving.responder import Responder
 
 METRICS_INTERVAL = 0.25  # seconds between two metric updates while rows run (and always before a FINAL)
+# The seam to the sampler: (float logits [rows, V] on the device, per-row settings, generator) -> int64 ids [rows]
+# on the device, -1 for a row whose distribution is invalid. One call per iteration.
+SAMPLER = sample_tokens
 
 
 @dataclass(frozen=True)
@@ -44,6 +52,48 @@ class SchedulerLimits:
     max_waiting: int  # 0 = unbounded
     prefill_token_budget: int
     stream_interval: float  # seconds between two deltas of a request
+    prefill_stall_target: Optional[float] = 2.5  # an iteration with a chunk ≤ this many decode steps; None = off
+
+
+class ChunkSizer:
+    """Prompt tokens an iteration may prefill while rows decode, learnt from the iterations themselves.
+
+    Two running means: the time of an iteration that only decodes (`step`), and the extra time per prompt token
+    of one that also prefills (`per_token`, fixed cost of the chunk's forward pass included, which errs on the
+    small side). The chunk is what keeps step + per_token × chunk within `target` × step, never more than twice
+    the last chunk (so a wrong guess is corrected before it costs much), at least MIN_TOKENS (a prompt always
+    progresses), at most the budget. Before anything is measured, PROBE_TOKENS. With no row decoding the whole
+    budget is used: nothing waits."""
+
+    MIN_TOKENS = 16
+    PROBE_TOKENS = 64
+    WEIGHT = 0.3  # of the newest observation in the running means
+
+    def __init__(self, budget: int, target: Optional[float]):
+        self.budget, self.target = budget, target
+        self.step: Optional[float] = None
+        self.per_token: Optional[float] = None
+        self.last = self.PROBE_TOKENS
+
+    def tokens(self, decoding: bool) -> int:
+        if not decoding or self.target is None:
+            return self.budget
+        if self.step is None or self.per_token is None:
+            return min(self.budget, self.PROBE_TOKENS)
+        allowed = (self.target - 1.0) * self.step / max(self.per_token, 1e-9)
+        return int(max(self.MIN_TOKENS, min(self.budget, 2 * self.last, allowed)))
+
+    def observe(self, seconds: float, prefilled: int, decoding: bool) -> None:
+        if not decoding:
+            return
+        if prefilled == 0:
+            self.step = self._mean(self.step, seconds)
+        elif self.step is not None:
+            self.per_token = self._mean(self.per_token, max(0.0, seconds - self.step) / prefilled)
+            self.last = prefilled
+
+    def _mean(self, old: Optional[float], new: float) -> float:
+        return new if old is None else (1 - self.WEIGHT) * old + self.WEIGHT * new
 
 
 class Row:
@@ -73,6 +123,8 @@ class ContinuousScheduler:
         self._figures_sent = 0.0
         self.stop_ids = frozenset(int(i) for i in engine.stop_ids)
         self.steps = 0  # decode steps run; log lines and tests count in these
+        self.chunks = ChunkSizer(limits.prefill_token_budget, limits.prefill_stall_target)
+        self._readback = getattr(engine, "readback", None)  # pinned ids of the iteration (native engine)
         self._iterations = 0
         self._lock = threading.Condition()
         self._waiting: Deque[Row] = deque()
@@ -160,8 +212,12 @@ class ContinuousScheduler:
             self._end_everything("model unloaded: the model is being unloaded")
             return
         self._retire_cancelled(cancelled)
-        self._prefill()
-        self._decode()
+        started = time.monotonic()
+        decoding = [r for r in self._active if r.decoding]  # rows past their prompt as the iteration begins
+        first, first_logits, prefilled = self._prefill(self.chunks.tokens(bool(decoding)))
+        decode_logits = self._decode(decoding)
+        self._take_tokens(first, first_logits, decoding, decode_logits)
+        self.chunks.observe(time.monotonic() - started, prefilled, bool(decoding))
         with self._lock:
             waiting = [row.reply.channel for row in self._waiting]
         self._responder.start_poll([row.reply.channel for row in self._active] + waiting, self._iterations)
@@ -191,8 +247,9 @@ class ContinuousScheduler:
         for row in gone:
             self._finish(row, row.progress.result(FINISH_CANCELLED))
 
-    def _prefill(self) -> None:
-        budget = self.limits.prefill_token_budget
+    def _prefill(self, budget: int):
+        """Runs this iteration's prompt chunks; returns the rows whose prompt is now complete, their logits and the
+        number of prompt tokens run."""
         chunks, rows = [], []
 
         def take(row: Row) -> None:
@@ -215,33 +272,48 @@ class ContinuousScheduler:
             self._active.append(row)
             take(row)
         if not chunks:
-            return
+            return [], None, 0
         logits = self.engine.prefill(chunks)
-        self._figures.increment("prefill_tokens", sum(c.stop - c.start for c in chunks))
+        prefilled = sum(c.stop - c.start for c in chunks)
+        self._figures.increment("prefill_tokens", prefilled)
         for row, chunk in zip(rows, chunks):
             row.prefilled = chunk.stop
         done = [i for i, c in enumerate(chunks) if c.complete]
-        if done:
-            first = [rows[i] for i in done]
-            if len(done) < len(chunks):
-                logits = logits.index_select(0, torch.tensor(done, dtype=torch.long, device=logits.device))
-            tokens = choose_tokens(logits, [r.reply.settings for r in first], self.engine.generator)
-            for row, token in zip(first, tokens):
-                self._take(row, token)
+        if done and len(done) < len(chunks):
+            logits = logits.index_select(0, torch.tensor(done, dtype=torch.long, device=logits.device))
+        return [rows[i] for i in done], (logits if done else None), prefilled
 
-    def _decode(self) -> None:
-        rows = [r for r in self._active if r.decoding]
+    def _decode(self, rows: List[Row]):
+        """One decode step for `rows`; their logits (sampled with the first tokens, in _take_tokens)."""
         if not rows:
+            return None
+        return self.engine.decode_step([r.slot for r in rows], [r.last_token for r in rows])
+
+    def _take_tokens(self, first: List[Row], first_logits, decoding: List[Row], decode_logits) -> None:
+        """One sampling call and one readback for the iteration; first tokens are counted before the step."""
+        parts = [x for x in (first_logits, decode_logits) if x is not None]
+        if not parts:
             return
-        logits = self.engine.decode_step([r.slot for r in rows], [r.last_token for r in rows])
-        self.steps += 1
-        self._figures.increment("decode_steps", 1)
-        self._figures.increment("decode_rows", len(rows))
-        tokens = choose_tokens(logits, [r.reply.settings for r in rows], self.engine.generator)
-        for row, token in zip(rows, tokens):
+        logits = parts[0] if len(parts) == 1 else torch.cat(parts)
+        ids = SAMPLER(logits, [r.reply.settings for r in first + decoding], self.engine.generator)
+        tokens = self._readback.start(ids).wait() if self._readback is not None else ids.tolist()
+        for row, token in zip(first, tokens):
+            self._take(row, token)
+        if decoding:
+            self.steps += 1
+            self._figures.increment("decode_steps", 1)
+            self._figures.increment("decode_rows", len(decoding))
+        for row, token in zip(decoding, tokens[len(first):]):
             self._take(row, token)
 
     def _take(self, row: Row, token: int) -> None:
+        if token == INVALID_TOKEN:  # its own settings left no valid distribution: this row ends, the others go on
+            self._active.remove(row)
+            self.engine.close_row(row.slot)
+            log.error(f"request {row.reply.channel.request_id()}: no valid token distribution after its sampling settings")
+            self._fail(row, "generation failed: the sampling settings (temperature, top_p) left no valid token "
+                            "distribution; use a larger temperature or top_p", pb_utils.TritonError.INVALID_ARG)
+            return
         now = time.monotonic()
         if row.first_token_step is None:
             row.first_token_step = self.steps

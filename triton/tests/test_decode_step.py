@@ -1,0 +1,204 @@
+"""The decode step, counted on CPU: at most one host synchronisation per step (the readback of the sampled ids),
+shapes that depend only on the row bucket and the key window (so CUDA can capture it), rows outside the step
+untouched, the SDPA branch against the fixture, and the scheduler's one token per iteration for every running
+row while a 4,000-token prompt is admitted."""
+import math
+import threading
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from chatglm.engine.decode_step import key_windows, row_buckets
+from chatglm.engine.device_sampling import INVALID_TOKEN, sample_tokens
+from chatglm.engine.generation import RowSettings, choose_tokens
+from chatglm.engine.types import PrefillChunk
+from chatglm.model import forward
+from fixture_check import Fixture, run_checks
+from harness import load_model, make_request, outcome_of, wait_for_finals
+from sync_counter import HostSyncCounter
+from tiny_engine import TinyEngine
+
+SETTINGS = [RowSettings(0.0, 1.0, 64), RowSettings(0.8, 1.0, 64), RowSettings(0.7, 0.8, 64)]
+
+
+@pytest.fixture(scope="module")
+def fixture():
+    try:
+        return Fixture()
+    except FileNotFoundError as exc:
+        pytest.fail(str(exc))
+
+
+def _engine_with_rows(fixture, lengths):
+    engine = fixture.engine(rows=4)
+    slots = [engine.open_row() for _ in lengths]
+    prompt = fixture.prompts[3]
+    engine.prefill([PrefillChunk(s, prompt, 0, n) for s, n in zip(slots, lengths)])
+    return engine, slots
+
+
+def _counted_steps(engine, slots, steps, sampler):
+    tokens = [7] * len(slots)
+    with HostSyncCounter([engine.readback.buffer]) as counter:
+        for _ in range(steps):
+            logits = engine.decode_step(slots, tokens)
+            if sampler == "device":
+                tokens = engine.readback.start(sample_tokens(logits, SETTINGS, engine.generator)).wait()
+            else:
+                tokens = choose_tokens(logits, SETTINGS, engine.generator)
+    return counter
+
+
+def test_a_decode_step_with_device_sampling_waits_on_the_host_once(fixture):
+    engine, slots = _engine_with_rows(fixture, [5, 17, 33])
+    counter = _counted_steps(engine, slots, 6, "device")
+    assert counter.syncs == ["device-to-host copy"] * 6, counter.syncs  # greedy, temperature and top-p rows
+
+
+def test_the_host_sync_counter_sees_what_the_old_sampler_waits_for(fixture):
+    """The counter is not blind: choose_tokens (a finite check on the host, tolist of device ids) is counted."""
+    engine, slots = _engine_with_rows(fixture, [5, 17, 33])
+    counter = _counted_steps(engine, slots, 3, "host")
+    assert len(counter.syncs) >= 3 * 3 and "_local_scalar_dense" in counter.syncs and "tolist()" in counter.syncs
+
+
+def _shapes_of_a_step(fixture, lengths):
+    engine, slots = _engine_with_rows(fixture, lengths)
+    seen = []
+
+    class Shapes(HostSyncCounter):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            seen.append((str(func), tuple(tuple(t.shape) for t in (out if isinstance(out, (tuple, list)) else [out])
+                                         if isinstance(t, torch.Tensor))))
+            return out
+
+    with Shapes([engine.readback.buffer]):
+        engine.decode_step(slots, [7] * len(slots))
+    return seen
+
+
+def test_a_decode_steps_shapes_depend_on_the_bucket_not_on_the_rows_lengths(fixture):
+    short, longer = _shapes_of_a_step(fixture, [3, 9, 4]), _shapes_of_a_step(fixture, [40, 21, 30])
+    assert short == longer and len(short) > 50
+
+
+def test_buckets_and_windows():
+    assert row_buckets(8) == [1, 2, 4, 8] and row_buckets(16) == [1, 2, 4, 8, 16] and row_buckets(12) == [1, 2, 4, 8, 12]
+    assert row_buckets(1) == [1]
+    assert key_windows(8193) == [256, 512, 1024, 2048, 4096, 8192, 8193] and key_windows(129) == [129]
+
+
+def test_rows_outside_the_step_keep_their_cache(fixture):
+    """Three rows in a bucket of 4: the middle one (still in its prompt) and the free fourth are not written."""
+    engine, slots = _engine_with_rows(fixture, [5, 17, 33])
+    cache = engine.cache
+    before_keys, before_values = cache.keys.clone(), cache.values.clone()
+    engine.decode_step([slots[0], slots[2]], [7, 8])
+    real = slice(0, cache.context)  # every position but the scratch one, which rows outside the step write to
+    changed = ((cache.keys[:, :, :, real] != before_keys[:, :, :, real]).flatten(2).any(-1)
+               | (cache.values[:, :, :, real] != before_values[:, :, :, real]).flatten(2).any(-1))
+    middle, free = cache.row_of(slots[1]), 3
+    assert not changed[:, middle].any() and not changed[:, free].any()
+    for slot, position in ((slots[0], 5), (slots[2], 33)):
+        row = cache.row_of(slot)
+        assert changed[:, row].all()
+        assert (cache.keys[:, row, :, position] != before_keys[:, row, :, position]).any()
+        others = [p for p in range(cache.context) if p != position]
+        assert torch.equal(cache.keys[:, row, :, others], before_keys[:, row, :, others])
+
+
+def test_the_static_step_gives_the_padded_forwards_logits(fixture):
+    """The static-shape step against the general forward (one token per row, padded layout) on the same cache."""
+    engine, slots = _engine_with_rows(fixture, [5, 17, 33])
+    snapshot = engine.cache.keys.clone(), engine.cache.values.clone()
+    static = engine.decode_step(slots, [7, 8, 9]).clone()
+    engine.cache.keys.copy_(snapshot[0])
+    engine.cache.values.copy_(snapshot[1])
+    order, rows, block = engine.cache.plan(slots)
+    general = engine.model.forward(engine.cache, rows, block, [[7], [8], [9]], [5, 17, 33])
+    assert float((static - general).abs().max()) < 1e-5
+
+
+def test_the_device_sampler_ends_only_an_invalid_row():
+    scores = torch.randn(3, 50)
+    ids = sample_tokens(scores, [RowSettings(0.0, 1.0, 4), RowSettings(1e-39, 1.0, 4), RowSettings(0.9, 0.5, 4)],
+                        torch.Generator().manual_seed(0))
+    assert ids.dtype == torch.long and ids[0] == scores[0].argmax() and ids[1] == INVALID_TOKEN and 0 <= ids[2] < 50
+
+
+def test_the_device_sampler_draws_by_the_distribution():
+    logits = torch.log(torch.tensor([[0.6, 0.3, 0.1] + [1e-30] * 5]))  # finite: -inf rows are "broken" (ChatGLM)
+    generator = torch.Generator().manual_seed(1)
+    draws = torch.stack([sample_tokens(logits, [RowSettings(1.0, 1.0, 1)], generator) for _ in range(4000)]).flatten()
+    freq = torch.bincount(draws, minlength=8).float()[:4] / 4000
+    assert (freq - torch.tensor([0.6, 0.3, 0.1, 0.0])).abs().max() < 0.03
+    nucleus = torch.stack([sample_tokens(logits, [RowSettings(1.0, 0.7, 1)], generator) for _ in range(500)]).flatten()
+    assert set(nucleus.tolist()) <= {0, 1}  # top-p 0.7 keeps 0.6 and 0.3
+
+
+def _reference_sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
+    """torch's documented reference of scaled_dot_product_attention (its docs), for torch 1.13, which lacks it."""
+    assert dropout_p == 0.0 and not is_causal
+    factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    bias = torch.zeros(query.shape[-2], key.shape[-2], dtype=query.dtype, device=query.device)
+    if attn_mask is not None:
+        bias = bias.masked_fill(~attn_mask, float("-inf")) if attn_mask.dtype == torch.bool else attn_mask + bias
+    weights = torch.softmax(query @ key.transpose(-2, -1) * factor + bias, dim=-1)
+    return weights @ value
+
+
+def test_the_sdpa_branch_holds_the_fixtures_logits(fixture, monkeypatch):
+    """The production attention path (torch 2.x): alone, batched, joining and chunked within 1e-4."""
+    monkeypatch.setattr(F, "scaled_dot_product_attention", _reference_sdpa, raising=False)
+    monkeypatch.setattr(forward, "HAS_SDPA", True)
+    engine = fixture.engine()
+    assert engine.model.attend is forward.attend_sdpa and engine.model.attend_step is forward.attend_step_sdpa
+    checks = run_checks(fixture, engine)
+    assert max(checks.values()) < 1e-4, checks
+
+
+class RecordingEngine(TinyEngine):
+    """The tiny engine that records every forward pass: ("prefill", [(slot, tokens)]) or ("decode", slots)."""
+
+    calls = []
+
+    def prefill(self, chunks):
+        RecordingEngine.calls.append(("prefill", [(c.slot, c.stop - c.start) for c in chunks]))
+        return super().prefill(chunks)
+
+    def decode_step(self, slots, tokens):
+        RecordingEngine.calls.append(("decode", list(slots)))
+        return super().decode_step(slots, tokens)
+
+
+def test_every_running_row_gets_a_token_each_iteration_while_a_4000_token_prompt_is_admitted(monkeypatch):
+    monkeypatch.setenv("TINY_ENGINE_STEP_DELAY_MS", "1")
+    RecordingEngine.calls = []
+    m = load_model(engine="test_decode_step:RecordingEngine", max_active_rows="4", max_input_tokens="4200",
+                   max_new_tokens_limit="600", prefill_token_budget="2048")
+    try:
+        runners = [make_request(f"runner {i}", temperature=0.0, max_new_tokens=500) for i in range(2)]
+        m.execute(runners)
+        pause = threading.Event()
+        while not all(len(r.sender.responses) >= 3 for r in runners):
+            pause.wait(0.002)
+        long = make_request("x" * 4000, temperature=0.0, max_new_tokens=4)
+        m.execute([long])
+        wait_for_finals(runners + [long])
+    finally:
+        m.finalize()
+    assert all(outcome_of(r).completion_tokens == 500 for r in runners) and outcome_of(long).completion_tokens == 4
+    calls = RecordingEngine.calls
+    runner_slots, long_slot = {0, 1}, 2  # slots are handed out lowest first
+    admission = [i for i, (kind, part) in enumerate(calls) if kind == "prefill" and any(s == long_slot for s, _ in part)]
+    chunks = [n for i in admission for s, n in calls[i][1] if s == long_slot]
+    assert sum(chunks) > 4000 and len(chunks) >= 2, chunks
+    # Each chunk's iteration also ran one decode step with every running row: prefill, decode, prefill, decode...
+    for i in admission:
+        kind, slots = calls[i + 1]
+        assert kind == "decode" and runner_slots <= set(slots), (i, calls[i + 1])
+    assert [calls[j][0] for j in range(admission[0], admission[-1] + 2)] == ["prefill", "decode"] * len(admission)
+    # While rows decode the sizer starts with a probe chunk and at most doubles it from one iteration to the next.
+    assert chunks[0] == 64 and all(b <= 2 * a for a, b in zip(chunks, chunks[1:-1])), chunks
