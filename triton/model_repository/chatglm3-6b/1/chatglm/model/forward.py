@@ -57,6 +57,8 @@ class ChatGLMModel:
         self.attend_step = attend_step_sdpa if HAS_SDPA else attend_step_plain
         self._key_positions = torch.arange(context + SCRATCH_POSITIONS, device=self.device)
         self._row_index = torch.arange(0)
+        heads = config.num_attention_heads + 2 * config.multi_query_group_num
+        self._value_heads = (torch.arange(heads, device=self.device) >= heads - config.multi_query_group_num).view(heads, 1)
         self._bytes = sum(t.numel() * t.element_size() for t in tensors.values())
 
     def parameter_bytes(self) -> int:
@@ -113,21 +115,24 @@ class ChatGLMModel:
         if self._row_index.shape[0] < batch:
             self._row_index = torch.arange(cache.rows, device=self.device)
         rows = self._row_index[:batch]
-        cos, sin = self.cos.index_select(0, positions).unsqueeze(1), self.sin.index_select(0, positions).unsqueeze(1)
+        # Rotation of every head of the fused qkv output at once: queries and keys by position, values by the
+        # identity (cos 1, sin 0: exact), so the rotated key and value of a row are one block for the cache.
+        cos = torch.where(self._value_heads, 1.0, self.cos.index_select(0, positions).unsqueeze(1))  # [B, heads, d]
+        sin = torch.where(self._value_heads, 0.0, self.sin.index_select(0, positions).unsqueeze(1))
         visible = self._key_positions[:window].unsqueeze(0) <= positions.unsqueeze(1)  # [B, window]: keys 0..position
         bias = _mask_bias(visible, torch.float32 if self.attend_step is attend_step_plain else self.dtype).view(batch, 1, 1, -1)
 
         x = F.embedding(ids, self.embedding)  # [B, hidden]
         for index, layer in enumerate(self.layers):
             qkv = F.linear(rms_norm(x, layer.input_norm, eps), layer.qkv, layer.qkv_bias).view(batch, heads + 2 * groups, head_dim)
-            qk = rotate_pairs(qkv[:, :heads + groups], cos, sin)
-            cache.write(index, rows, positions, qk[:, heads:], qkv[:, heads + groups:])
-            q = qk[:, :heads].view(batch, groups, per_group, head_dim)
+            qkv = rotate_pairs(qkv, cos, sin)
+            cache.write_step(index, rows, positions, qkv[:, heads:].view(batch, 2, groups, head_dim))
+            q = qkv[:, :heads].view(batch, groups, per_group, head_dim)
             keys, values = cache.keys[index, :batch, :, :window], cache.values[index, :batch, :, :window]
             out = self.attend_step(q, keys, values, bias)
-            x = x + F.linear(out.reshape(batch, heads * head_dim), layer.dense)
+            x = torch.addmm(x, out.reshape(batch, heads * head_dim), layer.dense.t())  # the residual inside the matmul
             up, gate = F.linear(rms_norm(x, layer.post_norm, eps), layer.up).chunk(2, dim=-1)
-            x = x + F.linear(F.silu(up) * gate, layer.down)
+            x = torch.addmm(x, F.silu(up) * gate, layer.down.t())
         if self.final_norm is not None:
             x = rms_norm(x, self.final_norm, eps)
         return F.linear(x, self.output).float()

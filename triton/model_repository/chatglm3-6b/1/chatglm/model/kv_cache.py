@@ -25,8 +25,10 @@ SCRATCH_POSITIONS = 1  # the cell past the context that rows outside a decode st
 class KVCache:
     def __init__(self, layers: int, groups: int, head_dim: int, rows: int, context: int, dtype: torch.dtype, device):
         shape = (layers, rows, groups, context + SCRATCH_POSITIONS, head_dim)
-        self.keys = torch.zeros(shape, dtype=dtype, device=device)
-        self.values = torch.zeros(shape, dtype=dtype, device=device)
+        # Keys and values of a layer side by side ([layer, 0] keys, [layer, 1] values): the decode step writes a
+        # token's key and value with one index_put (write_step); `keys` and `values` are views of it.
+        self.kv = torch.zeros((shape[0], 2) + shape[1:], dtype=dtype, device=device)
+        self.keys, self.values = self.kv[:, 0], self.kv[:, 1]
         self.rows = rows
         self.context = context
         self.scratch = context  # the scratch position (see the module docstring)
@@ -102,6 +104,10 @@ class KVCache:
         self.keys[layer, rows, :, positions] = keys
         self.values[layer, rows, :, positions] = values
 
+    def write_step(self, layer: int, rows: torch.Tensor, positions: torch.Tensor, kv: torch.Tensor) -> None:
+        """Stores kv [B, 2, groups, head_dim] (key and value of one token per row) at (rows[b], positions[b])."""
+        self.kv[layer, :, rows, :, positions] = kv
+
     def read(self, layer: int, rows: Rows, length: int) -> Tuple[torch.Tensor, torch.Tensor]:
         """Keys and values [B, groups, length, head_dim] of the given physical rows (a view for a block)."""
         keys, values = self.keys[layer, :, :, :length], self.values[layer, :, :, :length]
@@ -115,8 +121,7 @@ class KVCache:
         self._row_of.clear()
         self._slot_at.clear()
         self._length = [0] * self.rows
-        self.keys.zero_()
-        self.values.zero_()
+        self.kv.zero_()
 
 
 def describe_bytes(count: float) -> str:
