@@ -18,6 +18,9 @@ export const TARGETS = {
   extension_bundle_bytes: { op: null, unit: 'B', what: 'dist/extension.js (production bundle)' },
   webview_bundle_bytes: { op: null, unit: 'B', what: 'dist/webview.js (production bundle)' },
   activation_ms: { op: null, unit: 'ms', what: 'activate() to first registered command, real VS Code of the e2e suite' },
+  decode_host_syncs_per_step: { op: '<=', value: 1, unit: '', what: 'host synchronisations per decode step (step, sampler, readback), counted by a TorchDispatchMode on CPU' },
+  decode_ops_per_layer: { op: null, unit: '', what: 'compute ops (no views) per layer of one decode step, plain attention, float32' },
+  prefill_stall_ratio: { op: '<=', value: 3, unit: '×', what: 'p99 gap between decode steps of running rows while a 4,000-token prompt is admitted ÷ their median gap before (unpaced, continuous scheduler)' },
 };
 
 export function meets(key, value) {
@@ -173,6 +176,12 @@ export function composeResults({ parts, machine, mode, startedAt, finishedAt, lo
     out.activation_ms = entry('activation_ms', { value, median_of, min, max }, rest);
   } else {
     out.activation_ms = missing('activation_ms', act?.reason ?? `activation: ${why('activation')}`);
+  }
+
+  const engine = ok('engine');
+  for (const key of ['decode_host_syncs_per_step', 'decode_ops_per_layer', 'prefill_stall_ratio']) {
+    if (engine?.[key]) out[key] = entry(key, pick(engine[key]), { source: 'bench/engine_bench.py', raw: strip(engine[key]) });
+    else out[key] = missing(key, `engine bench: ${why('engine')}`);
   }
 
   const curve = ok('curve');
