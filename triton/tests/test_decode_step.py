@@ -202,3 +202,14 @@ def test_every_running_row_gets_a_token_each_iteration_while_a_4000_token_prompt
     assert [calls[j][0] for j in range(admission[0], admission[-1] + 2)] == ["prefill", "decode"] * len(admission)
     # While rows decode the sizer starts with a probe chunk and at most doubles it from one iteration to the next.
     assert chunks[0] == 64 and all(b <= 2 * a for a, b in zip(chunks, chunks[1:-1])), chunks
+
+
+def test_bad_cuda_graphs_and_stall_target_settings_fail_the_load():
+    from chatglm.serving.options import ServingOptions
+
+    with pytest.raises(ValueError, match="cuda_graphs must be one of auto, off"):
+        load_model(cuda_graphs="sometimes")
+    with pytest.raises(ValueError, match="prefill_stall_target must be a number from 1.5 to 100"):
+        ServingOptions.from_parameters({"prefill_stall_target": "1"}, 8)
+    assert ServingOptions.from_parameters({"prefill_stall_target": "off"}, 8).prefill_stall_target is None
+    assert ServingOptions.from_parameters({}, 8).prefill_stall_target == 2.5
