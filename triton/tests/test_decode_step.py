@@ -14,6 +14,7 @@ from chatglm.engine.device_sampling import INVALID_TOKEN, sample_tokens
 from chatglm.engine.generation import RowSettings, choose_tokens
 from chatglm.engine.types import PrefillChunk
 from chatglm.model import forward
+from chatglm.model.kv_cache import cache_positions
 from fixture_check import Fixture, run_checks
 from harness import load_model, make_request, outcome_of, wait_for_finals
 from sync_counter import HostSyncCounter
@@ -87,7 +88,8 @@ def test_a_decode_steps_shapes_depend_on_the_bucket_not_on_the_rows_lengths(fixt
 def test_buckets_and_windows():
     assert row_buckets(8) == [1, 2, 4, 8] and row_buckets(16) == [1, 2, 4, 8, 16] and row_buckets(12) == [1, 2, 4, 8, 12]
     assert row_buckets(1) == [1]
-    assert key_windows(8193) == [256, 512, 1024, 2048, 4096, 8192, 8193] and key_windows(129) == [129]
+    assert key_windows(8208) == [256, 512, 1024, 2048, 4096, 8192, 8208] and key_windows(144) == [144]
+    assert cache_positions(8192) == 8208 and cache_positions(128) == 144 and cache_positions(15) == 16
 
 
 def test_rows_outside_the_step_keep_their_cache(fixture):

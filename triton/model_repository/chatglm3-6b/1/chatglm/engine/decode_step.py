@@ -60,7 +60,7 @@ class StaticDecoder:
         self.model, self.cache = model, cache
         self.device = model.device
         self.buckets = row_buckets(cache.rows)
-        self.windows = key_windows(cache.context + 1)  # the scratch position is the last one
+        self.windows = key_windows(cache.positions)
         # Rows of the staging buffers: token id, position, logits row of the caller's i-th row.
         self._host = _pinned((3, cache.rows), torch.long, self.device)
         self._host_view = self._host.numpy()  # filled element by element on the host, no torch op per element

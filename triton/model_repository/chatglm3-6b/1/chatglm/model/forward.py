@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional as F
 
 from chatglm.model.checkpoint import ChatGLMConfig
-from chatglm.model.kv_cache import SCRATCH_POSITIONS, KVCache, Rows
+from chatglm.model.kv_cache import KVCache, Rows, cache_positions
 
 HAS_SDPA = hasattr(F, "scaled_dot_product_attention")  # torch >= 2.0; Debian's 1.13 takes the plain path
 
@@ -52,10 +52,10 @@ class ChatGLMModel:
         self.final_norm = None if final_norm is None else final_norm.float()
         self.output = tensors["transformer.output_layer.weight"]
         # One entry past the context: the decode step's scratch position (chatglm.model.kv_cache).
-        self.cos, self.sin = rotary_table(config, context + SCRATCH_POSITIONS, self.dtype, self.device)
+        self.cos, self.sin = rotary_table(config, context + 1, self.dtype, self.device)
         self.attend = attend_sdpa if HAS_SDPA else attend_plain
         self.attend_step = attend_step_sdpa if HAS_SDPA else attend_step_plain
-        self._key_positions = torch.arange(context + SCRATCH_POSITIONS, device=self.device)
+        self._key_positions = torch.arange(cache_positions(context), device=self.device)
         self._row_index = torch.arange(0)
         heads = config.num_attention_heads + 2 * config.multi_query_group_num
         self._value_heads = (torch.arange(heads, device=self.device) >= heads - config.multi_query_group_num).view(heads, 1)

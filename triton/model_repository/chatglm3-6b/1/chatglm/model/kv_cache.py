@@ -7,9 +7,11 @@ The scheduler sees stable slot ids. Underneath, the slots in use are packed into
 released slot is filled by moving the last row into it (one copy of that row's length, at most once per finished
 request), so a decode step over all rows reads one contiguous block instead of gathering rows every step.
 
-Each row has one position more than the context: the scratch cell (position `context`). The static-shape decode
-step (chatglm.model.forward.ChatGLMModel.decode) runs every physical row of its bucket; a row that takes no part
-in the step writes its key and value there, where no query ever looks (a query at position p sees keys 0..p < context).
+Each row has at least one position more than the context (`cache_positions`: rounded up to a multiple of 16,
+which fused attention kernels want for the key length): the first of them, position `context`, is the scratch
+cell. The static-shape decode step (chatglm.model.forward.ChatGLMModel.decode) runs every physical row of its
+bucket; a row that takes no part in the step writes its key and value there, where no query ever looks (a query
+at position p sees keys 0..p < context).
 """
 from __future__ import annotations
 
@@ -19,12 +21,17 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 import torch
 
 Rows = Union[slice, torch.Tensor]  # a contiguous block of physical rows, or an index
-SCRATCH_POSITIONS = 1  # the cell past the context that rows outside a decode step write to
+POSITION_ALIGNMENT = 16
+
+
+def cache_positions(context: int) -> int:
+    """Positions per row: the context, the scratch cell, rounded up to POSITION_ALIGNMENT."""
+    return -(-(context + 1) // POSITION_ALIGNMENT) * POSITION_ALIGNMENT
 
 
 class KVCache:
     def __init__(self, layers: int, groups: int, head_dim: int, rows: int, context: int, dtype: torch.dtype, device):
-        shape = (layers, rows, groups, context + SCRATCH_POSITIONS, head_dim)
+        shape = (layers, rows, groups, cache_positions(context), head_dim)
         # Keys and values of a layer side by side ([layer, 0] keys, [layer, 1] values): the decode step writes a
         # token's key and value with one index_put (write_step); `keys` and `values` are views of it.
         self.kv = torch.zeros((shape[0], 2) + shape[1:], dtype=dtype, device=device)
@@ -32,6 +39,7 @@ class KVCache:
         self.rows = rows
         self.context = context
         self.scratch = context  # the scratch position (see the module docstring)
+        self.positions = cache_positions(context)
         self._free: List[int] = list(range(rows))  # a heap: the lowest free slot id is handed out first
         self._row_of: Dict[int, int] = {}  # slot → physical row
         self._slot_at: List[int] = []  # physical row → slot (rows 0..len-1 are in use)
@@ -40,7 +48,7 @@ class KVCache:
     @staticmethod
     def bytes_needed(layers: int, groups: int, head_dim: int, rows: int, context: int, dtype: torch.dtype) -> int:
         element = torch.tensor([], dtype=dtype).element_size()
-        return 2 * layers * rows * groups * (context + SCRATCH_POSITIONS) * head_dim * element
+        return 2 * layers * rows * groups * cache_positions(context) * head_dim * element
 
     @property
     def nbytes(self) -> int:
