@@ -16,7 +16,7 @@ from chatglm.engine.types import PrefillChunk
 from chatglm.model import forward
 from chatglm.model.kv_cache import cache_positions
 from fixture_check import Fixture, run_checks
-from harness import load_model, make_request, outcome_of, wait_for_finals
+from harness import load_model, make_request, outcome_of, run, wait_for_finals
 from sync_counter import HostSyncCounter
 from tiny_engine import TinyEngine
 
@@ -215,3 +215,30 @@ def test_bad_cuda_graphs_and_stall_target_settings_fail_the_load():
         ServingOptions.from_parameters({"prefill_stall_target": "1"}, 8)
     assert ServingOptions.from_parameters({"prefill_stall_target": "off"}, 8).prefill_stall_target is None
     assert ServingOptions.from_parameters({}, 8).prefill_stall_target == 2.5
+
+
+def test_a_row_the_sampler_marks_invalid_ends_alone(monkeypatch):
+    """The sampler's -1 (no valid distribution for that row's settings) ends that request; the others go on."""
+    from chatglm.serving import continuous_scheduler
+
+    real = continuous_scheduler.SAMPLER
+
+    def marking(scores, settings, generator):
+        ids = real(scores, settings, generator)
+        marked = torch.tensor([s.temperature == 0.5 for s in settings])
+        return torch.where(marked, torch.full_like(ids, INVALID_TOKEN), ids)
+
+    alone_model = load_model()
+    try:
+        alone = run(alone_model, [make_request("bystander", temperature=0.0, max_new_tokens=20)])[0]
+    finally:
+        alone_model.finalize()
+    monkeypatch.setattr(continuous_scheduler, "SAMPLER", marking)
+    m = load_model()
+    try:
+        bad, bystander = run(m, [make_request("hostile", temperature=0.5, max_new_tokens=20),
+                                            make_request("bystander", temperature=0.0, max_new_tokens=20)])
+    finally:
+        m.finalize()
+    assert bad.finals == 1 and bad.error is not None and "no valid token distribution" in bad.error.message()
+    assert bystander.error is None and bystander.text == alone.text and bystander.completion_tokens == 20
