@@ -242,3 +242,24 @@ def test_a_row_the_sampler_marks_invalid_ends_alone(monkeypatch):
         m.finalize()
     assert bad.finals == 1 and bad.error is not None and "no valid token distribution" in bad.error.message()
     assert bystander.error is None and bystander.text == alone.text and bystander.completion_tokens == 20
+
+
+def test_a_chunk_that_does_not_end_its_prompt_skips_the_output_layer(fixture):
+    engine = fixture.engine(rows=4)
+    done, partial = engine.open_row(), engine.open_row()
+    prompt = fixture.prompts[3]
+    seen = []
+
+    class Matmuls(HostSyncCounter):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if "mm" in str(func):
+                seen.append(tuple(a.shape for a in args if isinstance(a, torch.Tensor)))
+            return func(*args, **(kwargs or {}))
+
+    with Matmuls():
+        logits = engine.prefill([PrefillChunk(done, fixture.prompts[0], 0, len(fixture.prompts[0])),
+                                 PrefillChunk(partial, prompt, 0, 16)])
+    assert float((logits[0] - fixture.decode[0][0]).abs().max()) < 1e-4
+    assert torch.count_nonzero(logits[1]) == 0
+    vocab = engine.model.output.shape[0]
+    assert sum(1 for shapes in seen if any(vocab in s for s in shapes)) == 1 and [1, 64] in [list(s) for shapes in seen for s in shapes]

@@ -82,10 +82,13 @@ class NativeEngine(TokenizerPrompts):
         self.cache.release(slot)
 
     def prefill(self, chunks: Sequence[PrefillChunk]) -> torch.Tensor:
+        """Logits after each chunk; those of a chunk that does not complete its prompt are 0 (never sampled: the
+        output layer, as many weights as a decode step reads, runs for complete chunks only)."""
         for c in chunks:
             if self.cache.length(c.slot) != c.start or not c.start < c.stop <= len(c.prompt):
                 raise RuntimeError(f"prefill chunk [{c.start}, {c.stop}) does not continue slot {c.slot}")
-        return self._run([c.slot for c in chunks], [list(c.prompt[c.start:c.stop]) for c in chunks])
+        return self._run([c.slot for c in chunks], [list(c.prompt[c.start:c.stop]) for c in chunks],
+                         [i for i, c in enumerate(chunks) if c.complete])
 
     def decode_step(self, slots: Sequence[int], tokens: Sequence[int]) -> torch.Tensor:
         """The static-shape step (chatglm.engine.decode_step): no host synchronisation inside."""
@@ -97,13 +100,15 @@ class NativeEngine(TokenizerPrompts):
             self.cache.advance(s, 1)
         return logits
 
-    def _run(self, slots: Sequence[int], tokens: List[List[int]]) -> torch.Tensor:
+    def _run(self, slots: Sequence[int], tokens: List[List[int]], wanted: Sequence[int]) -> torch.Tensor:
         order, rows, block = self.cache.plan(slots)
         starts = [self.cache.length(slots[i]) for i in order]
         ordered = [tokens[i] for i in order]
         if any(s + len(t) > self.max_context for s, t in zip(starts, ordered)):
             raise RuntimeError(f"a row would exceed the context of {self.max_context} tokens")
-        logits = self.model.forward(self.cache, rows, block, ordered, starts)
+        wanted = set(wanted)
+        logits = self.model.forward(self.cache, rows, block, ordered, starts,
+                                    wanted=[k for k, i in enumerate(order) if i in wanted])
         for i in order:
             self.cache.advance(slots[i], len(tokens[i]))
         return logits_rows(logits, order)

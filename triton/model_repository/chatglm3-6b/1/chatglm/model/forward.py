@@ -18,7 +18,7 @@ length, so the same step can be captured once per bucket as a CUDA graph (chatgl
 from __future__ import annotations
 
 import math
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -67,11 +67,13 @@ class ChatGLMModel:
 
     @torch.no_grad()
     def forward(self, cache: KVCache, rows: Sequence[int], block: Rows, tokens: Sequence[Sequence[int]],
-                starts: Sequence[int], all_logits: bool = False) -> torch.Tensor:
+                starts: Sequence[int], all_logits: bool = False,
+                wanted: Optional[Sequence[int]] = None) -> torch.Tensor:
         """Appends tokens[i] to physical cache row rows[i] (which holds starts[i] tokens); `block` reads those rows.
 
         Returns float32 logits [B, V] after each row's last token, or [B, T, V] at every position (all_logits;
-        positions past a row's own tokens are padding)."""
+        positions past a row's own tokens are padding). `wanted`: the rows whose logits are used (a prompt chunk
+        that does not end its prompt needs none); the output layer runs for those only, other rows are 0."""
         cfg = self.config
         batch, counts = len(rows), [len(t) for t in tokens]
         width = max(counts)
@@ -94,8 +96,17 @@ class ChatGLMModel:
 
         if not all_logits:
             x = x[:, 0] if width == 1 else x[torch.arange(batch, device=self.device), step.count - 1]  # each row's last token
+            if wanted is not None and len(wanted) < batch:  # the output layer is a decode step's worth of weights
+                logits = torch.zeros(batch, self.output.shape[0], dtype=torch.float32, device=self.device)
+                if wanted:
+                    index = torch.tensor(list(wanted), dtype=torch.long, device=self.device)
+                    logits[index] = self._logits(x.index_select(0, index))
+                return logits
+        return self._logits(x)
+
+    def _logits(self, x: torch.Tensor) -> torch.Tensor:
         if self.final_norm is not None:
-            x = rms_norm(x, self.final_norm, eps)
+            x = rms_norm(x, self.final_norm, self.config.layernorm_epsilon)
         return F.linear(x, self.output).float()
 
 
