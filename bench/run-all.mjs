@@ -104,7 +104,7 @@ async function main() {
   mkdirSync(dirname(outFile), { recursive: true });
   writeFileSync(outFile, `${JSON.stringify(latest, null, 2)}\n`);
   const caption = `Test tritonserver ${latest.concurrency_curve.server_version ?? ''} on CPU (tiny engine), ${machine.nproc} cores, ${latest.generated_at.slice(0, 16)}Z; bars: min–max of the rounds`;
-  if (latest.concurrency_curve.configurations) writeFileSync(svgFile, concurrencyCurveSvg(latest.concurrency_curve, caption));
+  if (latest.concurrency_curve.configurations && !latest.concurrency_curve.kept_from) writeFileSync(svgFile, concurrencyCurveSvg(latest.concurrency_curve, caption));
   if (mode === 'full' && !args.has('no-readme') && parts.length === PART_NAMES.length) {
     updateReadme(join(root, 'bench/README.md'), resultsMarkdown(latest, basename(svgFile)));
   }

@@ -214,7 +214,7 @@ def test_bad_cuda_graphs_and_stall_target_settings_fail_the_load():
     with pytest.raises(ValueError, match="prefill_stall_target must be a number from 1.5 to 100"):
         ServingOptions.from_parameters({"prefill_stall_target": "1"}, 8)
     assert ServingOptions.from_parameters({"prefill_stall_target": "off"}, 8).prefill_stall_target is None
-    assert ServingOptions.from_parameters({}, 8).prefill_stall_target == 2.5
+    assert ServingOptions.from_parameters({}, 8).prefill_stall_target == 2.0
 
 
 def test_a_row_the_sampler_marks_invalid_ends_alone(monkeypatch):

@@ -52,7 +52,7 @@ class SchedulerLimits:
     max_waiting: int  # 0 = unbounded
     prefill_token_budget: int
     stream_interval: float  # seconds between two deltas of a request
-    prefill_stall_target: Optional[float] = 2.5  # an iteration with a chunk ≤ this many decode steps; None = off
+    prefill_stall_target: Optional[float] = 2.0  # an iteration with a chunk ≤ this many decode steps; None = off
 
 
 class ChunkSizer:

@@ -19,7 +19,7 @@ DEFAULT_PREFILL_TOKEN_BUDGET = 2048  # one budget of prompt tokens per iteration
 MAX_ACTIVE_ROWS_LIMIT = 256
 # While rows decode, an iteration with a prompt chunk may cost this many decode-only iterations ("off": always the
 # whole prefill_token_budget); see chatglm.serving.continuous_scheduler.ChunkSizer.
-DEFAULT_PREFILL_STALL_TARGET = 2.5
+DEFAULT_PREFILL_STALL_TARGET = 2.0
 
 
 @dataclass(frozen=True)
