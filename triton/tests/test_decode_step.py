@@ -266,3 +266,17 @@ def test_a_chunk_that_does_not_end_its_prompt_skips_the_output_layer(fixture):
     assert torch.count_nonzero(logits[1]) == 0
     vocab = engine.model.output.shape[0]
     assert sum(1 for shapes in seen if any(vocab in s for s in shapes)) == 1 and [1, 64] in [list(s) for shapes in seen for s in shapes]
+
+
+def test_a_failed_capture_leaves_eager_steps_and_says_so_once(fixture):
+    """Capture cannot run here (no CUDA): the fallback path keeps the eager step, with one log line."""
+    import triton_python_backend_utils as pb
+
+    engine, slots = _engine_with_rows(fixture, [5, 17, 33])
+    before = len(pb.Logger.records)
+    engine.decoder._capture_all()
+    lines = [m for _, m in pb.Logger.records[before:]]
+    assert len(lines) == 1 and "cuda_graphs: capture failed, decode steps run eagerly" in lines[0]
+    assert engine.decoder.graphs == [] and engine.decoder.graph_note.startswith("eager (CUDA graph capture failed")
+    logits = engine.decode_step(slots, [7, 8, 9])
+    assert logits.shape == (3, engine.model.output.shape[0]) and torch.isfinite(logits).all()
