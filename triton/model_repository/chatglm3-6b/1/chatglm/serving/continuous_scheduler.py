@@ -58,42 +58,44 @@ class SchedulerLimits:
 class ChunkSizer:
     """Prompt tokens an iteration may prefill while rows decode, learnt from the iterations themselves.
 
-    Two running means: the time of an iteration that only decodes (`step`), and the extra time per prompt token
-    of one that also prefills (`per_token`, fixed cost of the chunk's forward pass included, which errs on the
-    small side). The chunk is what keeps step + per_token × chunk within `target` × step, never more than twice
-    the last chunk (so a wrong guess is corrected before it costs much), at least MIN_TOKENS (a prompt always
-    progresses), at most the budget. Before anything is measured, PROBE_TOKENS. With no row decoding the whole
-    budget is used: nothing waits."""
+    `step` is a running mean of the time of an iteration that only decodes. After an iteration with a chunk, its
+    cost in decode-only iterations says where to go: under 0.8 x `target`, the next chunk may grow (by half when
+    well under, a fifth when nearer); between 0.8 x and 1 x it stays; over `target`, it shrinks in proportion to
+    how far the variable part of the cost overshot (so the chunk settles just under the target, leaving the
+    rest for noise). That needs no model of what a chunk costs (a forward pass's fixed cost, attention that grows
+    with the context, a paced test engine), never more than doubles, never goes under MIN_TOKENS (a prompt always
+    progresses) nor over the budget. It starts at PROBE_TOKENS. With no row decoding the whole budget is used:
+    nothing waits."""
 
     MIN_TOKENS = 16
     PROBE_TOKENS = 64
-    WEIGHT = 0.3  # of the newest observation in the running means
+    WEIGHT = 0.3  # of the newest decode-only iteration in the running mean
 
     def __init__(self, budget: int, target: Optional[float]):
         self.budget, self.target = budget, target
         self.step: Optional[float] = None
-        self.per_token: Optional[float] = None
-        self.last = self.PROBE_TOKENS
+        self.chunk = min(budget, self.PROBE_TOKENS)
 
     def tokens(self, decoding: bool) -> int:
         if not decoding or self.target is None:
             return self.budget
-        if self.step is None or self.per_token is None:
-            return min(self.budget, self.PROBE_TOKENS)
-        allowed = (self.target - 1.0) * self.step / max(self.per_token, 1e-9)
-        return int(max(self.MIN_TOKENS, min(self.budget, 2 * self.last, allowed)))
+        return self.chunk
 
     def observe(self, seconds: float, prefilled: int, decoding: bool) -> None:
-        if not decoding:
+        if not decoding or self.target is None:
             return
         if prefilled == 0:
-            self.step = self._mean(self.step, seconds)
-        elif self.step is not None:
-            self.per_token = self._mean(self.per_token, max(0.0, seconds - self.step) / prefilled)
-            self.last = prefilled
-
-    def _mean(self, old: Optional[float], new: float) -> float:
-        return new if old is None else (1 - self.WEIGHT) * old + self.WEIGHT * new
+            self.step = seconds if self.step is None else (1 - self.WEIGHT) * self.step + self.WEIGHT * seconds
+            return
+        if self.step is None or prefilled < self.chunk:  # no yardstick yet, or a prompt's last, shorter chunk
+            return
+        cost = seconds / self.step
+        if cost < 0.8 * self.target:  # room to spare: grow (faster when far under)
+            grown = prefilled * (1.5 if cost < 0.6 * self.target else 1.2)
+            self.chunk = int(min(self.budget, max(self.chunk, grown)))
+        elif cost > self.target:
+            scale = max(0.25, (self.target - 1.0) / max(cost - 1.0, 1e-9))
+            self.chunk = int(max(self.MIN_TOKENS, min(self.budget, prefilled * scale)))
 
 
 class Row:
