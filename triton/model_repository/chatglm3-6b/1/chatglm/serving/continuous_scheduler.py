@@ -8,10 +8,9 @@ queue is full) and returns. One engine thread owns the model and repeats an iter
    a budget of prompt tokens per iteration (a long prompt is prefilled in chunks over several iterations); while
    rows are decoding, the chunk is sized by `ChunkSizer` so that an iteration with a chunk costs at most
    `prefill_stall_target` decode-only iterations: running answers never pause for a whole chunk;
-3. one decode step for every row that was past its prompt when the iteration began;
-   then ONE sampling call on the device for both (the first token of each row whose prompt is complete, the next
-   token of each decoding row, with each row's own settings) and one readback of the ids: the iteration's only
-   wait on the device;
+   a row whose prompt is complete gets its first token at once (one device sampling call, one readback);
+3. one decode step for every row past its prompt: ONE sampling call on the device (each row with its own
+   settings) and one readback of the ids, the step's only wait on the device;
 4. each token is streamed (coalesced to one send per stream interval); a row that hit a stop id or its own
    max_new_tokens ends at once: its FINAL goes out and its KV cache slot takes the next request;
 5. the responder thread sends what the iteration produced and checks the open requests for cancellation while
@@ -215,11 +214,14 @@ class ContinuousScheduler:
             return
         self._retire_cancelled(cancelled)
         started = time.monotonic()
-        decoding = [r for r in self._active if r.decoding]  # rows past their prompt as the iteration begins
-        first, first_logits, prefilled = self._prefill(self.chunks.tokens(bool(decoding)))
-        decode_logits = self._decode(decoding)
-        self._take_tokens(first, first_logits, decoding, decode_logits)
-        self.chunks.observe(time.monotonic() - started, prefilled, bool(decoding))
+        decoding = any(r.decoding for r in self._active)  # rows past their prompt as the iteration begins
+        first, first_logits, prefilled = self._prefill(self.chunks.tokens(decoding))
+        if first:  # first tokens at once (time to first token), before the step those rows then join
+            self._take_tokens(first, first_logits, counted_step=False)
+        rows = [r for r in self._active if r.decoding]
+        if rows:
+            self._take_tokens(rows, self._decode(rows), counted_step=True)
+        self.chunks.observe(time.monotonic() - started, prefilled, decoding)
         with self._lock:
             waiting = [row.reply.channel for row in self._waiting]
         self._responder.start_poll([row.reply.channel for row in self._active] + waiting, self._iterations)
@@ -286,26 +288,18 @@ class ContinuousScheduler:
         return [rows[i] for i in done], (logits if done else None), prefilled
 
     def _decode(self, rows: List[Row]):
-        """One decode step for `rows`; their logits (sampled with the first tokens, in _take_tokens)."""
-        if not rows:
-            return None
+        """One decode step for `rows`; their logits."""
         return self.engine.decode_step([r.slot for r in rows], [r.last_token for r in rows])
 
-    def _take_tokens(self, first: List[Row], first_logits, decoding: List[Row], decode_logits) -> None:
-        """One sampling call and one readback for the iteration; first tokens are counted before the step."""
-        parts = [x for x in (first_logits, decode_logits) if x is not None]
-        if not parts:
-            return
-        logits = parts[0] if len(parts) == 1 else torch.cat(parts)
-        ids = SAMPLER(logits, [r.reply.settings for r in first + decoding], self.engine.generator)
+    def _take_tokens(self, rows: List[Row], logits, counted_step: bool) -> None:
+        """One sampling call on the device and one readback of the ids for `rows` (each with its own settings)."""
+        ids = SAMPLER(logits, [r.reply.settings for r in rows], self.engine.generator)
         tokens = self._readback.start(ids).wait() if self._readback is not None else ids.tolist()
-        for row, token in zip(first, tokens):
-            self._take(row, token)
-        if decoding:
+        if counted_step:
             self.steps += 1
             self._figures.increment("decode_steps", 1)
-            self._figures.increment("decode_rows", len(decoding))
-        for row, token in zip(decoding, tokens[len(first):]):
+            self._figures.increment("decode_rows", len(rows))
+        for row, token in zip(rows, tokens):
             self._take(row, token)
 
     def _take(self, row: Row, token: int) -> None:
