@@ -28,7 +28,8 @@ const webview = {
 const builds = [
   {
     ...common,
-    entryPoints: { extension: 'src/vscode/extension.ts' },
+    // The weights download hashes large files on a worker thread: its script lies next to both node bundles.
+    entryPoints: { extension: 'src/vscode/extension.ts', sha256Worker: 'src/core/weights/sha256Worker.ts' },
     outdir: 'dist',
     platform: 'node',
     format: 'cjs',

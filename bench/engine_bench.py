@@ -35,7 +35,7 @@ import torch  # noqa: E402
 
 import gpu_check  # noqa: E402
 from chatglm.engine.native import NativeEngine  # noqa: E402
-from chatglm.engine.generation import RowSettings  # noqa: E402
+from chatglm.engine.generation import RowSettings, SamplingTensors  # noqa: E402
 from chatglm.engine.types import EngineOptions, PrefillChunk  # noqa: E402
 from chatglm.model.checkpoint import parse_config  # noqa: E402
 from chatglm.serving import continuous_scheduler  # noqa: E402
@@ -71,10 +71,11 @@ def host_syncs_per_step(steps: int) -> dict:
     slots = _open(engine, 4)
     tokens = [7] * 4
     per_step = []
-    for _ in range(steps):
-        with HostSyncCounter([engine.readback.buffer]) as counter:
+    for step in range(steps):
+        with HostSyncCounter([engine.readback.buffer]) as counter:  # the scheduler's path: step, sampler, readback
             logits = engine.decode_step(slots, tokens)
-            ids = continuous_scheduler.SAMPLER(logits, SETTINGS, engine.generator)
+            params = SamplingTensors.build(SETTINGS, [step] * len(SETTINGS), logits.device, [1, 2, 3, 4])
+            ids = continuous_scheduler.SAMPLER(logits, params, None)
             tokens = engine.readback.start(ids).wait()
         per_step.append(len(counter.syncs))
     out = summary(per_step)

@@ -21,6 +21,9 @@ export const TARGETS = {
   decode_host_syncs_per_step: { op: '<=', value: 1, unit: '', what: 'host synchronisations per decode step (step, sampler, readback), counted by a TorchDispatchMode on CPU' },
   decode_ops_per_layer: { op: null, unit: '', what: 'compute ops (no views) per layer of one decode step, plain attention, float32' },
   prefill_stall_ratio: { op: '<=', value: 3, unit: '×', what: 'p99 gap between decode steps of running rows while a 4,000-token prompt is admitted ÷ their median gap before (unpaced, continuous scheduler)' },
+  prefill_peak_transient_mib: { op: '<=', value: 384, unit: 'MiB', what: 'peak bytes the native engine creates for one 2,048-token prefill chunk at position 6,144, ChatGLM3-6B shapes, float16 (meta device, attention kernel excepted)' },
+  int8_weight_bytes_ratio: { op: null, unit: '', what: 'int8 model bytes ÷ float16 model bytes at ChatGLM3-6B shapes (ChatGLM3\'s quantized layers; embeddings and output layer stay float16)' },
+  download_throughput_ratio: { op: '>=', value: 0.9, unit: '×', what: 'bytes/s of the weights download (sha256 while streaming + write to the Hub cache) ÷ a plain undici GET of the same bytes to /dev/null, same fake Hub on loopback' },
 };
 
 export function meets(key, value) {
@@ -182,6 +185,17 @@ export function composeResults({ parts, machine, mode, startedAt, finishedAt, lo
   for (const key of ['decode_host_syncs_per_step', 'decode_ops_per_layer', 'prefill_stall_ratio']) {
     if (engine?.[key]) out[key] = entry(key, pick(engine[key]), { source: 'bench/engine_bench.py', raw: strip(engine[key]) });
     else out[key] = missing(key, `engine bench: ${why('engine')}`);
+  }
+  const memory = ok('memory');
+  for (const key of ['prefill_peak_transient_mib', 'int8_weight_bytes_ratio']) {
+    if (memory?.[key]) out[key] = entry(key, pick(memory[key]), { source: 'bench/memory_plan_bench.py', raw: memory[key].raw });
+    else out[key] = missing(key, `memory: ${why('memory')}`);
+  }
+  const dl = ok('download');
+  if (dl?.download_throughput_ratio) {
+    out.download_throughput_ratio = entry('download_throughput_ratio', pick(dl.download_throughput_ratio), { source: 'bench/download.ts', raw: strip(dl) });
+  } else {
+    out.download_throughput_ratio = missing('download_throughput_ratio', `download bench: ${why('download')}`);
   }
 
   const curve = ok('curve');

@@ -9,22 +9,22 @@ const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
 export const MODES = {
   full: {
     rounds: 5, webviewRounds: 7, curveTokens: 256, levels: [1, 2, 4, 8, 16], clientTokens: 256, overheadRequests: 200, selections: 8,
-    webviewShort: 4000, webviewLong: 8000, blockChars: 65536, blockRounds: 5, stepDelayMs: 10, serverBench: true, runPackage: true,
+    webviewShort: 4000, webviewLong: 8000, blockChars: 65536, blockRounds: 5, stepDelayMs: 10, serverBench: true, runPackage: true, downloadMb: 256,
     scheduler: { longTokens: 400, shortTokens: 16, joinAfterMs: 300, requests: 16, staggerMs: 50, minTokens: 32, maxTokens: 256 },
   },
   quick: {
     rounds: 3, webviewRounds: 3, curveTokens: 128, levels: [1, 4, 8, 16], clientTokens: 128, overheadRequests: 100, selections: 8,
-    webviewShort: 1000, webviewLong: 2000, blockChars: 32768, blockRounds: 3, stepDelayMs: 10, serverBench: false, runPackage: true,
+    webviewShort: 1000, webviewLong: 2000, blockChars: 32768, blockRounds: 3, stepDelayMs: 10, serverBench: false, runPackage: true, downloadMb: 64,
     scheduler: { longTokens: 400, shortTokens: 16, joinAfterMs: 300, requests: 16, staggerMs: 50, minTokens: 32, maxTokens: 256 },
   },
   smoke: {
     rounds: 1, webviewRounds: 1, curveTokens: 8, levels: [1, 8], clientTokens: 8, overheadRequests: 5, selections: 2,
-    webviewShort: 40, webviewLong: 80, blockChars: 4096, blockRounds: 1, stepDelayMs: 1, serverBench: false, runPackage: false,
+    webviewShort: 40, webviewLong: 80, blockChars: 4096, blockRounds: 1, stepDelayMs: 1, serverBench: false, runPackage: false, downloadMb: 4,
     scheduler: { longTokens: 40, shortTokens: 8, joinAfterMs: 20, requests: 4, staggerMs: 10, minTokens: 8, maxTokens: 24 },
   },
 };
 
-export const PART_NAMES = ['server', 'scheduler', 'engine', 'curve', 'client', 'webview', 'footprint', 'activation'];
+export const PART_NAMES = ['server', 'scheduler', 'engine', 'curve', 'client', 'webview', 'footprint', 'activation', 'memory', 'download'];
 
 /**
  * Command line of each part (relative to the project root) writing its JSON to `out`, and its time limit. The
@@ -65,6 +65,10 @@ export function partCommand(name, mode, out, nodePath) {
       return { argv: [nodePath, 'bench/footprint.mjs', `--out=${out}`, ...(m.runPackage ? [] : ['--no-package'])], timeoutMs: 5 * 60_000 };
     case 'activation':
       return { argv: [nodePath, 'bench/activation.mjs', `--out=${out}`], timeoutMs: 60_000 };
+    case 'memory': // byte counts at ChatGLM3-6B's shapes on torch's meta device (no GPU): the same in every mode but smoke
+      return { argv: [benchPython(projectRoot), 'bench/memory_plan_bench.py', `--out=${out}`, ...(mode === 'smoke' ? ['--smoke'] : [])], timeoutMs: 5 * 60_000 };
+    case 'download':
+      return { argv: [...tsx, 'bench/download.ts', `--out=${out}`, `--rounds=${m.rounds}`, `--mb=${m.downloadMb}`], timeoutMs: 5 * 60_000 };
     default:
       throw new Error(`unknown benchmark part '${name}'`);
   }

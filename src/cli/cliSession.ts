@@ -15,6 +15,8 @@ export interface CliIo {
   signal: AbortSignal;
   /** Directory holding triton/ (the packaged model repository and Dockerfile). */
   packageRoot: string;
+  /** stderr is a terminal: progress is redrawn in place (download's bar). */
+  tty?: boolean;
 }
 
 export interface CliSession {

@@ -10,9 +10,11 @@ import { logsArgs, resolveSettings, ServerError, type PreflightCheck } from '../
 import { containerManager, type ModelReport } from '../core/session';
 import type { LifecycleMachine } from '../core/state/lifecycle';
 import { metricsFigures, point, schedulerTotals, type StatusSample } from '../core/status/statusModel';
+import { describeWeights } from '../core/status/weightsInfo';
 import { summarizeStatistics, type TritonClient } from '../core/triton';
 import { sleep } from '../core/util/abort';
 import { openSession, seconds, sessionSettingsFromCli, terminalLog, type CliIo, type CliSession } from './cliSession';
+import { download } from './download';
 import { readHistory, writeHistory } from './historyFile';
 import { UsageError, type CliConfig } from './options';
 import { EXIT } from './reportError';
@@ -40,6 +42,7 @@ export async function runCommand(cfg: CliConfig, io: CliIo): Promise<number> {
     case 'chat': return chat(cfg, io);
     case 'stats': return stats(cfg, io);
     case 'logs': return logs(cfg, io);
+    case 'download': return download(cfg, io);
   }
 }
 
@@ -243,6 +246,9 @@ async function chat(cfg: CliConfig, io: CliIo): Promise<number> {
   const request: ChatRequest = { prompt: cfg.prompt, history };
   if (cfg.temperature !== undefined) request.temperature = cfg.temperature;
   if (cfg.topP !== undefined) request.topP = cfg.topP;
+  if (cfg.topK !== undefined) request.topK = cfg.topK;
+  if (cfg.repetitionPenalty !== undefined) request.repetitionPenalty = cfg.repetitionPenalty;
+  if (cfg.seed !== undefined) request.seed = cfg.seed;
   if (cfg.maxNewTokens !== undefined) request.maxNewTokens = cfg.maxNewTokens;
   if (cfg.historyLen !== undefined) request.historyLen = cfg.historyLen;
   const answer = await using(await connect(cfg, io), async (cli) => {
@@ -298,13 +304,14 @@ async function stats(cfg: CliConfig, io: CliIo): Promise<number> {
         },
         totals,
       } : undefined;
-      io.out(`${JSON.stringify({ ...summary, metrics, scheduler: live, gpus: sample.gpus })}\n`);
+      io.out(`${JSON.stringify({ ...summary, metrics, scheduler: live, gpus: sample.gpus, ...(sample.weights ? { weights: sample.weights } : {}) })}\n`);
       return EXIT.ok;
     }
     const ms = (ns: number) => `${(ns / 1e6).toFixed(1)} ms`;
     const n = (v: number | null | undefined, digits = 0) => (v === null || v === undefined ? '–' : v.toFixed(digits));
     const line = (label: string, text: string) => io.out(`${`${label}:`.padEnd(20)}${text}\n`);
     line('model', `${summary.model} (version ${summary.version})`);
+    if (sample.weights) line('weights', describeWeights(sample.weights));
     if (scheduler && totals) {
       line('now', `${scheduler.activeRows} generating (active rows), ${scheduler.waitingRequests} waiting for a row, ${sample.tritonPending ?? 0} in Triton's queue`);
       line(`last ${seconds(sample.at - first.at)}`, `${n(rates.generatedTokensPerSecond, 1)} tokens/s, ${n(rates.decodeStepsPerSecond, 1)} decode steps/s, ${n(rates.rowsPerStep, 2)} rows per step, ${n(rates.prefillTokensPerSecond, 1)} prefill tokens/s, time to first token ${n(rates.timeToFirstTokenMs, 1)} ms`);

@@ -51,7 +51,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
       io.out(`${packageVersion(findPackageRoot(__dirname))}\n`);
       return EXIT.ok;
     }
-    const code = await runCommand(cfg, { ...io, signal: controller.signal, packageRoot: findPackageRoot(__dirname) });
+    const code = await runCommand(cfg, { ...io, signal: controller.signal, packageRoot: findPackageRoot(__dirname), tty: process.stderr.isTTY === true });
     return controller.signal.aborted ? EXIT.interrupted : code;
   } catch (e) {
     if (e instanceof ServerNotRunningError) {

@@ -1,9 +1,11 @@
 // Command line and environment → the CLI's configuration. Pure (argv and env in, config or UsageError out) so
 // every flag and its environment equivalent is unit-tested.
 import { isAbsolute, join, resolve } from 'node:path';
+import { homedir } from 'node:os';
 import { parseArgs } from 'node:util';
+import { defaultHubCache } from '../core/weights/hubCache';
 
-export const COMMANDS = ['status', 'start', 'stop', 'restart', 'load', 'unload', 'chat', 'stats', 'logs', 'build-image', 'preflight'] as const;
+export const COMMANDS = ['status', 'start', 'stop', 'restart', 'load', 'unload', 'chat', 'stats', 'logs', 'build-image', 'preflight', 'download'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 /** A mistake in how the CLI was called (exit code 2). */
@@ -30,10 +32,13 @@ export const ENV_VARS = {
   url: 'TRITON_CHATGLM_URL',
   'admin-key': 'TRITON_CHATGLM_ADMIN_KEY',
   history: 'TRITON_CHATGLM_HISTORY',
+  // download: the Hub's own variables, as huggingface-cli reads them.
+  endpoint: 'HF_ENDPOINT',
+  revision: 'TRITON_CHATGLM_WEIGHTS_REVISION',
 } as const;
 
 const STRING_OPTIONS = [
-  ...Object.keys(ENV_VARS), 'temperature', 'top-p', 'max-new-tokens', 'history-len', 'timeout', 'tail', 'system',
+  ...Object.keys(ENV_VARS), 'temperature', 'top-p', 'top-k', 'repetition-penalty', 'seed', 'max-new-tokens', 'history-len', 'timeout', 'tail', 'system', 'dir',
 ] as const;
 
 export interface CliConfig {
@@ -62,11 +67,22 @@ export interface CliConfig {
   system?: string;
   temperature?: number;
   topP?: number;
+  topK?: number;
+  repetitionPenalty?: number;
+  seed?: number;
   maxNewTokens?: number;
   historyLen?: number;
   /** Seconds; start: liveness deadline, load: load deadline. */
   timeoutS?: number;
   tail?: number;
+  /** download: the Hugging Face cache root the snapshot goes into ($HF_HUB_CACHE, $HF_HOME/hub, ~/.cache/huggingface/hub). */
+  downloadDir: string;
+  /** download: branch, tag or commit (default main). */
+  revision?: string;
+  /** download: the Hub endpoint or a mirror (HF_ENDPOINT). */
+  endpoint?: string;
+  /** download: a token for gated or private repositories, from HF_TOKEN only (a flag would show in `ps`). */
+  hubToken?: string;
   follow: boolean;
   preflight: boolean;
   buildImage: boolean;
@@ -112,6 +128,11 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv, cwd = 
     if (s.trim() === '' || !Number.isFinite(n) || (kind === 'int' && !Number.isInteger(n)) || n < min || n > max) {
       throw new UsageError(`--${name} must be ${kind === 'int' ? 'a whole number' : 'a number'} from ${min} to ${max} (got "${s}").`);
     }
+    return n;
+  };
+  /** The model takes repetition_penalty in (0, 10]: 0 itself is refused here already. */
+  const positive = (n: number | undefined, name: string): number | undefined => {
+    if (n === 0) throw new UsageError(`--${name} must be greater than 0 (1 = off).`);
     return n;
   };
   const path = (name: string): string | undefined => {
@@ -165,10 +186,17 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv, cwd = 
     system: typeof v.system === 'string' ? v.system : undefined,
     temperature: num('temperature', 'float', 0, 2),
     topP: num('top-p', 'float', 0, 1),
+    topK: num('top-k', 'int', 0, 65024),
+    repetitionPenalty: positive(num('repetition-penalty', 'float', 0, 10), 'repetition-penalty'),
+    seed: num('seed', 'int', 0, Number.MAX_SAFE_INTEGER),
     maxNewTokens: num('max-new-tokens', 'int', 1, 131072),
     historyLen: num('history-len', 'int', 0, 1000),
     timeoutS: num('timeout', 'float', 1, 86400),
     tail: num('tail', 'int', 0, 100000),
+    downloadDir: path('dir') ?? defaultHubCache(env, env.HOME || env.USERPROFILE || homedir()),
+    revision: str('revision'),
+    endpoint: str('endpoint'),
+    hubToken: env.HF_TOKEN || env.HUGGING_FACE_HUB_TOKEN || undefined,
     follow: v.follow === true,
     preflight: v['no-preflight'] !== true,
     buildImage: v['build-image'] === true,
@@ -201,6 +229,8 @@ Commands:
   chat "message"         stream an answer to stdout (--history FILE keeps the conversation)
   stats                  what the model is generating now, its rates and its batching and latency statistics
   logs                   print the container's log (--follow, --tail N)
+  download               download ChatGLM3-6B (12.5 GB) from the Hugging Face Hub into its cache, resumable and
+                         verified; prints the weights folder to pass as --weights
 
 Options (environment variable in brackets):
   --docker PATH              docker binary [TRITON_CHATGLM_DOCKER]
@@ -220,13 +250,19 @@ Options (environment variable in brackets):
                              (Hugging Face generate, one batch at a time) [TRITON_CHATGLM_ENGINE]
   --url URL                  use an external Triton server instead of the container [TRITON_CHATGLM_URL]
   --admin-key KEY            admin key of an external server for load/unload [TRITON_CHATGLM_ADMIN_KEY]
+  --dir DIR                  download: the Hugging Face cache to use (default $HF_HUB_CACHE, $HF_HOME/hub or
+                             ~/.cache/huggingface/hub)
+  --revision REV             download: branch, tag or commit (default main) [TRITON_CHATGLM_WEIGHTS_REVISION]
+  --endpoint URL             download: the Hub or a mirror, e.g. https://hf-mirror.com [HF_ENDPOINT]
+                             (a token for gated repositories is read from HF_TOKEN)
   --history FILE             chat: JSON file with the conversation, read and updated [TRITON_CHATGLM_HISTORY]
   --system TEXT              chat: system prompt for a new conversation
   --temperature X, --top-p X, --max-new-tokens N, --history-len N   chat sampling options
+  --top-k N (0 = off), --repetition-penalty X (1 = off), --seed N     more sampling options (same seed, same answer)
   --timeout SECONDS          start: liveness deadline; load: load deadline
   --no-preflight             start without the preflight checks
   --build-image              start: build the image first when it is missing
-  --json                     status/stats/preflight: machine-readable output
+  --json                     status/stats/preflight: machine-readable output; download: one JSON event a line
   -v, --verbose              print the docker commands and error details
   -h, --help, --version
 `;

@@ -2,6 +2,7 @@
 import { ModelSettingsError } from '../core/repository';
 import { isServerError, type ServerErrorCode } from '../core/server';
 import { isTritonError, type TritonErrorCode } from '../core/triton';
+import { isDownloadError, type DownloadErrorCode } from '../core/weights';
 import { HistoryFileError } from './historyFile';
 import { UsageError } from './options';
 
@@ -25,6 +26,7 @@ const TRITON_FIXES: Record<TritonErrorCode, string> = {
   'model-not-loaded': 'Load it with `triton-chatglm load`.',
   'model-load-failed': 'Read the reason above and the container log (`triton-chatglm logs`); fix it, then load again.',
   'server-busy': 'Wait for the current requests to finish, or raise the queue size.',
+  'model-failed': 'A device fault stopped the model: reload it with `triton-chatglm unload` then `triton-chatglm load` (a new model process).',
   'invalid-request': 'Check the chat options (--temperature 0-2, --top-p 0-1, --max-new-tokens).',
   timeout: 'The server is slow or stuck: check `triton-chatglm logs`, or raise --timeout.',
   cancelled: 'Run the command again.',
@@ -41,7 +43,21 @@ const CLI_SERVER_FIXES: Partial<Record<ServerErrorCode, string>> = {
   'weights-invalid': 'Pass the ChatGLM3-6B checkpoint directory with --weights (config.json, tokenizer.model, *.safetensors).',
 };
 
+const DOWNLOAD_FIXES: Record<DownloadErrorCode, string> = {
+  'space-low': 'Free some space there, or pass another cache folder with --dir.',
+  'hub-unauthorized': 'Accept the model\'s terms on its Hub page if it asks, and set HF_TOKEN to a token that can read it.',
+  'hub-not-found': 'Check --revision and --endpoint (HF_ENDPOINT).',
+  'hub-error': 'Try again later, or use another endpoint (--endpoint, HF_ENDPOINT).',
+  network: 'Check the connection (or set HF_ENDPOINT to a mirror) and run the command again: it resumes where it stopped.',
+  'listing-refused': 'The endpoint sent an unsafe file list; nothing was written. Use another endpoint.',
+  'redirect-refused': 'The endpoint redirected to an insecure address; nothing was fetched from it. Use another endpoint.',
+  'size-mismatch': 'Run the command again later, or use another endpoint.',
+  'checksum-mismatch': 'Run the command again later, or use another endpoint.',
+  'endpoint-invalid': 'Give --endpoint (HF_ENDPOINT) as an https:// URL, e.g. https://hf-mirror.com.',
+};
+
 export function reportError(e: unknown, verbose: boolean): ErrorReport {
+  if (isDownloadError(e)) return { exitCode: EXIT.failed, lines: [`error: ${e.message}`, `fix: ${DOWNLOAD_FIXES[e.code]}`] };
   if (e instanceof UsageError) {
     return { exitCode: EXIT.usage, lines: [`error: ${e.message}`, 'Run `triton-chatglm --help` for usage.'] };
   }

@@ -13,23 +13,33 @@ const count = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 const line = z.number().int().positive().max(LIMITS.attachmentLine);
 const attachmentPath = z.string().min(1).max(LIMITS.attachmentPath);
 
+/** What a chip holds (src/core/chat/attachments.ts ATTACHMENT_KINDS; a unit test keeps the two lists equal). */
+export const attachmentKindSchema = z.enum(['selection', 'file', 'symbol', 'problems', 'changes']);
+export type AttachmentKindView = z.infer<typeof attachmentKindSchema>;
+
 /** A chip: the file name and lines are derived from `path`; `fullPath` is its tooltip. Content never goes to the webview. */
 export const attachmentViewSchema = z.object({
   id,
-  kind: z.enum(['selection', 'file']),
+  kind: attachmentKindSchema,
   path: attachmentPath,
   fullPath: attachmentPath,
   startLine: line.optional(),
   endLine: line.optional(),
+  /** A symbol's name ("circle_area"), shown instead of the file name. */
+  label: z.string().min(1).max(LIMITS.title).optional(),
   /** Estimated tokens it adds to the question. */
   tokens: count.optional(),
 }).strict();
 export type AttachmentView = z.infer<typeof attachmentViewSchema>;
 
-/** The active editor's file, as a chip that switches on and off; `refusal` (localized) says why it cannot go. */
+/**
+ * The active editor's file, as a chip: `suggested` (tritonChatglm.chat.currentFile `suggest`), a click attaches it;
+ * otherwise it switches on and off. `refusal` (localized) says why it cannot go.
+ */
 export const activeFileViewSchema = z.object({
   path: attachmentPath,
   fullPath: attachmentPath,
+  suggested: z.boolean().optional(),
   enabled: z.boolean(),
   /** The workspace is untrusted, so the file is not attached unless the user switches it on. */
   untrusted: z.boolean(),
@@ -44,7 +54,7 @@ export const setupCheckIdSchema = z.enum(['docker', 'daemon', 'nvidia-runtime', 
 export const setupLevelSchema = z.enum(['ok', 'warning', 'error', 'blocked', 'unknown', 'skipped', 'pending']);
 /** One-click fixes next to a check; documentation links are opened by the host, never by the webview. */
 export const setupFixSchema = z.enum([
-  'chooseWeights', 'buildImage', 'cancelBuild', 'installDocker', 'startDocker', 'dockerPermissions', 'installNvidiaToolkit',
+  'downloadWeights', 'cancelDownload', 'chooseWeights', 'buildImage', 'cancelBuild', 'installDocker', 'startDocker', 'dockerPermissions', 'installNvidiaToolkit',
   'openSettings', 'showLogs',
 ]);
 /** The one action below the checks. */
@@ -72,6 +82,14 @@ export type SetupItemView = z.infer<typeof setupItemSchema>;
 export type SetupFixId = z.infer<typeof setupFixSchema>;
 export type SetupPrimaryId = z.infer<typeof setupPrimarySchema>;
 export type SetupCheckId = z.infer<typeof setupCheckIdSchema>;
+
+// ---- `#` context and `/` commands of the composer ----
+/** What `#` offers: each asks the host to attach something (a quick pick for file and symbol). */
+export const contextSourceSchema = z.enum(['file', 'selection', 'problems', 'changes', 'symbol']);
+export type ContextSource = z.infer<typeof contextSourceSchema>;
+/** What `/` offers (src/core/chat/slashCommands.ts SLASH_COMMANDS; a unit test keeps the two lists equal). */
+export const slashCommandSchema = z.enum(['explain', 'fix', 'tests', 'doc', 'new']);
+export type SlashCommandView = z.infer<typeof slashCommandSchema>;
 
 // ---- webview -> host ----
 export const webviewToHostSchema = z.discriminatedUnion('type', [
@@ -108,6 +126,8 @@ export const webviewToHostSchema = z.discriminatedUnion('type', [
   messageSchema('toggleActiveFile', { enabled: z.boolean() }),
   messageSchema('addFile', {}),
   messageSchema('openAttachment', { id }),
+  /** `#file`, `#selection`, `#problems`, `#changes`, `#symbol` picked in the input's completion list. */
+  messageSchema('addContext', { source: contextSourceSchema }),
 ]);
 export type WebviewToHost = z.infer<typeof webviewToHostSchema>;
 
@@ -130,13 +150,14 @@ export const messageViewSchema = z.object({
 }).strict();
 export type MessageView = z.infer<typeof messageViewSchema>;
 
-export const serverActionSchema = z.enum(['startServer', 'loadModel', 'openSettings']);
+export const serverActionSchema = z.enum(['startServer', 'loadModel', 'reloadModel', 'openSettings']);
 export type ServerAction = z.infer<typeof serverActionSchema>;
 
 /** Server/model state as the panel shows it; `reason` is already localized by the host. */
 export const serverViewSchema = z.object({
   server: z.enum(['unknown', 'stopped', 'starting', 'running', 'failed']),
-  model: z.enum(['unknown', 'unloaded', 'loading', 'ready', 'failed']),
+  /** `faulted`: a device fault stopped the loaded model (it needs Reload Model); `failed`: it did not load. */
+  model: z.enum(['unknown', 'unloaded', 'loading', 'ready', 'failed', 'faulted']),
   reason: z.string().max(LIMITS.errorText).optional(),
   actions: z.array(serverActionSchema).max(3),
 }).strict();
@@ -184,6 +205,16 @@ export const hostToWebviewSchema = z.discriminatedUnion('type', [
     activeFile: activeFileViewSchema.nullable(),
   }),
   messageSchema('draft', { text: z.string().max(LIMITS.userText) }),
+  // the token meter under the input: the host's figures; the panel adds the chips and the draft (core/composer/meter.ts)
+  messageSchema('budget', {
+    /** The system prompt with its message overhead (0 without one). */
+    systemTokens: count,
+    /** Each complete turn the history may keep, oldest first. */
+    historyTurns: z.array(count).max(LIMITS.messages),
+    maxInputTokens: count.min(1),
+    /** Each template command's prompt (translated), for a draft that starts with it. */
+    templateTokens: z.object({ explain: count, fix: count, tests: count, doc: count }).strict(),
+  }),
 ]);
 export type HostToWebview = z.infer<typeof hostToWebviewSchema>;
 
@@ -192,6 +223,7 @@ export type MessageDone = Extract<HostToWebview, { type: 'messageDone' }>;
 export type SetupMessage = Extract<HostToWebview, { type: 'setup' }>;
 export type SetupActionMessage = Extract<WebviewToHost, { type: 'setupAction' }>;
 export type AttachmentsMessage = Extract<HostToWebview, { type: 'attachments' }>;
+export type BudgetMessage = Extract<HostToWebview, { type: 'budget' }>;
 
 /** Validates a message posted by the webview. Never throws; unknown types, extra fields and oversize text are errors. */
 export const parseWebviewToHost: (raw: unknown) => WebviewToHost | ProtocolError = messageParser(webviewToHostSchema);

@@ -64,14 +64,23 @@ export const hostToStatusViewSchema = z.discriminatedUnion('type', [
     sections: z.array(statusSectionSchema).max(STATUS_LIMITS.sections),
     /** The box every sparkline path is drawn in. */
     chart: z.object({ width: chartSide, height: chartSide }).strict(),
+    /** What a chart says until its series holds a value ("collecting…"). */
+    collecting: label,
+    /** The x axis's two ends ("3 min ago", "now"). */
+    axis: z.object({ start: label, end: label }).strict(),
     /** Groups hidden until an update says otherwise. */
     hidden: groups,
   }),
   messageSchema('update', {
     /** Values of table rows; a row without one keeps its last value. */
     figures: byFigureId(figureText),
-    /** Each chart's path and latest value; a chart without one keeps its last. */
-    series: byFigureId(z.object({ d: z.string().max(STATUS_LIMITS.sparklinePath).regex(SPARKLINE_PATH_PATTERN), last: figureText }).strict()),
+    /**
+     * Each chart's path, latest value, the top of its y axis with the unit ("20 tokens/s") and whether it holds a
+     * value yet; a chart without an entry keeps its last.
+     */
+    series: byFigureId(z.object({
+      d: z.string().max(STATUS_LIMITS.sparklinePath).regex(SPARKLINE_PATH_PATTERN), last: figureText, top: figureText, empty: z.boolean(),
+    }).strict()),
     /** Lines of each list section (replace the list); a list without an entry keeps its lines. */
     lists: byFigureId(z.array(z.string().max(STATUS_LIMITS.label)).max(STATUS_LIMITS.gpus)),
     /** Groups of figures (and sections) hidden now: what the server does not report (no GPU metrics, no scheduler). */

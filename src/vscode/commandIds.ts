@@ -12,15 +12,26 @@ export const COMMANDS = {
   explainSelection: 'tritonChatglm.explainSelection',
   showServerLogs: 'tritonChatglm.showServerLogs',
   showServerStatus: 'tritonChatglm.showServerStatus',
+  /** Stops every answer and explanation this window is generating (Server Status's title bar). */
+  stopAnswers: 'tritonChatglm.stopAnswers',
   buildServingImage: 'tritonChatglm.buildServingImage',
   cancelBuild: 'tritonChatglm.cancelBuild',
   openSettings: 'tritonChatglm.openSettings',
   showActions: 'tritonChatglm.showActions',
   continueInChat: 'tritonChatglm.continueInChat',
   dismissExplanation: 'tritonChatglm.dismissExplanation',
+  dismissAllExplanations: 'tritonChatglm.dismissAllExplanations',
+  showFullExplanation: 'tritonChatglm.showFullExplanation',
+  showExplanationBrief: 'tritonChatglm.showExplanationBrief',
+  // Edit Selection and the review of a proposed change (Apply to Selection's too)
+  editSelection: 'tritonChatglm.editSelection',
+  acceptProposal: 'tritonChatglm.acceptProposal',
+  discardProposal: 'tritonChatglm.discardProposal',
   // guided setup
   startChatglm: 'tritonChatglm.startChatglm',
   chooseWeightsFolder: 'tritonChatglm.chooseWeightsFolder',
+  downloadWeights: 'tritonChatglm.downloadWeights',
+  setHubToken: 'tritonChatglm.setHubToken',
   recheckSetup: 'tritonChatglm.recheckSetup',
   openWalkthrough: 'tritonChatglm.openWalkthrough',
   // Chat history (the chat view's title bar)

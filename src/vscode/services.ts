@@ -7,13 +7,14 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ConversationService, FileConversationStore, type LoadProblem } from '../core/chat';
 import { ChatController } from './chat/chatController';
-import { PROPOSAL_SCHEME, ProposalDocuments } from './chat/applyToSelection';
 import { CHAT_VIEW_ID, ChatViewProvider } from './chat/chatViewProvider';
 import { EditorContext } from './chat/editorContext';
 import { registerCommands } from './commands';
+import { VSCODE_COMMANDS } from './commandIds';
 import type { SettingProblem } from '../core/settings/settingsParser';
 import { ActivityBoard } from '../core/status/activity';
 import { SettingsService } from './config/settingsService';
+import { PROPOSAL_SCHEME, ProposalDocuments, ProposalReviews } from './edit/proposalReview';
 import { ExplainController } from './explain/explainController';
 import { Log } from './log';
 import { ServerController } from './server/serverController';
@@ -23,6 +24,9 @@ import { LifecycleStore } from './state/lifecycleStore';
 import { StatusBar } from './statusBar';
 import { StatusPanel } from './status/statusPanel';
 import { DisposableStore } from './util/disposables';
+
+/** True while this window generates an answer or holds an explanation in its queue (enables Stop Answers). */
+export const ANSWERING_CONTEXT = 'tritonChatglm.answering';
 
 export class ExtensionServices implements vscode.Disposable {
   private readonly store: DisposableStore;
@@ -39,6 +43,7 @@ export class ExtensionServices implements vscode.Disposable {
     readonly explain: ExplainController,
     readonly statusPanel: StatusPanel,
     readonly editorContext: EditorContext,
+    readonly reviews: ProposalReviews,
     store: DisposableStore,
   ) {
     this.store = store;
@@ -56,27 +61,35 @@ export class ExtensionServices implements vscode.Disposable {
       const server = store.add(new ServerController(settings, lifecycle, log, {
         tritonDir: path.join(context.extensionPath, 'triton'),
         repositoryDir: path.join(storage, 'model_repository'),
-      }));
+        secrets: context.secrets,
+      }, context.globalState));
 
       const conversations = new ConversationService(new FileConversationStore(path.join(storage, 'conversations.json')), {
         onSaveError: (e) => log.error('Saving conversations failed', e),
       });
       const problems = await conversations.init();
-      const editorContext = store.add(new EditorContext(log));
+      const editorContext = store.add(new EditorContext(log, settings));
       const proposals = store.add(new ProposalDocuments());
       store.add(vscode.workspace.registerTextDocumentContentProvider(PROPOSAL_SCHEME, proposals));
-      const chat = store.add(new ChatController(conversations, server, lifecycle, settings, context.globalState, log, editorContext, proposals));
+      // Edit Selection's and Apply to Selection's diff, with Accept and Discard.
+      const reviews = store.add(new ProposalReviews(proposals));
+      const chat = store.add(new ChatController(conversations, server, lifecycle, settings, context.globalState, log, editorContext, reviews));
       const chatView = store.add(new ChatViewProvider(context.extensionUri, chat, log));
       store.add(vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView, { webviewOptions: { retainContextWhenHidden: false } }));
       // What this window asks the server now: the status bar, the Server Status view and Explain read it.
       const activity = new ActivityBoard();
       store.add(chat.onDidChangeAnswers(() => activity.setAnswers(chat.runningAnswers())));
-      const explain = store.add(new ExplainController(chat, lifecycle, settings, log, activity, () => server.tritonClient));
+      // Stop Answers (Server Status's title bar) is enabled while something of this window runs or waits.
+      const answering = activity.onDidChange((a) => {
+        void vscode.commands.executeCommand(VSCODE_COMMANDS.setContext, ANSWERING_CONTEXT, a.answers.length + a.queuedExplanations > 0);
+      });
+      store.add({ dispose: answering });
+      const explain = store.add(new ExplainController(chat, lifecycle, settings, log, activity, () => server.tritonClient, editorContext));
       const statusPanel = store.add(new StatusPanel(context.extensionUri, server, activity, log));
       store.add(new StatusBar(lifecycle, activity));
       store.add(reactToSettings(settings, server, lifecycle, log));
 
-      const services = new ExtensionServices(log, settings, lifecycle, server, server.setup, chat, chatView, explain, statusPanel, editorContext, store);
+      const services = new ExtensionServices(log, settings, lifecycle, server, server.setup, chat, chatView, explain, statusPanel, editorContext, reviews, store);
       for (const d of registerCommands(services)) store.add(d);
       // Read by the end-to-end suite for the benchmark's activation_ms.
       log.info(`activation: commands registered in ${(performance.now() - activationStarted).toFixed(1)} ms`);

@@ -1,12 +1,14 @@
 // The status bar item: server and model state with codicons, "generating (n)" while this window's answers run;
 // a click offers the actions valid now.
 import * as vscode from 'vscode';
-import { availableActions, type LifecycleAction } from '../core/state/actions';
-import type { LifecycleState, ModelState, ServerState } from '../core/state/lifecycle';
+import type { LifecycleAction } from '../core/state/actions';
+import { actionMenu, type MenuCommand } from '../core/state/actionMenu';
+import { MODEL_FAILED_CODE, type LifecycleState, type ModelState, type ServerState } from '../core/state/lifecycle';
 import type { ActivityBoard, ActivitySnapshot } from '../core/status/activity';
 import { COMMANDS, type CommandId } from './commandIds';
 import { failureText } from './server/setupView';
 import type { LifecycleStore } from './state/lifecycleStore';
+import { plural } from './util/plural';
 
 export class StatusBar implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
@@ -65,7 +67,7 @@ function appendActivity(tip: vscode.MarkdownString, activity: ActivitySnapshot):
   if (answers.length === 0 && queuedExplanations === 0) return;
   tip.appendMarkdown('\n\n');
   if (answers.length > 0) {
-    tip.appendMarkdown(`${vscode.l10n.t('Generating {0} answer(s):', answers.length)}\n`);
+    tip.appendMarkdown(`${plural(answers.length, vscode.l10n.t('Generating 1 answer:'), vscode.l10n.t('Generating {0} answers:', answers.length))}\n`);
     for (const { title } of answers.slice(0, MAX_LISTED)) {
       tip.appendMarkdown('\n- ');
       tip.appendText(title || vscode.l10n.t('New conversation'));
@@ -73,7 +75,11 @@ function appendActivity(tip: vscode.MarkdownString, activity: ActivitySnapshot):
     if (answers.length > MAX_LISTED) tip.appendMarkdown(`\n- ${vscode.l10n.t('and {0} more', answers.length - MAX_LISTED)}`);
     tip.appendMarkdown('\n\n');
   }
-  if (queuedExplanations > 0) tip.appendMarkdown(vscode.l10n.t('{0} explanation(s) queued in this window.', queuedExplanations));
+  if (queuedExplanations > 0) {
+    tip.appendMarkdown(plural(queuedExplanations,
+      vscode.l10n.t('1 explanation queued in this window.'),
+      vscode.l10n.t('{0} explanations queued in this window.', queuedExplanations)));
+  }
 }
 
 /** Answers listed by name in the tooltip; the rest are counted. */
@@ -140,7 +146,7 @@ function actionItem(action: LifecycleAction, s: LifecycleState): ActionItem | un
     case 'start': return { command, label: `$(play) ${vscode.l10n.t('Start Server')}` };
     case 'stop': return { command, label: `$(debug-stop) ${vscode.l10n.t('Stop Server')}` };
     case 'restart': return { command, label: `$(debug-restart) ${vscode.l10n.t('Restart Server')}` };
-    case 'load': return { command, label: `$(cloud-download) ${s.model === 'ready' ? vscode.l10n.t('Reload Model') : vscode.l10n.t('Load Model')}` };
+    case 'load': return { command, label: `$(cloud-download) ${s.model === 'ready' || s.modelError?.code === MODEL_FAILED_CODE ? vscode.l10n.t('Reload Model') : vscode.l10n.t('Load Model')}` };
     case 'unload': return { command, label: `$(cloud-upload) ${s.model === 'loading' ? vscode.l10n.t('Cancel Loading') : vscode.l10n.t('Unload Model')}` };
     case 'buildImage': return { command, label: `$(package) ${vscode.l10n.t('Build Serving Image')}` };
     case 'showStatus': return { command, label: `$(pulse) ${vscode.l10n.t('Show Server Status')}` };
@@ -148,27 +154,30 @@ function actionItem(action: LifecycleAction, s: LifecycleState): ActionItem | un
   }
 }
 
-/** The quick pick behind the status bar item: only what is valid now, plus the always-available entries. */
+const MENU_COMMANDS: Record<MenuCommand, () => ActionItem> = {
+  openChat: () => ({ command: COMMANDS.openChat, label: `$(comment-discussion) ${vscode.l10n.t('Open Chat')}` }),
+  showSetupChecklist: () => ({ command: COMMANDS.openChat, label: `$(checklist) ${vscode.l10n.t('Show Setup Checklist')}` }),
+  showLogs: () => ({ command: COMMANDS.showServerLogs, label: `$(output) ${vscode.l10n.t('Show Server Logs')}` }),
+  chooseWeightsFolder: () => ({ command: COMMANDS.chooseWeightsFolder, label: `$(folder-opened) ${vscode.l10n.t('Choose Weights Folder…')}` }),
+  openWalkthrough: () => ({ command: COMMANDS.openWalkthrough, label: `$(book) ${vscode.l10n.t('Get Started with ChatGLM3')}` }),
+  openSettings: () => ({ command: COMMANDS.openSettings, label: `$(gear) ${vscode.l10n.t('Open Settings')}` }),
+};
+
+/**
+ * The quick pick behind the status bar item: only what is valid now, in the order of src/core/state/actionMenu.ts
+ * (what is likely next first; Unload, Restart and Stop last, after a separator).
+ */
 export async function showActionsQuickPick(store: LifecycleStore): Promise<void> {
   const s = store.current;
-  const items: ActionItem[] = availableActions(s, store.actionContext)
-    .map((a) => actionItem(a, s))
-    .filter((i): i is ActionItem => i !== undefined);
-  if (s.mode === 'managed') {
-    if (s.server === 'setup') items.unshift({ command: COMMANDS.openChat, label: `$(checklist) ${vscode.l10n.t('Show Setup Checklist')}` });
-    items.push(
-      { command: COMMANDS.chooseWeightsFolder, label: `$(folder-opened) ${vscode.l10n.t('Choose Weights Folder…')}` },
-      { command: COMMANDS.openWalkthrough, label: `$(book) ${vscode.l10n.t('Get Started with ChatGLM3')}` },
-    );
-  }
-  items.push(
-    { command: COMMANDS.openChat, label: `$(comment-discussion) ${vscode.l10n.t('Open Chat')}` },
-    { command: COMMANDS.showServerLogs, label: `$(output) ${vscode.l10n.t('Show Server Logs')}` },
-    { command: COMMANDS.openSettings, label: `$(gear) ${vscode.l10n.t('Open Settings')}` },
-  );
+  const items: (ActionItem | vscode.QuickPickItem)[] = actionMenu(s, store.actionContext).flatMap((entry): (ActionItem | vscode.QuickPickItem)[] => {
+    if (entry.kind === 'separator') return [{ label: vscode.l10n.t('Stop or unload'), kind: vscode.QuickPickItemKind.Separator }];
+    if (entry.kind === 'command') return [MENU_COMMANDS[entry.command]()];
+    const item = actionItem(entry.action, s);
+    return item ? [item] : [];
+  });
   const picked = await vscode.window.showQuickPick(items, {
     title: vscode.l10n.t('ChatGLM3: server {0}, model {1}', serverText(s.server), modelText(s.model)),
     placeHolder: vscode.l10n.t('Choose an action'),
   });
-  if (picked) await vscode.commands.executeCommand(picked.command);
+  if (picked && 'command' in picked) await vscode.commands.executeCommand(picked.command);
 }

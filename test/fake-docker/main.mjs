@@ -5,7 +5,7 @@
 // image-missing makes it fail the way real docker does. See README.md next to this file.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { constants } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -294,14 +294,15 @@ async function containerLaunch(dir, id, command, publish, volumes, env) {
   const mountFor = (target) => volumes.find((v) => v.target === target || target.startsWith(`${v.target}/`));
   const repoInContainer = opt('model-repository', '/models');
   const repoMount = mountFor(repoInContainer);
-  const weightsMount = volumes.find((v) => v.target.startsWith('/weights'));
   const models = join(cdir, 'models');
   mkdirSync(models, { recursive: true });
-  // The supervisor keeps `models` a patched mirror of the mounted host directory (see bind-mount.mjs).
+  // The supervisor keeps `models` a patched mirror of the mounted host directory (see bind-mount.mjs); the
+  // config's weights_path (a container path) becomes the host path it names through the mounts (weights-view.mjs).
   const mirror = repoMount ? {
     source: join(repoMount.source, repoInContainer.slice(repoMount.target.length)),
     dest: models,
-    patch: weightsMount ? { parameters: { weights_path: weightsMount.source } } : {},
+    patch: {},
+    volumes: volumes.filter((v) => v.target.startsWith('/weights')),
   } : undefined;
   const hostPortFor = async (containerPort) => publish.find((p) => p.containerPort === containerPort)?.hostPort ?? await freePort();
   const address = publish[0]?.hostIp || '127.0.0.1';
@@ -323,16 +324,37 @@ async function containerLaunch(dir, id, command, publish, volumes, env) {
   return { binary: cmd.binary, args: cmd.args, env: cmd.env, logFile, mirror };
 }
 
+/** The weights_path parameter (a container path) of the first model config in the mounted repository. */
+function readFirstWeightsPath(source) {
+  for (const name of readdirSync(source)) {
+    try {
+      const m = /key: "weights_path" value \{ string_value: "([^"]*)" \}/.exec(readFileSync(join(source, name, 'config.pbtxt'), 'utf8'));
+      if (m) return m[1];
+    } catch { /* not a model folder */ }
+  }
+  return undefined;
+}
+
 /** Starts the bind-mount mirror of the model repository: a first full copy now, then it follows the host. */
 async function startMirror(cdir, spec) {
   const { patchConfigForTests } = await import('../support/triton-process.mjs');
+  const { hostWeightsPath, unreadableInContainer } = await import('./weights-view.mjs');
+  // Like a real container, links in the weights folder that point outside every mount cannot be read: the model
+  // would fail to load, so the "container" says so in its log and exits (e.g. a Hub cache snapshot mounted alone).
+  const first = spec.volumes?.length ? unreadableInContainer(readFirstWeightsPath(spec.source), spec.volumes) : [];
+  if (first.length) throw new Error(`the weights folder holds links that do not resolve inside the container: ${first.slice(0, 3).join(', ')}`);
   const { createMirror } = await import('./bind-mount.mjs');
   const mirror = createMirror({
     source: spec.source,
     dest: spec.dest,
     tmpFile: join(cdir, 'mirror.tmp'),
     // Like the container's /models/<model>/config.pbtxt: every model's config adapted to this CPU machine.
-    transform: (key, data) => (/^[^/]+\/config\.pbtxt$/.test(key) ? Buffer.from(patchConfigForTests(data.toString('utf8'), spec.patch)) : data),
+    transform: (key, data) => {
+      if (!/^[^/]+\/config\.pbtxt$/.test(key)) return data;
+      const text = data.toString('utf8');
+      const weightsPath = hostWeightsPath(text, spec.volumes ?? []);
+      return Buffer.from(patchConfigForTests(text, { ...spec.patch, ...(weightsPath ? { parameters: { weights_path: weightsPath } } : {}) }));
+    },
   });
   mirror.sync();
   mirror.start(Number(process.env.FAKE_DOCKER_MOUNT_POLL_MS ?? 300));

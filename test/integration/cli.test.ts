@@ -156,6 +156,7 @@ test('CLI lifecycle: status, start, load, chat, stats, unload, stop', async (t) 
     assert.equal(s.scheduler.activeRows, 0, r.stdout);
     assert.ok(s.scheduler.totals.generatedTokens > 0, r.stdout);
     assert.deepEqual(s.gpus, [], 'the CPU test server reports no GPU');
+    assert.deepEqual(s.weights, { quantization: 'none', dtype: 'float64' }, 'the tiny engine runs float64, not quantized');
   });
 
   await t.test('stats while an answer streams: the running row, its tokens/s and steps, as text and --json', async () => {
@@ -179,6 +180,7 @@ test('CLI lifecycle: status, start, load, chat, stats, unload, stop', async (t) 
       assert.match(text.stdout, /^last \d+\.\d s: +[\d.]+ tokens\/s, [\d.]+ decode steps\/s, 1\.00 rows per step/m);
       assert.match(text.stdout, /^since load: +\d+ tokens in finished answers, \d+ decode steps/m);
       assert.match(text.stdout, /^refused as busy: +0; cancelled \d+; invalid \d+$/m);
+      assert.match(text.stdout, /^weights: +float64 weights \(not quantized\)$/m);
       assert.doesNotMatch(text.stdout, /^GPU/m);
     } finally {
       child.kill('SIGINT');

@@ -95,7 +95,7 @@ describe('installed repository on tritonserver', { timeout: 300_000 }, () => {
     await client.loadModel(M);
     assert.equal(await inferenceCount(), 2, 'reloaded: only the new warmup');
     const cfg = await client.modelConfig(M);
-    assert.equal((cfg.dynamic_batching as { default_queue_policy: { max_queue_size: number } }).default_queue_policy.max_queue_size, 16);
+    assert.equal((cfg.dynamic_batching as { default_queue_policy: { max_queue_size: number } }).default_queue_policy.max_queue_size, 16 + 1024);
     await ask();
   });
 });

@@ -22,7 +22,7 @@ const TYPES = ['ready', 'send', 'stop', 'regenerate', 'editQuestion', 'continueA
   // removed from the protocol (the panel's old buttons and history list): near-misses now
   'editLast', 'newChat', 'selectConversation', 'deleteConversation'];
 /** The setup checklist's clicks; in external mode it offers none of them, so each must be refused (and logged). */
-const SETUP_ACTIONS = ['startChatglm', 'recheck', 'chooseWeights', 'buildImage', 'cancelBuild', 'installDocker', 'startDocker',
+const SETUP_ACTIONS = ['startChatglm', 'recheck', 'downloadWeights', 'cancelDownload', 'chooseWeights', 'buildImage', 'cancelBuild', 'installDocker', 'startDocker',
   'dockerPermissions', 'installNvidiaToolkit', 'openSettings', 'showLogs'];
 const SETUP_CHECKS = ['docker', 'daemon', 'nvidia-runtime', 'image', 'weights', 'ports', 'gpu-memory'];
 

@@ -1,6 +1,7 @@
 // Load: 200 concurrent streamed requests from our client against the real tritonserver with a bounded queue
-// (max_queue_size 16): each one completes or is refused with the typed server-busy error, nothing hangs, and the
-// server serves normally afterwards. Then Explain Selection's fan-out over 50 selections with the real client:
+// (the model's max_waiting 16; Triton's own queue is 16 + 1024, so that the model's "server busy" is the one
+// refusal): each one completes or is refused with the typed server-busy error, none by Triton's queue, nothing
+// hangs, and the server serves normally afterwards. Then Explain Selection's fan-out over 50 selections with the real client:
 // in-flight requests stay within the concurrency setting, progress is reported per selection, each selection ends
 // with an explanation or a clear error, and the dynamic batcher merged the concurrent requests.
 import assert from 'node:assert/strict';
@@ -19,8 +20,9 @@ let server: TestServer;
 
 describe('load', { timeout: 600_000 }, () => {
   before(async () => {
-    // A small per-token delay keeps the batch busy long enough for the queue to fill on any machine.
-    server = await startTestServer({ overrides: { maxQueueSize: QUEUE }, env: { TINY_ENGINE_STEP_DELAY_MS: '5' }, clientOptions: { connections: CONCURRENT + 8 } });
+    // A per-token delay keeps the rows busy long enough for the waiting queue to fill on any machine (execute()
+    // hands requests to the model far faster than 8 rows at 20 ms a token free them).
+    server = await startTestServer({ overrides: { maxQueueSize: QUEUE }, env: { TINY_ENGINE_STEP_DELAY_MS: '20' }, clientOptions: { connections: CONCURRENT + 8 } });
   });
   after(async () => { await server?.stop(); });
 
@@ -53,6 +55,8 @@ describe('load', { timeout: 600_000 }, () => {
     assert.ok(completed.length >= 1, 'some requests were served');
     assert.ok(busy.length >= 1, `a queue of ${QUEUE} cannot take ${CONCURRENT} requests at once: some were refused`);
     for (const r of busy) assert.match((r.error as Error).message, /queue/i, 'the busy error says the queue is full');
+    const fromTriton = busy.filter((r) => /exceeds maximum queue size/i.test((r.error as TritonError).details.serverMessage ?? ''));
+    assert.equal(fromTriton.length, 0, 'the model\'s own bound refuses, never Triton\'s queue (one refusal path)');
 
     assert.equal(await server.client.isLive(), true, 'live after the load');
     assert.equal(await server.client.isModelReady(MODEL), true, 'model still ready after the load');

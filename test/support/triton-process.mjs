@@ -46,7 +46,8 @@ export function patchConfigForTests(text, overrides = {}) {
   if (overrides.decoupled !== undefined) out = out.replace(/decoupled:\s*(true|false)/, `decoupled: ${overrides.decoupled}`);
   if (overrides.queueDelayUs !== undefined) out = out.replace(/max_queue_delay_microseconds:\s*\d+/, `max_queue_delay_microseconds: ${overrides.queueDelayUs}`);
   if (overrides.maxQueueSize !== undefined) {
-    out = out.replace(/max_queue_size:\s*\d+/, `max_queue_size: ${overrides.maxQueueSize}`);
+    // As renderConfig renders it for the continuous scheduler: Triton's queue is max_waiting + its burst allowance.
+    out = out.replace(/max_queue_size:\s*\d+/, `max_queue_size: ${overrides.maxQueueSize === 0 ? 0 : overrides.maxQueueSize + 1024}`);
     out = setParameter(out, 'max_waiting', String(overrides.maxQueueSize));
   }
   if (overrides.instanceCount !== undefined) out = out.replace(/count:\s*\d+(\s+kind:)/, `count: ${overrides.instanceCount}$1`);

@@ -23,10 +23,10 @@ const fileChip = { id: 'att-2', kind: 'file', path: 'docs/a-rather-long-file-nam
 const activeFile = { path: 'src/geometry.py', fullPath: '/home/dev/project/src/geometry.py', enabled: true, untrusted: false, tokens: 120 };
 const chipsMessage = (over: Record<string, unknown> = {}) => ({ type: 'attachments', items: [selectionChip, fileChip], activeFile, ...over });
 
-/** What each chip reads (its glyphs, such as the ×, left out). */
+/** What each chip reads (its glyphs, such as the ×, and its token figure left out: see chipTokens). */
 const chipTexts = (panel: Panel, scope: string) => panel.page.locator(`${scope} .attachment-chip`).evaluateAll((els) => els.map((e) => {
   const copy = e.cloneNode(true) as Element;
-  for (const g of Array.from(copy.querySelectorAll('.chip-glyph'))) g.remove();
+  for (const g of Array.from(copy.querySelectorAll('.chip-glyph, .chip-tokens'))) g.remove();
   return (copy.textContent ?? '').trim();
 }));
 
@@ -50,6 +50,8 @@ describe('attachment chips', () => {
       'geometry.py:3-4',
       'a-rather-long-file-name-that-has-to-be-shortened-in-a-narrow-panel.md',
     ]);
+    // Each attached chip shows its tokens on itself (issue #20: a 19k-token chip must not look like a 62-token one).
+    assert.deepEqual(await page.locator('.composer .attachment-chip .chip-tokens').allTextContents(), ['42', '900']);
     const active = page.locator('.composer button.attachment-chip.active-file');
     assert.equal(await active.getAttribute('aria-pressed'), 'true');
     assert.match(await active.getAttribute('title') ?? '', /^\/home\/dev\/project\/src\/geometry\.py\nThe current file goes with the question\. Click to leave it out\.\nabout 120 tokens$/);

@@ -2,7 +2,7 @@
 // (a code span, a link, an emphasis, a list item, a table row), or the streamed view would show stray markup.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { chooseCut, forcedCut, inlineCut, lineStarts } from '../../src/webview/chat/blockCuts';
+import { chooseCut, codeSpans, forcedCut, inlineCut, lineStarts } from '../../src/webview/chat/blockCuts';
 import { createMarkdownIt, outlineBlocks } from '../../src/webview/chat/markdownItSetup';
 
 const md = createMarkdownIt((what) => `[image: ${what}]`);
@@ -93,5 +93,22 @@ describe('forcedCut and lineStarts', () => {
     const at = forcedCut(emoji, 101);
     assert.equal(at % 2, 0, 'a whole number of code points');
     assert.deepEqual(lineStarts('a\nbb\n'), [0, 2, 5]);
+  });
+
+  it('never cuts inside a code span: closed ones are skipped whole, an open one is cut before', () => {
+    const closed = `${'w '.repeat(60)}\`a b c d e f g h i j k l m n o p q r s t u v w x y z ${'z '.repeat(60)}\` tail`;
+    const cut = forcedCut(closed, 150);
+    const [span] = codeSpans(closed);
+    assert.ok(cut <= span![0] || cut >= span![1], `cut ${cut} outside the span ${span}`);
+    const open = `${'w '.repeat(60)}\`${'code [x](https://attacker.example/c) '.repeat(20)}`;
+    const at = forcedCut(open, 400);
+    assert.equal(at, open.indexOf('`'), 'before the span that is still open');
+    assert.deepEqual(codeSpans('a \\`b` `` c ` d `` `e'), [[5, 13], [16, 21]], 'escaped backtick, run lengths, open span to the end');
+    // every forced cut of random paragraphs keeps each code span of the whole in one piece
+    for (let round = 0; round < 200; round += 1) {
+      const text = paragraph(40 + rnd(200));
+      const c = forcedCut(text, Math.max(2, Math.floor(text.length * 0.8)));
+      for (const [a, b] of codeSpans(text)) assert.ok(c <= a || c >= b, `cut ${c} splits span [${a}, ${b}) of ${JSON.stringify(text)}`);
+    }
   });
 });

@@ -247,6 +247,21 @@ describe('chat webview', () => {
     await closePanel(panel);
   });
 
+  it('a model a GPU fault stopped: says so with the cause and offers Reload Model, which asks the host to load', async () => {
+    const panel = await openPanel();
+    const { page } = panel;
+    const reason = 'The model failed: reload it. (the model failed: CUDA error: an illegal memory access was encountered; reload it)';
+    await panel.send(stateMsg([], { server: { server: 'running', model: 'faulted', reason, actions: ['reloadModel'] } }));
+    const box = page.locator('.server-status');
+    assert.equal(await box.isVisible(), true);
+    assert.match(await box.textContent() ?? '', /stopped after a GPU fault[\s\S]*illegal memory access/);
+    assert.equal(await box.locator('button[data-action="reloadModel"]').textContent(), 'Reload Model');
+    await panel.clearPosted();
+    await box.locator('button[data-action="reloadModel"]').click();
+    assert.deepEqual(await panel.posted(), [{ type: 'loadModel' }]);
+    await closePanel(panel);
+  });
+
   it('not-ready model: explains why, offers Start/Load/Settings, and does not send', async () => {
     const panel = await openPanel();
     const { page } = panel;

@@ -36,7 +36,7 @@ describe('links', () => {
     assert.equal(await docs.getAttribute('href'), null, 'no href: nothing for the browser (or VS Code) to follow');
     assert.equal(await docs.getAttribute('role'), 'link');
     assert.equal(await docs.getAttribute('tabindex'), '0');
-    assert.equal(await docs.getAttribute('title'), 'Docs\nhttps://example.com/docs', 'the tooltip shows where it goes');
+    assert.equal(await docs.getAttribute('title'), 'https://example.com/docs\nTitle from the answer: Docs', 'the tooltip shows where it goes first, then the answer\'s title');
     await panel.clearPosted();
     await docs.click();
     await docs.click({ button: 'middle' });

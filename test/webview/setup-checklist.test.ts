@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { HostToWebview, SetupView } from '../../src/protocol';
-import { startHarness, stateMsg, type Harness, type Panel } from './support/harness';
+import { assistant, startHarness, stateMsg, user, type Harness, type Panel } from './support/harness';
 
 let harness: Harness;
 before(async () => { harness = await startHarness(); });
@@ -124,14 +124,54 @@ describe('setup checklist', () => {
     const { page } = panel;
     await panel.send(setupMsg({ ...READY, phase: 'busy', primary: undefined, summary: 'Starting the ChatGLM3 server…', items: READY.items.map((i) => ({ ...i, level: 'pending', detail: 'Checking…' })) }));
     assert.equal(await page.textContent('.setup-summary'), 'Starting the ChatGLM3 server…');
+    assert.equal(await page.textContent('.setup-title'), 'ChatGLM3 server', 'not "Set up": nothing is missing');
     assert.equal(await page.locator('.setup-actions').count(), 0);
     assert.equal(await page.locator('.setup-item[data-level="pending"] .setup-mark').first().textContent(), '');
     await panel.send(setupMsg({ visible: true, phase: 'running', checking: false, summary: 'The server is running; ChatGLM3 is not loaded yet.', failure: 'ChatGLM3 failed to load: CUDA out of memory', items: [], primary: 'startChatglm' }));
     assert.equal(await page.textContent('.setup-failure'), 'ChatGLM3 failed to load: CUDA out of memory');
+    assert.equal(await page.textContent('.setup-title'), 'ChatGLM3 is not loaded');
     assert.equal(await page.locator('.setup-item').count(), 0);
     await panel.send(setupMsg({ visible: false, phase: 'running', checking: false, summary: '', items: [] }));
     assert.equal(await page.isVisible('section.setup'), false);
     assert.equal(await page.isVisible('.server-status'), true, 'the server notice is back (e.g. external mode)');
+    await close(panel);
+  });
+
+  it('after Stop with everything in place: a small box saying ChatGLM3 is stopped, the conversation in sight', async () => {
+    const panel = await harness.open();
+    const { page } = panel;
+    const turns = Array.from({ length: 6 }, (_, i) => (i % 2 ? assistant(`a${i}`, `Answer ${i}.`) : user(`u${i}`, `Question ${i}?`)));
+    await panel.send(stateMsg(turns, stopped));
+    await panel.send(setupMsg(READY));
+    assert.equal(await page.textContent('.setup-title'), 'ChatGLM3 is stopped', 'not "Set up ChatGLM3": nothing is missing');
+    assert.equal(await page.textContent('.setup-actions button.primary'), 'Start ChatGLM');
+    // The passed checks are folded: the box is a few lines, the messages keep most of the panel.
+    assert.equal(await page.locator('.setup-passed').getAttribute('open'), null);
+    const box = (await page.locator('section.setup').boundingBox())!;
+    const messages = (await page.locator('main.messages').boundingBox())!;
+    assert.ok(box.height < messages.height, `checklist ${box.height} px, messages ${messages.height} px`);
+    assert.equal(await page.locator('main.messages article.message').count(), 6);
+    await close(panel);
+  });
+
+  it('Enter before the model is ready: the question stays, the focus goes to Start ChatGLM; the tooltip says so', async () => {
+    const panel = await open();
+    const { page } = panel;
+    await panel.send(setupMsg(READY));
+    const send = page.locator('button[data-action="send"]');
+    assert.equal(await send.getAttribute('title'), 'Send (Enter) once ChatGLM3 is ready', 'no "Send (Enter)" promise while Enter cannot send');
+    await page.locator('textarea.input').fill('What does circle_area return?');
+    await page.locator('textarea.input').press('Enter');
+    assert.equal(await page.inputValue('textarea.input'), 'What does circle_area return?', 'the question is kept');
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Start ChatGLM');
+    assert.deepEqual(await panel.posted(), [], 'nothing sent');
+    // Enter again starts ChatGLM (the button has the focus), as the checklist's click would.
+    await page.keyboard.press('Enter');
+    assert.deepEqual(await panel.posted(), [{ type: 'setupAction', action: 'startChatglm' }]);
+    // Ready: the usual tooltip, Enter sends.
+    await panel.send(setupMsg({ ...READY, visible: false }));
+    await panel.send(stateMsg([]));
+    assert.equal(await send.getAttribute('title'), 'Send (Enter)');
     await close(panel);
   });
 

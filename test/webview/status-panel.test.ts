@@ -40,13 +40,15 @@ const LAYOUT = hostMessage({
     { kind: 'charts', id: 'gpuCharts', heading: 'GPUs (last 3 minutes)', group: 'gpu', charts: [{ id: 'gpuUtilizationPct', label: 'GPU utilisation %' }] },
   ],
   chart: { width: 240, height: 40 },
+  collecting: 'collecting…',
+  axis: { start: '3 min ago', end: 'now' },
   hidden: ['gpu'],
 });
 
 const UPDATE = hostMessage({
   type: 'update',
   figures: { activeRows: '3', tritonPending: '0', requests: '4', batch: '2' },
-  series: { activeRows: { d: 'M0 40L2.7 0', last: '3' }, generatedTokensPerSecond: { d: 'M0 40L2.7 20', last: '81.5' } },
+  series: { activeRows: { d: 'M0 40L2.7 0', last: '3', top: '5 rows', empty: false }, generatedTokensPerSecond: { d: 'M0 40L2.7 20', last: '81.5', top: '200 tokens/s', empty: false } },
   lists: { gpus: [] },
   hidden: ['gpu'],
   note: 'The server reports no GPU metrics.',
@@ -119,7 +121,8 @@ describe('status webview', () => {
     await panel.send(LAYOUT);
     await panel.send(UPDATE);
     const hostile: Record<string, unknown>[] = [
-      { ...UPDATE, series: { activeRows: { d: 'M0 0" onload="alert(1)', last: '1' } } },
+      { ...UPDATE, series: { activeRows: { d: 'M0 0" onload="alert(1)', last: '1', top: '1 rows', empty: false } } },
+      { ...UPDATE, series: { activeRows: { d: 'M0 0', last: '1' } } },
       { ...UPDATE, figures: { requests: 'x'.repeat(1000) } },
       { ...UPDATE, figures: JSON.parse('{"__proto__": "9"}') },
       { ...UPDATE, hidden: ['a b'] },
@@ -140,13 +143,41 @@ describe('status webview', () => {
     await closePage(panel);
   });
 
+  it('charts: a y axis from 0 to the top with its unit, the x axis, "collecting…" until a value; fits 300 px', async () => {
+    const panel = await harness.open({ page: 'status' });
+    const { page } = panel;
+    await page.setViewportSize({ width: 300, height: 900 });
+    await panel.send(LAYOUT);
+    assert.equal(await visible(panel, '#collecting-activeRows'), true, 'collecting… before the first update');
+    assert.equal(await page.textContent('#collecting-activeRows'), 'collecting…');
+    assert.deepEqual(await pageText(panel, '#chart-activeRows .axis-x span'), ['3 min ago', 'now']);
+    await panel.send(hostMessage({ ...UPDATE, series: { activeRows: { d: '', last: '–', top: '1 rows', empty: true }, generatedTokensPerSecond: { d: 'M0 40L2.7 20', last: '81.5', top: '200 tokens/s', empty: false } } }));
+    assert.equal(await visible(panel, '#collecting-activeRows'), true, 'still collecting: no value yet');
+    assert.equal(await visible(panel, '#collecting-generatedTokensPerSecond'), false, 'a chart with a value draws it');
+    assert.deepEqual(await pageText(panel, '#chart-generatedTokensPerSecond .axis-y span'), ['200 tokens/s', '0']);
+    await panel.send(UPDATE);
+    assert.equal(await visible(panel, '#collecting-activeRows'), false);
+    assert.equal(await page.textContent('#top-activeRows'), '5 rows');
+    // At a side bar's width every chart, its axis labels and the figures stay inside the page.
+    const overflow = await page.evaluate(() => Array.from(document.querySelectorAll('.chart, .chart .axis-y, .chart .plot, .figures'))
+      .filter((e) => (e as HTMLElement).offsetParent).filter((e) => e.getBoundingClientRect().right > window.innerWidth).map((e) => e.className || e.tagName));
+    assert.deepEqual(overflow, []);
+    assert.equal(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), true, 'no sideways scrolling');
+    const plot = (await page.locator('#chart-generatedTokensPerSecond .plot').boundingBox())!;
+    assert.ok(plot.width > 150, `the plot uses the width (${plot.width} px)`);
+    const dir = join(__dirname, '../../test-results/webview');
+    mkdirSync(dir, { recursive: true });
+    await page.screenshot({ path: join(dir, 'status-panel-300.png'), fullPage: true });
+    await closePage(panel);
+  });
+
   it('looks right with a full layout under load (screenshot for review)', async () => {
     const panel = await harness.open({ page: 'status' });
     const { page } = panel;
     await page.setViewportSize({ width: 900, height: 1000 });
     await panel.send(LAYOUT);
     const rising = Array.from({ length: 40 }, (_, i) => `${i === 0 ? 'M' : 'L'}${(i * 2.7).toFixed(1)} ${(40 - Math.min(40, i * 1.5)).toFixed(1)}`).join('');
-    await panel.send(hostMessage({ ...UPDATE, series: { activeRows: { d: rising, last: '3' }, generatedTokensPerSecond: { d: rising, last: '81.5' } } }));
+    await panel.send(hostMessage({ ...UPDATE, series: { activeRows: { d: rising, last: '3', top: '5 rows', empty: false }, generatedTokensPerSecond: { d: rising, last: '81.5', top: '100 tokens/s', empty: false } } }));
     const dir = join(__dirname, '../../test-results/webview');
     mkdirSync(dir, { recursive: true });
     await page.screenshot({ path: join(dir, 'status-panel.png'), fullPage: true });

@@ -21,6 +21,11 @@ TINY_ENGINE_SCRIPTS=<json file> holds [{"match": <text>, "answer": <markdown>}]:
 contains a match answers with that text, forced token by token (byte tokens, so a CJK character spans three) and
 then stops, for pictures that show a readable answer; the file is read at each admission, so a run may change it;
 TINY_ENGINE_THREADS=<n> torch threads (default 1).
+Injected faults of one request (chatglm/serving/faults.py's kinds), each keyed by a text in the row's prompt:
+TINY_ENGINE_OOM_MARKER=<text> makes a prefill that holds that row's chunk raise CUDA's out-of-memory error;
+TINY_ENGINE_OVERFLOW_MARKER=<text> makes that row's logits 3e38 (finite, but any temperature below 1 overflows them:
+the sampler's invalid-row path); TINY_ENGINE_DEVICE_FAULT_MARKER=<text> makes a decode step raise a CUDA illegal
+memory access once that row has 3 tokens (the model-failed path).
 """
 from __future__ import annotations
 
@@ -131,11 +136,12 @@ def _forced_shape(token: int) -> torch.Tensor:
 class _SlotShape:
     """Per-slot state of the output shaping: tokens produced so far and UTF-8 continuation bytes still owed."""
 
-    def __init__(self, fails: bool, script: Optional[List[int]] = None):
+    def __init__(self, fails: bool, script: Optional[List[int]] = None, faults: frozenset = frozenset()):
         self.produced = 0
         self.pending = 0
         self.fails = fails
         self.script = script
+        self.faults = faults  # injected: "oom", "overflow", "device"
 
     def took(self, token: int) -> None:
         self.produced += 1
@@ -161,7 +167,12 @@ class TinyEngine(NativeEngine):
         for c in chunks:
             if c.start == 0:
                 text = self._log_prompt(c.prompt)
-                self._shapes[c.slot] = _SlotShape(bool(marker) and marker in text, self._scripted_answer(c.prompt))
+                faults = frozenset(kind for kind, key in (("oom", "TINY_ENGINE_OOM_MARKER"), ("overflow", "TINY_ENGINE_OVERFLOW_MARKER"),
+                                                          ("device", "TINY_ENGINE_DEVICE_FAULT_MARKER"))
+                                   if os.environ.get(key) and os.environ[key] in text)
+                self._shapes[c.slot] = _SlotShape(bool(marker) and marker in text, self._scripted_answer(c.prompt), faults)
+        if any("oom" in self._shapes[c.slot].faults for c in chunks):
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 1.50 GiB (injected: TINY_ENGINE_OOM_MARKER)")
         logits = super().prefill(chunks)
         self._pace(started)
         return self._shape([c.slot for c in chunks], logits)
@@ -172,6 +183,8 @@ class TinyEngine(NativeEngine):
             self._shapes[slot].took(int(token))
         if any(self._shapes[s].fails and self._shapes[s].produced >= 3 for s in slots):
             raise RuntimeError("injected engine failure (TINY_ENGINE_FAIL_MARKER)")
+        if any("device" in self._shapes[s].faults and self._shapes[s].produced >= 3 for s in slots):
+            raise RuntimeError("CUDA error: an illegal memory access was encountered (injected: TINY_ENGINE_DEVICE_FAULT_MARKER)")
         logits = super().decode_step(slots, tokens)
         self._pace(started)
         return self._shape(slots, logits)
@@ -199,7 +212,11 @@ class TinyEngine(NativeEngine):
                 masks.append(SHAPES[STOP])
             else:
                 masks.append(SHAPES[CONTINUE_CHARACTER if shape.pending else START_CHARACTER])
-        return logits + torch.stack(masks).to(logits.dtype)
+        shaped = logits + torch.stack(masks).to(logits.dtype)
+        for i, slot in enumerate(slots):
+            if "overflow" in self._shapes[slot].faults:
+                shaped[i] = 3e38  # finite in float32; divided by any temperature below 1 it is not
+        return shaped
 
     def _scripted_answer(self, prompt: Sequence[int]) -> Optional[List[int]]:
         """The tokens of the first TINY_ENGINE_SCRIPTS answer whose match the row's last user message contains."""

@@ -15,8 +15,8 @@ Measures:
     contexts are set by advancing the cache after a short prefill: what the keys hold does not change the time);
   - decode_host_syncs_per_step: torch.cuda.set_sync_debug_mode("warn") over the scheduler's path (decode step,
     its sampler, the readback), warnings counted, plus the readback's own wait (1 by design);
-  - the memory plan against torch.cuda.mem_get_info (the plan comes from the engine when it has one:
-    engine.memory_plan(); until then the slot says so and the raw figures are recorded);
+  - the memory plan (engine.memory_plan, chatglm.engine.memory_plan) against torch.cuda.mem_get_info and the
+    allocated bytes: weights + KV cache as planned, the peak against the plan's total;
   - prefill tokens/s of a 1,000-token prompt; tokens/s through the scheduler;
   - the HBM roofline fraction at 1 row: weight bytes read per decode step / step time / nominal bandwidth
     (goal >= 0.6; H200: 12.5 GB at 4.8 TB/s = 2.6 ms per step);
@@ -52,7 +52,7 @@ from chatglm.model.checkpoint import DTYPES, parameter_shapes, parse_config  # n
 from chatglm.engine.types import PrefillChunk  # noqa: E402
 from chatglm.engine.native import NativeEngine  # noqa: E402
 from chatglm.serving import continuous_scheduler  # noqa: E402
-from chatglm.engine.generation import RowSettings  # noqa: E402
+from chatglm.engine.generation import RowSettings, SamplingTensors  # noqa: E402
 
 IN_TREE_FIXTURE = HERE / "fixtures" / "chatglm3-tiny"  # git-ignored copy for machines without ../shared
 
@@ -206,16 +206,23 @@ def check_serving(model, new_tokens: int) -> dict:
             "rows": [{"finish_reason": o.finish_reason, "completion_tokens": o.completion_tokens, "deltas": len(o.deltas)} for o in outs]}
 
 
+def _sample(logits, settings, step: int):
+    """The scheduler's sampling call (continuous_scheduler._sample_and_take): the rows' SamplingTensors copied to
+    the device, then SAMPLER; no repetition penalty here (the seen-token mask is None)."""
+    params = SamplingTensors.build(settings, [step] * len(settings), logits.device, list(range(1, len(settings) + 1)))
+    return continuous_scheduler.SAMPLER(logits, params, None)
+
+
 def _timed_steps(engine: NativeEngine, device: str, slots, steps: int) -> float:
     """Seconds per decode step as the scheduler runs it: step, device sampler, readback of the ids."""
     settings = [RowSettings(0.0, 1.0, 1 << 20)] * len(slots)
     tokens = [7] * len(slots)
-    for _ in range(3):
-        tokens = engine.readback.start(continuous_scheduler.SAMPLER(engine.decode_step(slots, tokens), settings, engine.generator)).wait()
+    for i in range(3):
+        tokens = engine.readback.start(_sample(engine.decode_step(slots, tokens), settings, i)).wait()
     sync(device)
     t0 = time.perf_counter()
-    for _ in range(steps):
-        tokens = engine.readback.start(continuous_scheduler.SAMPLER(engine.decode_step(slots, tokens), settings, engine.generator)).wait()
+    for i in range(steps):
+        tokens = engine.readback.start(_sample(engine.decode_step(slots, tokens), settings, i)).wait()
     sync(device)
     return (time.perf_counter() - t0) / steps
 
@@ -274,7 +281,7 @@ def host_syncs_per_step(engine: NativeEngine, device: str, steps: int = 16) -> d
 
     rows = min(4, engine.max_rows)
     slots = _rows_at_context(engine, rows, 64, steps + 8)
-    settings = [RowSettings(0.0, 1.0, 1 << 20), RowSettings(0.8, 1.0, 1 << 20), RowSettings(0.7, 0.8, 1 << 20),
+    settings = [RowSettings(0.0, 1.0, 1 << 20), RowSettings(0.8, 1.0, 1 << 20, top_k=50), RowSettings(0.7, 0.8, 1 << 20),
                 RowSettings(0.0, 1.0, 1 << 20)][:rows]
     tokens = [7] * rows
     try:
@@ -284,8 +291,8 @@ def host_syncs_per_step(engine: NativeEngine, device: str, steps: int = 16) -> d
                 warnings.simplefilter("always")
                 torch.cuda.set_sync_debug_mode("warn")
                 try:
-                    for _ in range(steps):
-                        ids = continuous_scheduler.SAMPLER(engine.decode_step(slots, tokens), settings, engine.generator)
+                    for i in range(steps):
+                        ids = _sample(engine.decode_step(slots, tokens), settings, i)
                         tokens = engine.readback.start(ids).wait()
                 finally:
                     torch.cuda.set_sync_debug_mode("default")
@@ -295,8 +302,8 @@ def host_syncs_per_step(engine: NativeEngine, device: str, steps: int = 16) -> d
         from sync_counter import HostSyncCounter
 
         with HostSyncCounter([engine.readback.buffer]) as counter:
-            for _ in range(steps):
-                ids = continuous_scheduler.SAMPLER(engine.decode_step(slots, tokens), settings, engine.generator)
+            for i in range(steps):
+                ids = _sample(engine.decode_step(slots, tokens), settings, i)
                 tokens = engine.readback.start(ids).wait()
         return {"value": round(len(counter.syncs) / steps, 3), "syncs": sorted(set(counter.syncs)), "method": "TorchDispatchMode"}
     finally:
@@ -305,19 +312,19 @@ def host_syncs_per_step(engine: NativeEngine, device: str, steps: int = 16) -> d
 
 
 def memory_plan(engine: NativeEngine, device: str) -> dict:
-    """The engine's memory plan against what the device has. SLOT: the plan itself is built on another branch
-    (engine.memory_plan(), issue #18 section 2); until it is there, the raw figures are recorded."""
-    out = {"weights_bytes": engine.model.parameter_bytes(), "kv_cache_bytes": engine.cache.nbytes}
+    """The engine's memory plan (chatglm.engine.memory_plan, the figures the load decided on) against what the
+    device shows once loaded: weights + KV cache as planned vs torch's allocated bytes, and the peak so far vs
+    the plan's total (the decode buffers include the captured graphs' outputs)."""
+    plan = engine.memory_plan.as_dict()
+    out = {"plan": plan, "weights_bytes": engine.model.parameter_bytes(), "kv_cache_bytes": engine.cache.nbytes,
+           "kv_cache_as_planned": engine.cache.nbytes == plan["kv_cache"]}
     if device.startswith("cuda"):
         free, total = torch.cuda.mem_get_info(torch.device(device))
-        out.update({"mem_get_info_free": int(free), "mem_get_info_total": int(total),
-                    "allocated": int(torch.cuda.memory_allocated()), "peak_allocated": int(torch.cuda.max_memory_allocated())})
-    plan = getattr(engine, "memory_plan", None)
-    if callable(plan):
-        out["plan"] = plan() if not isinstance(plan, dict) else plan
-    else:
-        out["plan"] = None
-        out["slot"] = "no memory plan on this branch (engine.memory_plan() comes with issue #18 section 2)"
+        allocated, peak = int(torch.cuda.memory_allocated()), int(torch.cuda.max_memory_allocated())
+        out.update({"mem_get_info_free": int(free), "mem_get_info_total": int(total), "allocated": allocated,
+                    "peak_allocated": peak,
+                    "allocated_over_planned_weights_and_cache": round(allocated / (plan["weights"] + plan["kv_cache"]), 3),
+                    "peak_over_planned_total": round(peak / plan["total"], 3)})
     return out
 
 
@@ -480,8 +487,13 @@ def main(argv=None) -> int:
             report["peak_memory_gib"] = round(torch.cuda.max_memory_allocated() / 2**30, 2)
     finally:
         model.finalize()
+    from gpu_check_int8 import measure_int8  # int8 weights next to the float figures (issue #21)
+
+    fixture_path = False if args.no_fixture else report["fixture"].get("path", args.fixture or default_fixture())
+    measure("int8", lambda: measure_int8(device, dtype, args.small, (1, 8), steps, report.get("decode"), fixture_path))
     report["complete"] = True
-    report["ok"] = bool(report["fixture"]["ok"] and report.get("checks", {}).get("ok") and not report.get("errors"))
+    report["ok"] = bool(report["fixture"]["ok"] and report.get("checks", {}).get("ok")
+                        and report.get("int8", {}).get("ok") and not report.get("errors"))
     write()
     print(json.dumps(report, indent=2))
     return 0 if report["ok"] else 1

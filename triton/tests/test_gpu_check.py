@@ -28,6 +28,11 @@ def test_gpu_check_small_cpu_mode(tmp_path):
     roofline = report["roofline"]
     assert roofline["weight_bytes_per_step"] > 0 and roofline["achieved_gbps"] is not None
     assert roofline["nominal_gbps"] is None and roofline["fraction"] is None  # no GPU: nothing to compare against
+    int8 = report["int8"]
+    assert int8["ok"] and max(int8["fixture"]["chosen"].values()) < 1e-4
+    assert set(int8["decode"]) == {"1", "8"} and all(v["tokens_per_second"] > 0 for v in int8["decode"].values())
+    assert int8["conversion_seconds"] >= 0 and int8["memory_plan"]["quantization"] == "int8"
+    assert "1" in int8["tokens_per_second_int8_over_float"]
 
 
 def test_gpu_check_fails_without_its_fixture_unless_told_to_leave_it_out(tmp_path):

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from chatglm.engine import native as native_engine
-from chatglm.model.checkpoint import CheckpointError, parameter_shapes, parse_config, read_config
+from chatglm.model.checkpoint import CheckpointError, load_weights, parameter_shapes, parse_config, read_config
 from fixture_check import FIXTURE, Fixture, run_checks
 
 TOLERANCE = 1e-4  # float32; the fixture's own cache-vs-full check is ~1.5e-6
@@ -87,6 +87,11 @@ def test_safetensors_shards_with_index_load(fixture, tmp_path):
     (target / "model.safetensors.index.json").write_text(json.dumps({"weight_map": weight_map}))
     checks = run_checks(fixture, fixture.engine(weights_path=str(target)))
     assert checks["alone_decode"] < TOLERANCE
+    # Each shard is announced before it is read, numbered: the extension shows "loading weights i/n".
+    seen = []
+    load_weights(str(target), read_config(str(target)), torch.float32, "cpu",
+                 on_shard=lambda i, n, path: seen.append((i, n, path.rsplit("/", 1)[-1])))
+    assert seen == [(1, 2, "model-00001-of-00002.safetensors"), (2, 2, "model-00002-of-00002.safetensors")]
 
 
 def _load_error(fixture, folder) -> str:
@@ -157,7 +162,7 @@ def test_chatglm3_6b_shapes():
 def test_weights_plus_cache_that_do_not_fit_fail_before_loading(fixture, monkeypatch):
     monkeypatch.setattr(native_engine, "free_memory_bytes", lambda device: 100_000)
     message = _load_error(fixture, FIXTURE)
-    assert "the model does not fit: weights" in message and "KV cache" in message and "max_active_rows" in message
+    assert "the model does not fit: weights" in message and "KV cache" in message and "Not even 1 row" in message
 
 
 def test_float16_on_a_cpu_without_half_kernels_is_a_clear_load_error(fixture):
@@ -168,3 +173,57 @@ def test_float16_on_a_cpu_without_half_kernels_is_a_clear_load_error(fixture):
             fixture.engine(dtype="float16")
     else:
         assert fixture.engine(dtype="float16") is not None  # a torch with CPU half kernels just runs it
+
+
+def test_an_unreadable_shard_is_named(fixture, tmp_path):
+    """A truncated .safetensors and a corrupt .bin: the load error names the file (and says to fetch it again)."""
+    truncated = _copy_fixture(tmp_path / "s")
+    data = (FIXTURE / "model.safetensors").read_bytes()
+    (truncated / "model.safetensors").write_bytes(data[: len(data) // 2])
+    message = _load_error(fixture, truncated)
+    assert message.startswith(f"cannot read {truncated / 'model.safetensors'}: "), message
+    assert "truncated or corrupt" in message
+
+    corrupt = _copy_fixture(tmp_path / "b")
+    torch.save(_tensors(), corrupt / "pytorch_model.bin")
+    raw = (corrupt / "pytorch_model.bin").read_bytes()
+    (corrupt / "pytorch_model.bin").write_bytes(raw[:100] + b"\0" * 64 + raw[164:len(raw) // 3])
+    message = _load_error(fixture, corrupt)
+    assert message.startswith(f"cannot read {corrupt / 'pytorch_model.bin'}: "), message
+
+
+def test_a_tensor_in_two_shards_is_a_load_error(fixture, tmp_path):
+    from safetensors.torch import save_file
+
+    target = _copy_fixture(tmp_path)
+    tensors = _tensors()
+    names = sorted(tensors)
+    twice = names[0]
+    weight_map = {}
+    for k, part in enumerate((names[:5], names[5:] + [twice])):
+        file = f"model-0000{k + 1}-of-00002.safetensors"
+        save_file({n: tensors[n].contiguous() for n in part}, str(target / file))
+        weight_map.update({n: file for n in part})
+    (target / "model.safetensors.index.json").write_text(json.dumps({"weight_map": weight_map}))
+    message = _load_error(fixture, target)
+    assert f"tensor {twice} is in two shards: model-00001-of-00002.safetensors and model-00002-of-00002.safetensors" \
+        in message
+
+
+def test_a_checkpoint_without_multi_query_attention_is_refused_at_load():
+    raw = json.loads((FIXTURE / "config.json").read_text())
+    for value in (False, None):
+        config = dict(raw, multi_query_attention=value) if value is not None else \
+            {k: v for k, v in raw.items() if k != "multi_query_attention"}
+        with pytest.raises(CheckpointError, match="checkpoints without multi-query attention .* are not supported"):
+            parse_config(config)
+
+
+def test_generation_config_gives_the_top_k_default(tmp_path):
+    from chatglm.model.checkpoint import generation_defaults
+
+    assert generation_defaults(str(tmp_path)) == {}  # absent: transformers' 50 applies (request.DEFAULT_TOP_K)
+    (tmp_path / "generation_config.json").write_text(json.dumps({"top_k": 20, "do_sample": True}))
+    assert generation_defaults(str(tmp_path)) == {"top_k": 20}
+    (tmp_path / "generation_config.json").write_text("{not json")
+    assert generation_defaults(str(tmp_path)) == {}

@@ -39,6 +39,8 @@ export interface AnswerSettings {
   streaming: boolean;
   temperature: number;
   topP: number;
+  topK: number;
+  repetitionPenalty: number;
   maxNewTokens: number;
   /** Turns of history sent with the question. */
   historyTurns: number;
@@ -51,6 +53,8 @@ export function toAnswerSettings(settings: ExtensionSettings): AnswerSettings {
     streaming: settings.streaming,
     temperature: settings.temperature,
     topP: settings.topP,
+    topK: settings.topK,
+    repetitionPenalty: settings.repetitionPenalty,
     maxNewTokens: settings.maxNewTokens,
     historyTurns: settings.historyTurns,
     streamIdleTimeoutMs: settings.streamIdleTimeoutSeconds * 1000,
@@ -73,6 +77,8 @@ export interface AnswerRunnerDeps {
   track<T>(request: Promise<T>): Promise<T>;
   /** The request failed in a way that may mean the server went away: look. */
   checkServer(): void;
+  /** The model refused with "the model failed: ... reload it" (a device fault): it needs a fresh load. */
+  modelFailed?(error: TritonError): void;
   /** What a failed answer says, in the person's language, and the code to log it under. */
   describeFailure(error: unknown): { code: string; text: string };
   /** What an answer says when its question could not be sent (too long, none) or it could not be continued. */
@@ -165,6 +171,10 @@ export class AnswerRunner {
         maxInputTokens: DEFAULT_MODEL_SETTINGS.maxInputTokens,
         temperature: settings.temperature,
         topP: settings.topP,
+        // Always sent (the model's default would be the same 50 / 1): every request of the extension then carries
+        // the same inputs, which Triton's dynamic batcher needs to merge them.
+        topK: settings.topK,
+        repetitionPenalty: settings.repetitionPenalty,
         maxNewTokens: settings.maxNewTokens,
       });
       if (!built.ok) {
@@ -193,6 +203,7 @@ export class AnswerRunner {
       this.deps.onFailed?.(conversationId, message.id, failure.code);
       // A refused connection may mean the server died: let the session find out and say so.
       if (isTritonError(e, 'server-not-running') || isTritonError(e, 'model-not-loaded')) this.deps.checkServer();
+      if (isTritonError(e, 'model-failed')) this.deps.modelFailed?.(e);
       return { status: 'failed', text, error: failure.text };
     } finally {
       outer?.removeEventListener('abort', onOuter);

@@ -1,9 +1,13 @@
-// Editor context attached to a question: a selection or a whole file, captured as text when it is attached. The
-// model, its stored form (validated on load like the rest of a conversation), and the rules for what may be
-// attached at all (a size limit, no binary files).
+// Editor context attached to a question, captured as text when it is attached: a selection, a whole file, a
+// symbol (its lines), a file's problems (diagnostics) or the working tree's changes (a diff). The model, its stored
+// form (validated on load like the rest of a conversation), and the rules for what may be attached at all (a size
+// limit, no binary files) and what one chip covers of another (the same code is never sent twice).
 import { z } from 'zod';
 
-export type AttachmentKind = 'selection' | 'file';
+export const ATTACHMENT_KINDS = ['selection', 'file', 'symbol', 'problems', 'changes'] as const;
+export type AttachmentKind = (typeof ATTACHMENT_KINDS)[number];
+/** Kinds whose content is the code of their file (all of it, or its `lines`). */
+const CODE_KINDS: ReadonlySet<AttachmentKind> = new Set(['selection', 'file', 'symbol']);
 
 /** 1-based, inclusive. */
 export interface LineRange {
@@ -23,8 +27,10 @@ export interface Attachment {
   uri: string;
   /** VS Code's language id of the document ("python", "typescriptreact", "plaintext"...). */
   languageId: string;
-  /** The selected lines; absent for a whole file. */
+  /** The selected lines (a selection, a symbol); absent for a whole file, problems and changes. */
   lines?: LineRange;
+  /** A symbol's name ("circle_area"): its chip shows it instead of the file name, its header before the path. */
+  label?: string;
   content: string;
 }
 
@@ -40,11 +46,12 @@ const line = z.number().int().positive();
 export const attachmentSchema = z.object({
   // The id format of messages and conversations (conversation.ts ID_PATTERN): the chat protocol checks it.
   id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
-  kind: z.enum(['selection', 'file']),
+  kind: z.enum(ATTACHMENT_KINDS),
   path: z.string().min(1),
   uri: z.string().min(1),
   languageId: z.string(),
   lines: z.object({ start: line, end: line }).refine((r) => r.end >= r.start, 'end before start').optional(),
+  label: z.string().max(200).optional(),
   content: z.string(),
 });
 
@@ -94,9 +101,30 @@ export function selectedLines(start: { line: number }, end: { line: number; char
   return { start: start.line + 1, end: last + 1 };
 }
 
-/** Two attachments of the same code: the same file and the same lines (or both the whole file). */
-export function sameSource(a: Pick<Attachment, 'uri' | 'lines'>, b: Pick<Attachment, 'uri' | 'lines'>): boolean {
+type Source = Pick<Attachment, 'kind' | 'uri' | 'lines'>;
+
+/** Whether an attachment holds code of its file (a selection, a symbol, the whole file), not problems or changes. */
+export function isCode(a: Pick<Attachment, 'kind'>): boolean {
+  return CODE_KINDS.has(a.kind);
+}
+
+/**
+ * Two attachments of the same thing: the same code (the same file and the same lines, or both the whole file), or
+ * the problems of the same file, or the changes of the same repository.
+ */
+export function sameSource(a: Source, b: Source): boolean {
+  if (isCode(a) !== isCode(b) || (!isCode(a) && a.kind !== b.kind)) return false;
   return a.uri === b.uri && a.lines?.start === b.lines?.start && a.lines?.end === b.lines?.end;
+}
+
+/**
+ * Whether `outer` already sends all of `inner`'s code: the same file, and the whole file or lines around inner's.
+ * Problems and changes cover nothing and are covered by nothing.
+ */
+export function covers(outer: Source, inner: Source): boolean {
+  if (!isCode(outer) || !isCode(inner) || outer.uri !== inner.uri) return false;
+  if (!outer.lines) return true;
+  return !!inner.lines && outer.lines.start <= inner.lines.start && inner.lines.end <= outer.lines.end;
 }
 
 /** The file name of an attachment's path (what its chip shows before the line range). */

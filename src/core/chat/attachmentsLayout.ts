@@ -15,11 +15,16 @@
 //   ```
 //   ````
 //
+//   Symbol: circle_area (function) in src/geometry.py (lines 3-4)
+//   Problems: src/geometry.py            (a ```text block: "line 7: error: ..." and the line's code)
+//   Changes: project (working tree against HEAD)   (a ```diff block: git's unified diff, budgeted)
+//
 //   What does circle_area return?
 //
 // - One block per attachment, in the order of the chips, separated by a blank line; then a blank line and the
 //   question exactly as typed. Without attachments the message is the question alone.
-// - The header names the path relative to the workspace and, for a selection, its lines ("line 7" for one).
+// - The header names the path relative to the workspace and, for a selection, its lines ("line 7" for one); a
+//   symbol's header names the symbol first; problems and changes say what they are (contextContent.ts writes them).
 // - The fence is one backtick longer than the longest run of backticks anywhere in the content (at least three), so
 //   nothing in a file can close it early; its info string is VS Code's language id (left out unless it is a plain
 //   id such as "python", "c++" or "objective-c").
@@ -37,16 +42,27 @@ export function fenceFor(content: string): string {
   return '`'.repeat(Math.max(3, longest + 1));
 }
 
-/** The header line of an attachment: "File: <path>" plus its lines for a selection. */
-export function attachmentHeader(a: Pick<Attachment, 'path' | 'lines'>): string {
-  const path = a.path.replace(PATH_CONTROL, '\uFFFD');
-  if (!a.lines) return `File: ${path}`;
-  const { start, end } = a.lines;
-  return `File: ${path} (${start === end ? `line ${start}` : `lines ${start}-${end}`})`;
+const oneLine = (text: string) => text.replace(PATH_CONTROL, '\uFFFD');
+
+/** "line 7" or "lines 3-4". */
+function linesText({ start, end }: { start: number; end: number }): string {
+  return start === end ? `line ${start}` : `lines ${start}-${end}`;
+}
+
+/** The header line of an attachment: "File: <path>" plus its lines for a selection; its kind's words for the others. */
+export function attachmentHeader(a: Pick<Attachment, 'path' | 'lines'> & Partial<Pick<Attachment, 'kind' | 'label'>>): string {
+  const path = oneLine(a.path);
+  const lines = a.lines ? ` (${linesText(a.lines)})` : '';
+  switch (a.kind) {
+    case 'problems': return `Problems: ${path}`;
+    case 'changes': return `Changes: ${path} (working tree against HEAD)`;
+    case 'symbol': return `Symbol: ${oneLine(a.label ?? '')} in ${path}${lines}`;
+    default: return `File: ${path}${lines}`;
+  }
 }
 
 /** One attachment as the model reads it: its header and its content in a fence it cannot break out of. */
-export function formatAttachment(a: Pick<Attachment, 'path' | 'lines' | 'languageId' | 'content'>): string {
+export function formatAttachment(a: Pick<Attachment, 'path' | 'lines' | 'languageId' | 'content'> & Partial<Pick<Attachment, 'kind' | 'label'>>): string {
   const content = a.content.replace(/\r\n?/g, '\n');
   const fence = fenceFor(content);
   const info = LANGUAGE_ID.test(a.languageId) ? a.languageId : '';

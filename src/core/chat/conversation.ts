@@ -25,6 +25,11 @@ export interface StoredMessage {
   historyTrimmed?: number;
   /** User messages only: the editor context sent with the question (absent in files written before attachments). */
   attachments?: Attachment[];
+  /**
+   * User messages only: what the model receives instead of `content` (a `/` command's template with the user's
+   * words, slashCommands.ts); `content` keeps what was typed, as the transcript shows it.
+   */
+  modelText?: string;
 }
 
 /** A conversation typed in the chat panel, or one Explain Selection started (named after its file and lines). */
@@ -66,8 +71,14 @@ export function summarize(c: Conversation): ConversationSummary {
 }
 
 /** Whether an answer may be continued: it ended at the length limit (Continue appends to it, see continuation.ts). */
-export function canContinue(m: Pick<StoredMessage, 'role' | 'status' | 'finishReason'>): boolean {
-  return m.role === 'assistant' && m.status === 'complete' && m.finishReason === 'length';
+/**
+ * Whether an answer can be extended in place: cut at the length limit, or stopped by the person (or interrupted by
+ * a reload) after some text. A failed answer is regenerated instead.
+ */
+export function canContinue(m: Pick<StoredMessage, 'role' | 'status' | 'finishReason' | 'content'>): boolean {
+  if (m.role !== 'assistant') return false;
+  if (m.status === 'complete') return m.finishReason === 'length';
+  return (m.status === 'stopped' || m.status === 'interrupted') && m.content.trim() !== '';
 }
 
 export function newId(): string {
@@ -90,6 +101,7 @@ export const storedMessageSchema = z.object({
   completionTokens: count.optional(),
   historyTrimmed: count.optional(),
   attachments: z.array(attachmentSchema).optional(),
+  modelText: z.string().optional(),
 });
 
 export const conversationSchema = z.object({

@@ -109,12 +109,13 @@ export class ConversationService {
    * Adds the question (with the editor context attached to it, if any) and writes it to the store before returning:
    * it survives whatever happens to the request.
    */
-  async appendUserMessage(conversationId: string, text: string, attachments: readonly Attachment[] = []): Promise<StoredMessage> {
+  async appendUserMessage(conversationId: string, text: string, attachments: readonly Attachment[] = [], modelText?: string): Promise<StoredMessage> {
     const c = this.must(conversationId);
     if (text.trim() === '') throw new ChatError('empty-text', 'The message is empty.');
     this.refuseWhileAnswering(c);
     const m: StoredMessage = { id: this.makeId(), role: 'user', content: text, status: 'complete', createdAt: this.now() };
     if (attachments.length) m.attachments = structuredClone([...attachments]);
+    if (modelText !== undefined) m.modelText = modelText;
     c.messages.push(m);
     if (!c.title) c.title = titleFrom(text);
     this.touch(c);
@@ -211,7 +212,8 @@ export class ConversationService {
    * Replaces the text of question `questionId` and drops everything after it (its answer and the later turns, as
    * Copilot does); the caller then starts a new answer. A title taken from the first question follows its edit.
    */
-  async editQuestion(conversationId: string, questionId: string, text: string): Promise<StoredMessage> {
+  /** `modelText`: what the model receives for the new text (a command's template), absent for the text itself. */
+  async editQuestion(conversationId: string, questionId: string, text: string, modelText?: string): Promise<StoredMessage> {
     const c = this.must(conversationId);
     if (text.trim() === '') throw new ChatError('empty-text', 'The message is empty.');
     this.refuseWhileAnswering(c);
@@ -220,7 +222,8 @@ export class ConversationService {
     const first = c.messages.findIndex((m) => m.role === 'user');
     const wasAutoTitle = c.title === titleFrom(c.messages[first].content);
     c.messages.splice(idx + 1);
-    c.messages[idx] = { ...c.messages[idx], content: text, createdAt: this.now() };
+    const { modelText: _old, ...question } = c.messages[idx];
+    c.messages[idx] = { ...question, content: text, createdAt: this.now(), ...(modelText !== undefined ? { modelText } : {}) };
     if (idx === first && wasAutoTitle) c.title = titleFrom(text); // a title the user chose is kept
     this.touch(c);
     await this.flush();
@@ -269,7 +272,8 @@ export class ConversationService {
     const t = titleFrom(title);
     if (!t) throw new ChatError('empty-text', 'The title is empty.');
     c.title = t;
-    this.touch(c);
+    // A new name is not new activity: the chat keeps its place (and its "Today"/"Yesterday" group) in the history.
+    this.touch(c, false);
     await this.flush();
   }
 

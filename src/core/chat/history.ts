@@ -49,3 +49,25 @@ function startOfDay(t: number): number {
   d.setHours(0, 0, 0, 0);
   return d.getTime();
 }
+
+/** Characters of message text shown on each side of a search match. */
+const SNIPPET_CONTEXT = 40;
+
+/**
+ * Where `query` occurs in a conversation's messages (case-insensitive, whitespace collapsed): the first match with
+ * some text around it ("…uses math.pi to compute…"), for the history search to show and match on. Undefined when no
+ * message holds it, or for an empty query.
+ */
+export function messageSnippet(messages: readonly { content: string }[], query: string): string | undefined {
+  const q = query.trim().replace(/\s+/g, ' ').toLocaleLowerCase();
+  if (!q) return undefined;
+  for (const m of messages) {
+    const text = m.content.replace(/\s+/g, ' ').trim();
+    const at = text.toLocaleLowerCase().indexOf(q);
+    if (at < 0) continue;
+    const start = Math.max(0, at - SNIPPET_CONTEXT);
+    const end = Math.min(text.length, at + q.length + SNIPPET_CONTEXT);
+    return `${start > 0 ? '…' : ''}${text.slice(start, end)}${end < text.length ? '…' : ''}`;
+  }
+  return undefined;
+}

@@ -15,3 +15,7 @@ export * from './store';
 export * from './fileStore';
 export * from './conversationService';
 export * from './answerRunner';
+export * from './contextContent';
+export * from '../composer/slashCommands';
+export * from '../composer/meter';
+export * from './composerBudget';

@@ -1,21 +1,26 @@
-// A conversation as a Markdown document (Export as Markdown): the title, then each message under its speaker's
-// name, verbatim; a partial answer says so. Labels come from the caller, in the person's language.
+// A conversation as a Markdown document (Export as Markdown): the title, a note on what was made safe, then each
+// message under its speaker's name, as written except for raw HTML (escaped: shown as text) and images (made
+// links), which would be live wherever the file is rendered later (exportSanitizer.ts); a partial answer says so.
+// Labels come from the caller, in the person's language.
 import type { Conversation, MessageStatus } from './conversation';
+import { sanitizeForExport } from './exportSanitizer';
 
 export interface MarkdownExportLabels {
   /** Used when the conversation has no title. */
   untitled: string;
   user: string;
   assistant: string;
+  /** The note under the title: raw HTML is shown as text and images as links. */
+  safetyNote: string;
   /** The note after an answer that is not complete (`error`: a failed answer's error text, on one line). */
   statusNote(status: Exclude<MessageStatus, 'complete'>, error: string): string;
 }
 
 export function conversationToMarkdown(conversation: Conversation, labels: MarkdownExportLabels): string {
-  const parts = [`# ${oneLine(conversation.title) || labels.untitled}`];
+  const parts = [`# ${oneLine(conversation.title) || labels.untitled}`, `> ${oneLine(labels.safetyNote)}`];
   for (const m of conversation.messages) {
     parts.push(`## ${m.role === 'user' ? labels.user : labels.assistant}`);
-    if (m.content.trim() !== '') parts.push(m.content.trim());
+    if (m.content.trim() !== '') parts.push(sanitizeForExport(m.content.trim()));
     if (m.status !== 'complete') parts.push(`> *${labels.statusNote(m.status, oneLine(m.error ?? ''))}*`);
   }
   return `${parts.join('\n\n')}\n`;

@@ -15,6 +15,12 @@ export interface ChatRequest {
   history: ChatMessage[];
   temperature?: number;
   topP?: number;
+  /** 0 = off; absent = the model's default (its checkpoint's, else 50). */
+  topK?: number;
+  /** 1 = off. */
+  repetitionPenalty?: number;
+  /** Same seed and settings, same answer (native engine); absent = random. */
+  seed?: number;
   maxNewTokens?: number;
   /** Turns (user + assistant pairs) of history the model keeps; 0 keeps none. Absent: all that fit. */
   historyLen?: number;

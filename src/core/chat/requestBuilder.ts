@@ -14,6 +14,8 @@ export interface BuildRequestOptions {
   maxInputTokens?: number;
   temperature?: number;
   topP?: number;
+  topK?: number;
+  repetitionPenalty?: number;
   maxNewTokens?: number;
 }
 
@@ -44,9 +46,52 @@ interface Turn {
 
 const costOf = (m: ChatMessage) => estimateTokens(m.content) + MESSAGE_OVERHEAD_TOKENS;
 
-/** A stored message as the model receives it: a question with its attachments, an answer as written. */
-function modelContent(m: StoredMessage): string {
-  return m.role === 'user' ? formatUserMessage(m.content, m.attachments) : m.content;
+/** A stored message as the model receives it: a question (a command's template) with its attachments, an answer as written. */
+export function modelContent(m: StoredMessage): string {
+  return m.role === 'user' ? formatUserMessage(m.modelText ?? m.content, m.attachments) : m.content;
+}
+
+const turnPair = (t: Turn): [ChatMessage, ChatMessage] => [
+  { role: 'user', content: modelContent(t.user) },
+  { role: 'assistant', content: modelContent(t.answer) },
+];
+const pairCost = ([u, a]: [ChatMessage, ChatMessage]) => costOf(u) + costOf(a);
+
+/** The turns before message `end` whose answer is complete, and how many questions were skipped for not having one. */
+function completeTurns(messages: readonly StoredMessage[], end: number): { turns: Turn[]; skippedIncomplete: number } {
+  const turns: Turn[] = [];
+  let skippedIncomplete = 0;
+  for (let i = 0; i < end; i += 1) {
+    const m = messages[i];
+    if (m.role !== 'user') continue;
+    const next = messages[i + 1];
+    if (i + 1 < end && next.role === 'assistant' && next.status === 'complete') {
+      turns.push({ user: m, answer: next });
+      i += 1;
+    } else {
+      skippedIncomplete += 1;
+    }
+  }
+  return { turns, skippedIncomplete };
+}
+
+/** Drops all but the last `historyLen` turns (none when absent); returns how many went. */
+function keepLastTurns(turns: Turn[], historyLen: number | undefined): number {
+  if (historyLen === undefined) return 0;
+  const drop = Math.max(0, turns.length - Math.max(0, Math.floor(historyLen)));
+  turns.splice(0, drop);
+  return drop;
+}
+
+/**
+ * What each turn of the conversation would cost as history of its next question (oldest first), after the turn
+ * limit: the composer's meter (src/core/composer/meter.ts) keeps them newest first while they fit, as below.
+ */
+export function historyTurnCosts(conversation: Pick<Conversation, 'messages'> | undefined, historyLen?: number): number[] {
+  if (!conversation) return [];
+  const { turns } = completeTurns(conversation.messages, conversation.messages.length);
+  keepLastTurns(turns, historyLen);
+  return turns.map((t) => pairCost(turnPair(t)));
 }
 
 /**
@@ -66,36 +111,14 @@ export function buildChatRequest(conversation: Conversation, options: BuildReque
   if (lastUser < 0) return { ok: false, code: 'no-question', message: 'The conversation has no question to send.' };
   const prompt = modelContent(messages[lastUser]);
 
-  const turns: Turn[] = [];
-  let skippedIncomplete = 0;
-  for (let i = 0; i < lastUser; i += 1) {
-    const m = messages[i];
-    if (m.role !== 'user') continue;
-    const next = messages[i + 1];
-    if (i + 1 < lastUser && next.role === 'assistant' && next.status === 'complete') {
-      turns.push({ user: m, answer: next });
-      i += 1;
-    } else {
-      skippedIncomplete += 1;
-    }
-  }
-
-  let trimmedByTurns = 0;
-  if (options.historyLen !== undefined) {
-    const keep = Math.max(0, Math.floor(options.historyLen));
-    const drop = Math.max(0, turns.length - keep);
-    turns.splice(0, drop);
-    trimmedByTurns = drop * 2;
-  }
+  const { turns, skippedIncomplete } = completeTurns(messages, lastUser);
+  const trimmedByTurns = keepLastTurns(turns, options.historyLen) * 2;
 
   const system: ChatMessage[] = conversation.systemPrompt ? [{ role: 'system', content: conversation.systemPrompt }] : [];
   const fixedCost = fixedRequestTokens(prompt, conversation.systemPrompt);
   const history: ChatMessage[] = [...system];
-  const turnMessages = turns.map((t): [ChatMessage, ChatMessage] => [
-    { role: 'user', content: modelContent(t.user) },
-    { role: 'assistant', content: modelContent(t.answer) },
-  ]);
-  const turnCosts = turnMessages.map(([u, a]) => costOf(u) + costOf(a));
+  const turnMessages = turns.map(turnPair);
+  const turnCosts = turnMessages.map(pairCost);
   let total = fixedCost + turnCosts.reduce((a, b) => a + b, 0);
 
   let trimmedByTokens = 0;
@@ -122,6 +145,8 @@ export function buildChatRequest(conversation: Conversation, options: BuildReque
   const request: ChatRequest = { prompt, history };
   if (options.temperature !== undefined) request.temperature = options.temperature;
   if (options.topP !== undefined) request.topP = options.topP;
+  if (options.topK !== undefined) request.topK = options.topK;
+  if (options.repetitionPenalty !== undefined) request.repetitionPenalty = options.repetitionPenalty;
   if (options.maxNewTokens !== undefined) request.maxNewTokens = options.maxNewTokens;
   if (options.historyLen !== undefined) request.historyLen = Math.max(0, Math.floor(options.historyLen));
   return { ok: true, request, trimmedByTurns, trimmedByTokens, skippedIncomplete, estimatedInputTokens: total };

@@ -62,3 +62,48 @@ export function checkApplicable(target: Pick<ApplyTarget, 'version'>, current: {
 function clamp(n: number, max: number): number {
   return Math.max(0, Math.min(Number.isFinite(n) ? Math.trunc(n) : 0, max));
 }
+
+/** One replaced range of a proposal with several (Edit Selection on several selections). */
+export interface RangeReplacement {
+  start: number;
+  end: number;
+  /** The text that goes in place of [start, end) of the document the proposal was made from. */
+  text: string;
+}
+
+export interface MultiProposal {
+  /** In document order, none overlapping; a target without code yet (or whose rewrite failed) is left out. */
+  replacements: RangeReplacement[];
+  /** The whole document as it would read after every replacement. */
+  proposed: string;
+}
+
+/**
+ * The change that puts `codes[i]` at `targets[i]` (each as proposeReplacement words it). Targets come from one
+ * editor's selections, which never overlap; one that overlaps an earlier target is refused rather than merged.
+ */
+export function proposeReplacements(
+  documentText: string,
+  targets: readonly Pick<ApplyTarget, 'start' | 'end'>[],
+  codes: readonly (string | undefined)[],
+  eol: LineEnding,
+): MultiProposal {
+  const order = targets
+    .map((t, i) => ({ start: clamp(Math.min(t.start, t.end), documentText.length), end: clamp(Math.max(t.start, t.end), documentText.length), i }))
+    .sort((a, b) => a.start - b.start || a.end - b.end);
+  const replacements: RangeReplacement[] = [];
+  let proposed = '';
+  let at = 0;
+  let previousEnd = 0;
+  for (const t of order) {
+    if (t.start < previousEnd) throw new RangeError(`target ${t.i} overlaps the one before it`);
+    previousEnd = t.end;
+    const code = codes[t.i];
+    if (code === undefined) continue;
+    const text = proposeReplacement(documentText, t, code, eol).replacement;
+    replacements.push({ start: t.start, end: t.end, text });
+    proposed += documentText.slice(at, t.start) + text;
+    at = t.end;
+  }
+  return { replacements, proposed: proposed + documentText.slice(at) };
+}

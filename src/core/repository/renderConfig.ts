@@ -6,6 +6,8 @@
 // with instanceCount 1 means two copies of the model, one per GPU, and the dynamic batcher feeds both.
 
 export type ModelDtype = 'float16' | 'bfloat16' | 'float32';
+/** Weights of the native engine: `auto` lets the load's memory plan choose (triton/README.md, "Memory plan"). */
+export type ModelQuantization = 'auto' | 'none' | 'int8';
 
 export interface ModelSettings {
   /** Most requests generated together: Triton's max_batch_size and the continuous scheduler's max_active_rows. 1..64. */
@@ -42,6 +44,8 @@ export interface ModelSettings {
    * execute()), or a `module:Class` plug-in such as the tiny test engine (continuous batching too).
    */
   engine: string;
+  /** none | int8 | auto (the native engine's memory plan picks none when float16 fits, else int8). */
+  quantization: ModelQuantization;
 }
 
 export const DEFAULT_MODEL_SETTINGS: Readonly<ModelSettings> = Object.freeze({
@@ -61,6 +65,7 @@ export const DEFAULT_MODEL_SETTINGS: Readonly<ModelSettings> = Object.freeze({
   defaultTemperature: 0.8,
   defaultTopP: 0.8,
   engine: 'native',
+  quantization: 'auto',
 });
 
 export const MODEL_NAME = 'chatglm3-6b';
@@ -80,6 +85,7 @@ export class ModelSettingsError extends Error {
 }
 
 const DTYPES: readonly ModelDtype[] = ['float16', 'bfloat16', 'float32'];
+const QUANTIZATIONS: readonly ModelQuantization[] = ['auto', 'none', 'int8'];
 
 /** Fills missing fields with defaults and checks ranges; throws ModelSettingsError listing every problem. */
 export function resolveModelSettings(partial: Partial<ModelSettings> = {}): ModelSettings {
@@ -124,6 +130,9 @@ export function validateModelSettings(s: ModelSettings): SettingsIssue[] {
   if (typeof s.weightsPath !== 'string' || !/^\/[A-Za-z0-9._\-/@+ ]*$/.test(s.weightsPath) || s.weightsPath.split('/').includes('..')) {
     issues.push({ field: 'weightsPath', message: `must be an absolute path inside the container made of letters, digits, and . _ - / @ + or space (got ${JSON.stringify(s.weightsPath)})` });
   }
+  if (!QUANTIZATIONS.includes(s.quantization)) {
+    issues.push({ field: 'quantization', message: `must be one of ${QUANTIZATIONS.join(', ')} (got ${JSON.stringify(s.quantization)})` });
+  }
   if (!DTYPES.includes(s.dtype)) issues.push({ field: 'dtype', message: `must be one of ${DTYPES.join(', ')} (got ${JSON.stringify(s.dtype)})` });
   if (s.cudaGraphs !== 'auto' && s.cudaGraphs !== 'off') issues.push({ field: 'cudaGraphs', message: `must be 'auto' or 'off' (got ${JSON.stringify(s.cudaGraphs)})` });
   int('maxInputTokens', 16, 131_072);
@@ -167,12 +176,28 @@ function dynamicBatchingLines(s: ModelSettings): string[] {
   }
   return [
     '# Wait up to the queue delay to fill a batch; a full queue rejects at once instead of piling up.',
-    '# Settings: tritonChatglm.queueDelayMs, tritonChatglm.maxQueueSize.',
+    '# Settings: tritonChatglm.queueDelayMs, tritonChatglm.maxQueueSize. The continuous scheduler takes every request',
+    '# out of this queue at once and bounds its own (max_waiting, "server busy"): this queue is then max_waiting + 1024,',
+    '# so that a burst is refused by the model\'s bound, not by Triton\'s (triton/README.md, "One refusal path").',
     'dynamic_batching {',
     `  max_queue_delay_microseconds: ${Math.round(s.queueDelayMs * 1000)}`,
-    `  default_queue_policy { max_queue_size: ${s.maxQueueSize} }`,
+    `  default_queue_policy { max_queue_size: ${tritonQueueSize(s)} }`,
     '}',
   ];
+}
+
+/**
+ * Burst allowance of Triton's own queue above the model's max_waiting (continuous scheduler). execute() takes the
+ * requests out of Triton's queue within milliseconds and the model refuses beyond max_waiting with "server busy";
+ * Triton's queue only has to hold what arrives between two execute() calls, so its refusal ("Exceeds maximum
+ * queue size") is left for bursts of more than this many requests at once.
+ */
+export const TRITON_QUEUE_BURST = 1024;
+
+/** Triton's max_queue_size: the only queue for per_execute (hf); max_waiting + the burst allowance otherwise. */
+export function tritonQueueSize(s: Pick<ModelSettings, 'maxQueueSize' | 'engine'>): number {
+  if (s.maxQueueSize === 0 || schedulerFor(s.engine) === 'per_execute') return s.maxQueueSize;
+  return s.maxQueueSize + TRITON_QUEUE_BURST;
 }
 
 /** config.pbtxt text for the given (partial) settings; throws ModelSettingsError on invalid settings. */
@@ -196,7 +221,10 @@ export function renderConfig(partial: Partial<ModelSettings> = {}): string {
     '  { name: "temperature" data_type: TYPE_FP32 dims: [ 1 ] optional: true },',
     '  { name: "top_p" data_type: TYPE_FP32 dims: [ 1 ] optional: true },',
     '  { name: "max_new_tokens" data_type: TYPE_INT32 dims: [ 1 ] optional: true },',
-    '  { name: "history_len" data_type: TYPE_INT32 dims: [ 1 ] optional: true }',
+    '  { name: "history_len" data_type: TYPE_INT32 dims: [ 1 ] optional: true },',
+    '  { name: "top_k" data_type: TYPE_INT32 dims: [ 1 ] optional: true },',
+    '  { name: "repetition_penalty" data_type: TYPE_FP32 dims: [ 1 ] optional: true },',
+    '  { name: "seed" data_type: TYPE_INT64 dims: [ 1 ] optional: true }',
     ']',
     'output [',
     '  { name: "response" data_type: TYPE_STRING dims: [ 1 ] },',
@@ -227,6 +255,8 @@ export function renderConfig(partial: Partial<ModelSettings> = {}): string {
     param('weights_path', s.weightsPath),
     param('dtype', s.dtype),
     param('cuda_graphs', s.cudaGraphs),
+    '# Setting: tritonChatglm.quantization (auto: float16 when the memory plan fits it, else int8).',
+    param('quantization', s.quantization),
     param('max_input_tokens', String(s.maxInputTokens)),
     param('max_new_tokens_limit', String(s.maxNewTokensLimit)),
     param('default_max_new_tokens', String(s.defaultMaxNewTokens)),

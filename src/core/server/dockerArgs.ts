@@ -1,6 +1,7 @@
 // Pure builders of docker argument arrays. They are passed to execa as arrays (never through a shell), so no value
 // is ever re-parsed by a shell; the only quoting is the one docker itself requires (multi-GPU `--gpus`).
 import { randomBytes } from 'node:crypto';
+import { cacheRepoOf } from '../weights/hubCache';
 import type { ServerSettings } from './settings';
 
 /** Labels that mark a container as ours and let a reloaded window recover its settings. */
@@ -18,6 +19,19 @@ export const LABELS = {
 export const CONTAINER_PORTS = { http: 8000, grpc: 8001, metrics: 8002 } as const;
 export const CONTAINER_MODELS_DIR = '/models';
 export const CONTAINER_WEIGHTS_DIR = '/weights/chatglm3-6b';
+/** Where a Hugging Face cache repository folder (blobs/, snapshots/, refs/) is mounted. */
+export const CONTAINER_HUB_REPO_DIR = '/weights/hub-repository';
+
+/**
+ * How the weights folder is mounted. A snapshot of the Hugging Face cache holds links into ../../blobs, which
+ * would dangle if the snapshot alone were mounted: its whole repository folder is mounted read-only instead, and
+ * the server is pointed at the snapshot inside it (`weightsPath`, the path config.pbtxt names).
+ */
+export function weightsMount(hostWeightsPath: string): { source: string; target: string; weightsPath: string } {
+  const cache = hostWeightsPath ? cacheRepoOf(hostWeightsPath) : undefined;
+  if (cache) return { source: cache.repoDir, target: CONTAINER_HUB_REPO_DIR, weightsPath: `${CONTAINER_HUB_REPO_DIR}/${cache.snapshotRel}` };
+  return { source: hostWeightsPath, target: CONTAINER_WEIGHTS_DIR, weightsPath: CONTAINER_WEIGHTS_DIR };
+}
 /** Header that unlocks the restricted APIs (model load/unload, config, shared memory, trace, logging). */
 export const ADMIN_HEADER = 'x-triton-admin';
 const RESTRICTED_APIS = 'model-repository,model-config,shared-memory,trace,logging';
@@ -59,6 +73,7 @@ export function tritonServerArgs(adminKey: string): string[] {
 
 /** `docker run` for our container. No startup model: the extension loads it explicitly (load blocks, start must not). */
 export function buildRunArgs(s: ServerSettings, adminKey: string): string[] {
+  const weights = weightsMount(s.weightsPath);
   const args = [
     'run', '-d',
     '--name', s.containerName,
@@ -79,7 +94,7 @@ export function buildRunArgs(s: ServerSettings, adminKey: string): string[] {
     '-p', publish(s.bindAddress, s.grpcPort, CONTAINER_PORTS.grpc),
     '-p', publish(s.bindAddress, s.metricsPort, CONTAINER_PORTS.metrics),
     '-v', `${s.repositoryPath}:${CONTAINER_MODELS_DIR}:ro`,
-    '-v', `${s.weightsPath}:${CONTAINER_WEIGHTS_DIR}:ro`,
+    '-v', `${weights.source}:${weights.target}:ro`,
     '-e', 'HF_HUB_OFFLINE=1',
     '-e', 'TRANSFORMERS_OFFLINE=1',
     '-e', 'HF_HOME=/tmp/hf',

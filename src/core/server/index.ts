@@ -7,6 +7,7 @@ export { DockerCli, type DockerCliOptions, type DockerResult, type ExecOptions, 
 export * from './inspect';
 export * from './preflight';
 export * from './gpuMemory';
+export * from './memoryPlan';
 export { locateWeights, validateWeights, WeightsError, type WeightsProblem } from './weights';
 export { checkPortFree } from './ports';
 export { isLive, waitForLive, type LivenessOptions } from './liveness';

@@ -5,9 +5,11 @@
 import type { DockerCli, DockerResult } from './dockerCli';
 import { imageInspectArgs, runtimesArgs, versionArgs } from './dockerArgs';
 import { ServerError } from './errors';
+import { planForGpu, type GpuPlanVerdict, type PlanSettings } from './memoryPlan';
 import { CHATGLM3_FP16_MIB, gpuMemoryProblem, probeGpusWithNvidiaSmi, selectedGpus, type GpuMemory, type GpuUnknownReason, type ProbeGpus } from './gpuMemory';
 import { checkPortFree } from './ports';
 import type { ServerSettings } from './settings';
+import { snapshotStatus } from '../weights/downloadManifest';
 import { validateWeights } from './weights';
 
 /** In the order a person fixes them (and the checklist shows them). */
@@ -29,10 +31,14 @@ export interface CheckFacts {
   daemonVersion?: string;
   image?: string;
   weightsPath?: string;
+  /** The weights' snapshot against the one our checks used (a newer one is used all the same). */
+  weightsSnapshot?: 'tested' | 'newer';
   ports?: number[];
   bindAddress?: string;
   gpus?: GpuMemory[];
   requiredMiB?: number;
+  /** The memory plan's verdict for each of `gpus` (same order), when the model settings were given. */
+  gpuPlans?: GpuPlanVerdict[];
 }
 
 export interface PreflightCheck {
@@ -64,6 +70,8 @@ export interface PreflightOptions {
   requiredGpuMiB?: number;
   /** How GPU memory is read (default: the host's nvidia-smi). */
   probeGpus?: ProbeGpus;
+  /** The model settings, so the GPU memory line says what will run there (memoryPlan.ts); `copies` per GPU. */
+  gpuPlan?: { settings: PlanSettings; copies: number };
 }
 
 type Outcome = Omit<PreflightCheck, 'id'>;
@@ -164,7 +172,8 @@ async function weights(path: string): Promise<Outcome> {
     if (e instanceof ServerError) return { level: 'error', error: e, facts };
     throw e;
   }
-  return { level: 'ok', facts };
+  const snapshot = await snapshotStatus(path);
+  return { level: 'ok', facts: snapshot ? { ...facts, weightsSnapshot: snapshot } : facts };
 }
 
 async function ports(s: ServerSettings): Promise<Outcome> {
@@ -185,6 +194,16 @@ async function gpuMemory(s: ServerSettings, opts: PreflightOptions): Promise<Out
   const requiredMiB = opts.requiredGpuMiB ?? CHATGLM3_FP16_MIB;
   const problem = gpuMemoryProblem(probe.gpus, s.gpuIds, requiredMiB);
   const facts: CheckFacts = { gpus: selectedGpus(probe.gpus, s.gpuIds).selected, requiredMiB };
+  if (opts.gpuPlan) {
+    const { settings, copies } = opts.gpuPlan;
+    facts.gpuPlans = facts.gpus!.map((g) => planForGpu((g.freeMiB * 2 ** 20) / Math.max(1, copies), settings));
+    // The plan's own verdict wins over the flat threshold: what the load will refuse is a warning here.
+    const needed = Math.max(0, ...facts.gpuPlans.map((v) => (v.kind === 'too-small' ? Math.ceil(v.needed.total / 2 ** 20) * copies : 0)));
+    if (needed > 0 && !problem) {
+      facts.requiredMiB = needed;
+      return { level: 'warning', error: gpuMemoryProblem(probe.gpus, s.gpuIds, needed), facts };
+    }
+  }
   return problem ? { level: 'warning', error: problem, facts } : { level: 'ok', facts };
 }
 

@@ -2,12 +2,13 @@
 // minutes later as a Python traceback from inside the container.
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { checkCompleteness } from '../weights/downloadManifest';
 import { ServerError } from './errors';
 
 const FIX = 'Download THUDM/chatglm3-6b (config.json, tokenizer.model, *.safetensors or *.bin) and set the weights path to that directory.';
 
 /** What a checkpoint folder lacks, as codes the front ends word (the English text is built from them). */
-export type WeightsProblem = 'no-config' | 'config-unreadable' | 'not-chatglm' | 'no-tokenizer' | 'no-weight-files';
+export type WeightsProblem = 'no-config' | 'config-unreadable' | 'not-chatglm' | 'no-tokenizer' | 'no-weight-files' | 'download-incomplete' | 'files-missing';
 
 const PROBLEM_TEXT: Record<WeightsProblem, string> = {
   'no-config': 'config.json is missing',
@@ -15,6 +16,8 @@ const PROBLEM_TEXT: Record<WeightsProblem, string> = {
   'not-chatglm': 'config.json does not describe a ChatGLM model (model_type "chatglm")',
   'no-tokenizer': 'tokenizer.model is missing',
   'no-weight-files': 'no weight files (*.safetensors or *.bin)',
+  'download-incomplete': 'its download has not finished (download again to resume)',
+  'files-missing': 'files its weight index or download manifest names are missing',
 };
 
 /** A folder that is not a checkpoint: which parts are missing (`problems`), with the path. */
@@ -32,6 +35,9 @@ export async function validateWeights(dir: string): Promise<void> {
   } catch {
     throw new ServerError({ code: 'weights-missing', message: `The weights directory "${dir}" does not exist or cannot be read.`, fix: FIX });
   }
+  // A folder we are still downloading says so, whatever it already holds; any folder's index must find its shards.
+  const whole = await checkCompleteness(dir);
+  if (!whole.complete && whole.problem === 'download-incomplete') throw new WeightsError(dir, ['download-incomplete']);
   const problems: WeightsProblem[] = [];
   if (!entries.includes('config.json')) {
     problems.push('no-config');
@@ -42,6 +48,7 @@ export async function validateWeights(dir: string): Promise<void> {
   }
   if (!entries.includes('tokenizer.model')) problems.push('no-tokenizer');
   if (!entries.some((f) => f.endsWith('.safetensors') || (f.endsWith('.bin') && f !== 'training_args.bin'))) problems.push('no-weight-files');
+  if (!whole.complete) problems.push(whole.problem);
   if (problems.length) throw new WeightsError(dir, problems);
 }
 

@@ -7,8 +7,8 @@
 // The connection (connection.ts) holds the container, the client and the exit watch and health polling. Every
 // state the policy reaches goes through the lifecycle state machine; the front ends show it and word it.
 import { MODEL_NAME } from '../repository';
-import { CHATGLM3_FP16_MIB, type PreflightReport, type ServerHandle } from '../server';
-import { canInfer, type ServerState } from '../state/lifecycle';
+import { planSettings, requiredMiB, type PreflightOptions, type PreflightReport, type ServerHandle } from '../server';
+import { canInfer, MODEL_FAILED_CODE, type ServerState } from '../state/lifecycle';
 import { SessionConnection, type AttachResult, type ServerReport } from './connection';
 import { failure, isCancellation } from './observe';
 import type { ContainerControl, ProgressReport, SessionClient, SessionDeps, SessionOptions } from './ports';
@@ -91,6 +91,14 @@ export class ServerSession<C extends SessionClient> {
     return this.connection.track(request);
   }
 
+  /**
+   * An answer was refused with "the model failed: ... reload it": the model is failed until it is loaded again
+   * (a READY probe does not change that; the next load unloads it first).
+   */
+  reportModelFailure(error: { code: string; message: string }): void {
+    this.state.dispatch({ type: 'observed', live: true, model: 'failed', modelError: { code: error.code, message: error.message } });
+  }
+
   /** Asks the server what it is doing and adopts it. */
   probe(): Promise<void> {
     return this.connection.probe();
@@ -122,7 +130,7 @@ export class ServerSession<C extends SessionClient> {
     this.deps.onSetupChanged?.();
     const container = this.deps.createContainer(settings.server);
     try {
-      const report = await container.preflight({ requiredGpuMiB: requiredGpuMiB(settings) });
+      const report = await container.preflight(gpuPreflight(settings));
       // A start that began meanwhile ran its own checks; this report must not move its state.
       if (serverDown(this.state.current.server)) this.showSetup(report, turn);
       return report;
@@ -182,7 +190,7 @@ export class ServerSession<C extends SessionClient> {
       this.connection.progressDetail = (text) => report.detail(text);
       const started = await container.start({
         signal,
-        preflight: options.preflight === false ? false : { requiredGpuMiB: requiredGpuMiB(settings) },
+        preflight: options.preflight === false ? false : gpuPreflight(settings),
         onPreflight: (checked) => this.showSetup(checked, turn, false),
         onLog: (line) => this.connection.onContainerLog(line),
         onProgress: (step) => report.step(step),
@@ -261,24 +269,31 @@ export class ServerSession<C extends SessionClient> {
 
   /**
    * Loads the model; on a READY model this is the reload. Resolves true when it is ready, false when the state
-   * refused the load or it was cancelled (the model is unloaded then). Throws what made it fail.
+   * refused the load or it was cancelled (the model is unloaded then). Throws what made it fail. `fresh`: unload
+   * first even when nothing changed. Triton 2.51 reloads a READY model in the background and swaps when the new
+   * copy is ready, so without this the copy a device fault stopped (still READY there, still holding its GPU
+   * memory) would sit next to the new one: twice the memory, which a 16-24 GB card does not have.
    */
-  async load(): Promise<boolean> {
+  async load(options: { fresh?: boolean } = {}): Promise<boolean> {
     const client = this.connection.client;
     if (!client) return false;
     const wasReady = this.state.current.model === 'ready';
+    // A model a device fault stopped is still loaded (and READY) on the server: only unloading it first replaces it.
+    const faulted = this.state.current.model === 'failed' && this.state.current.modelError?.code === MODEL_FAILED_CODE;
     if (!this.state.dispatch({ type: 'loadRequested' })) return false;
     const loaded = await this.cancellable('load', async (report, signal) => {
       const settings = this.deps.settings();
+      let unloadFirst = faulted || (wasReady && options.fresh === true);
       if (settings.mode === 'managed') {
         report.step('writing-config');
         const changed = await this.install(settings);
-        if (wasReady && changed.length > 0) {
-          // A changed model would be loaded next to the old copy before the swap (twice the GPU memory):
-          // unload first and wait until it is gone.
-          report.step('unloading-old');
-          await this.unloadAndWait(client, signal);
-        }
+        // A changed model would be loaded next to the old copy before the swap (twice the GPU memory).
+        unloadFirst ||= wasReady && changed.length > 0;
+      }
+      if (unloadFirst) {
+        // Unload first and wait until it is gone.
+        report.step('unloading-old');
+        await this.unloadAndWait(client, signal);
       }
       report.step('loading-weights');
       this.connection.progressDetail = (text) => report.detail(text);
@@ -387,7 +402,12 @@ export class ServerSession<C extends SessionClient> {
   }
 }
 
-/** One model copy per instance on each selected GPU. */
-function requiredGpuMiB(settings: SessionSettings): number {
-  return CHATGLM3_FP16_MIB * (settings.model.instanceCount ?? 1);
+/**
+ * One model copy per instance on each selected GPU, each as the memory plan sizes it for the model settings (the
+ * smallest the quantization setting allows: int8 for `auto`), and the plan's verdict for the checklist's GPU line.
+ */
+function gpuPreflight(settings: SessionSettings): Pick<PreflightOptions, 'requiredGpuMiB' | 'gpuPlan'> {
+  const copies = settings.model.instanceCount ?? 1;
+  const plan = planSettings(settings.model);
+  return { requiredGpuMiB: requiredMiB(plan) * copies, gpuPlan: { settings: plan, copies } };
 }

@@ -10,6 +10,8 @@ import type { LifecycleFailure, LifecycleState } from '../state/lifecycle';
 
 /** One click that fixes (or shows how to fix) a check. */
 export type SetupFix =
+  | 'downloadWeights'
+  | 'cancelDownload'
   | 'chooseWeights'
   | 'buildImage'
   | 'cancelBuild'
@@ -72,8 +74,9 @@ export function withStartFailure(report: PreflightReport | undefined, error: Ser
 }
 
 /** What to do about one check. A failed daemon check says which fix: start it, or the permissions. */
-export function fixesFor(check: PreflightCheck, building: boolean): SetupFix[] {
+export function fixesFor(check: PreflightCheck, building: boolean, downloading = false): SetupFix[] {
   if (check.id === 'image' && building) return ['cancelBuild'];
+  if (check.id === 'weights' && downloading) return ['cancelDownload'];
   if (check.level !== 'error' && check.level !== 'warning') return [];
   const code = check.error?.code;
   switch (check.id) {
@@ -84,7 +87,7 @@ export function fixesFor(check: PreflightCheck, building: boolean): SetupFix[] {
       return ['showLogs'];
     case 'nvidia-runtime': return ['installNvidiaToolkit'];
     case 'image': return code === 'image-missing' ? ['buildImage', 'openSettings'] : ['showLogs'];
-    case 'weights': return ['chooseWeights'];
+    case 'weights': return ['downloadWeights', 'chooseWeights'];
     case 'ports': return ['openSettings'];
     case 'gpu-memory': return ['openSettings'];
   }
@@ -117,8 +120,10 @@ export interface SetupModel {
   checking: boolean;
   /** The checks, in PREFLIGHT_CHECKS order; empty once the server runs (its setup is proven). */
   items: SetupItem[];
-  /** Items that stop a start. */
+  /** Items that need the person: the failed checks (what waits on them is counted in `waiting`). */
   attention: number;
+  /** Checks that could not run yet because an earlier one failed ("checked once Docker is installed"). */
+  waiting: number;
   primary: SetupPrimary | undefined;
   /** What failed last (a crash, a failed load), shown with the checklist. */
   failure?: LifecycleFailure;
@@ -129,30 +134,36 @@ export interface SetupInput {
   report: PreflightReport | undefined;
   checking: boolean;
   building: boolean;
+  /** The weights download runs (its check shows as in progress, with Cancel Download). */
+  downloading?: boolean;
 }
 
-export function setupModel({ state, report, checking, building }: SetupInput): SetupModel {
-  const hidden: SetupModel = { visible: false, phase: 'running', checking, items: [], attention: 0, primary: undefined };
+export function setupModel({ state, report, checking, building, downloading = false }: SetupInput): SetupModel {
+  const hidden: SetupModel = { visible: false, phase: 'running', checking, items: [], attention: 0, waiting: 0, primary: undefined };
   if (state.mode !== 'managed' || (state.server === 'running' && state.model === 'ready')) return hidden;
   const failure = state.server === 'error' ? state.serverError : state.model === 'failed' ? state.modelError : undefined;
   const withFailure = (m: SetupModel): SetupModel => (failure ? { ...m, failure } : m);
   if (state.server === 'running') {
     const loadable = state.model === 'unloaded' || state.model === 'failed';
-    return withFailure({ visible: true, phase: loadable ? 'running' : 'busy', checking, items: [], attention: 0, primary: loadable ? 'startChatglm' : undefined });
+    return withFailure({ visible: true, phase: loadable ? 'running' : 'busy', checking, items: [], attention: 0, waiting: 0, primary: loadable ? 'startChatglm' : undefined });
   }
   const items = PREFLIGHT_CHECKS.map((id): SetupItem => {
     const check = report?.checks.find((c) => c.id === id);
     if (!check) return { id, level: 'pending', fixes: [] };
-    const item: SetupItem = { ...check, fixes: fixesFor(check, building) };
-    return id === 'image' && building ? { ...item, level: 'pending' } : item;
+    const item: SetupItem = { ...check, fixes: fixesFor(check, building, downloading) };
+    return (id === 'image' && building) || (id === 'weights' && downloading) ? { ...item, level: 'pending' } : item;
   });
-  const attention = report ? report.checks.filter(isBlocking).length : 0;
+  // A check that waits on another ("checked once Docker is installed") blocks a start but is nothing to do: the
+  // count names what needs the person, the waiting ones apart.
+  const blocking = report ? report.checks.filter(isBlocking) : [];
+  const attention = blocking.filter((c) => c.level === 'error').length;
+  const waiting = blocking.length - attention;
   if (state.server === 'starting' || state.server === 'stopping') {
-    return { visible: true, phase: 'busy', checking, items, attention, primary: undefined };
+    return { visible: true, phase: 'busy', checking, items, attention, waiting, primary: undefined };
   }
-  if (!report) return { visible: true, phase: 'checking', checking: true, items, attention: 0, primary: undefined };
+  if (!report) return { visible: true, phase: 'checking', checking: true, items, attention: 0, waiting: 0, primary: undefined };
   const phase: SetupPhase = report.ok ? 'ready' : 'needed';
-  return withFailure({ visible: true, phase, checking, items, attention, primary: report.ok ? 'startChatglm' : 'recheck' });
+  return withFailure({ visible: true, phase, checking, items, attention, waiting, primary: report.ok ? 'startChatglm' : 'recheck' });
 }
 
 /** The one action (`primary`) or a check's fix, as a click in the checklist asks for it. */

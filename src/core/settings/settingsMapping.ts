@@ -1,6 +1,7 @@
 // Maps the extension's settings onto the core's inputs: the container settings of the ContainerManager and the
 // model settings rendered into config.pbtxt.
 import type { ModelSettings } from '../repository';
+import { weightsMount } from '../server/dockerArgs';
 import type { ServerSettings } from '../server';
 import type { ExtensionSettings } from './settingsSchema';
 
@@ -34,11 +35,14 @@ export function containerGpuIds(hostGpuIds: readonly string[]): number[] {
 export function toModelSettings(s: ExtensionSettings): Partial<ModelSettings> {
   return {
     engine: s.engine,
+    quantization: s.quantization,
     maxBatchSize: s.maxBatchSize,
     queueDelayMs: s.queueDelayMs,
     maxQueueSize: s.maxQueueSize,
     instanceCount: s.instanceCount,
     streaming: s.streaming,
     gpuIds: containerGpuIds(s.gpuIds),
+    // The folder as the container sees it (a Hub cache snapshot inside its mounted repository folder).
+    weightsPath: weightsMount(s.weightsPath).weightsPath,
   };
 }

@@ -27,6 +27,8 @@ const intIn = (min: number, max: number): Validator<number> =>
   (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
 const numIn = (min: number, max: number): Validator<number> =>
   (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max;
+const positiveUpTo = (max: number): Validator<number> =>
+  (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v > 0 && v <= max;
 const nonEmpty = (max: number): Validator<string> =>
   (v: unknown): v is string => typeof v === 'string' && v.trim().length > 0 && v.length <= max && !/[\0\r\n]/.test(v);
 const oneOf = <T extends string>(...values: T[]): Validator<T> => (v: unknown): v is T => values.includes(v as T);
@@ -56,6 +58,8 @@ const httpUrl = (v: unknown): v is string => {
   }
 };
 const httpUrlOrEmpty = (v: unknown): v is string => v === '' || httpUrl(v);
+/** A git branch, tag or commit as the Hub takes it in a URL: no `..`, no spaces or control characters. */
+const gitRevision = (v: unknown): v is string => typeof v === 'string' && /^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$/.test(v) && !v.includes('..');
 /** HTTP header names are tokens; values must not smuggle a second header line. */
 const headers = (v: unknown): v is Record<string, string> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) &&
@@ -82,8 +86,12 @@ export const SETTINGS = {
   gpuIds: spec({ default: [] as string[], validate: gpuIds, scope: 'machine', restricted: true, effect: 'restartServer' }),
   shmSize: spec({ default: '2g', validate: shmSize, scope: 'machine', restricted: true, effect: 'restartServer' }),
   weightsPath: spec({ default: '', validate: absolutePathOrEmpty, scope: 'machine', restricted: true, effect: 'restartServer' }),
+  /** Download Weights: the revision of THUDM/chatglm3-6b, and the Hub or a mirror (empty: https://huggingface.co). */
+  weightsRevision: spec({ default: 'main', validate: gitRevision, scope: 'machine', restricted: true, effect: 'none' }),
+  hubEndpoint: spec({ default: '', validate: httpUrlOrEmpty, scope: 'machine', restricted: true, effect: 'none' }),
   autoStart: spec({ default: false, validate: isBool, scope: 'machine', restricted: true, effect: 'none' }),
   engine: spec({ default: 'native' as 'native' | 'hf', validate: oneOf('native', 'hf'), scope: 'machine', restricted: true, effect: 'reloadModel' }),
+  quantization: spec({ default: 'auto' as 'auto' | 'none' | 'int8', validate: oneOf('auto', 'none', 'int8'), scope: 'machine', restricted: true, effect: 'reloadModel' }),
   maxBatchSize: spec({ default: 8, validate: intIn(1, 64), scope: 'machine', restricted: true, effect: 'reloadModel' }),
   queueDelayMs: spec({ default: 20, validate: intIn(0, 10_000), scope: 'machine', restricted: true, effect: 'reloadModel' }),
   maxQueueSize: spec({ default: 32, validate: intIn(1, 4096), scope: 'machine', restricted: true, effect: 'reloadModel' }),
@@ -91,13 +99,23 @@ export const SETTINGS = {
   streaming: spec({ default: true, validate: isBool, scope: 'machine', restricted: true, effect: 'reloadModel' }),
   temperature: spec({ default: 0.8, validate: numIn(0, 2), scope: 'window', restricted: false, effect: 'none' }),
   topP: spec({ default: 0.8, validate: numIn(0, 1), scope: 'window', restricted: false, effect: 'none' }),
+  // 50 = transformers' default, which ChatGLM3's own chat() samples with; 0 = off.
+  topK: spec({ default: 50, validate: intIn(0, 65_024), scope: 'window', restricted: false, effect: 'none' }),
+  // 1 = off; the model accepts (0, 10] (triton/README.md).
+  repetitionPenalty: spec({ default: 1, validate: positiveUpTo(10), scope: 'window', restricted: false, effect: 'none' }),
   maxNewTokens: spec({ default: 512, validate: intIn(1, 2048), scope: 'window', restricted: false, effect: 'none' }),
   historyTurns: spec({ default: 10, validate: intIn(0, 100), scope: 'window', restricted: false, effect: 'none' }),
   systemPrompt: spec({ default: '', validate: maxLen(8000), scope: 'window', restricted: false, effect: 'none' }),
+  /** What the chat does with the active editor's file (src/core/chat/attachmentsPending.ts). */
+  'chat.currentFile': spec({ default: 'suggest' as 'suggest' | 'always' | 'never', validate: oneOf('suggest', 'always', 'never'), scope: 'window', restricted: false, effect: 'none' }),
   requestTimeoutSeconds: spec({ default: 300, validate: intIn(5, 3600), scope: 'window', restricted: false, effect: 'none' }),
   streamIdleTimeoutSeconds: spec({ default: 60, validate: intIn(5, 3600), scope: 'window', restricted: false, effect: 'none' }),
   explainMaxConcurrency: spec({ default: 8, validate: intIn(1, 64), scope: 'window', restricted: false, effect: 'none' }),
   explainMaxSelectionChars: spec({ default: 8000, validate: intIn(200, 100_000), scope: 'window', restricted: false, effect: 'none' }),
+  /** Where Explain Selection answers: comment threads beside the code, or one chat message per selection. */
+  'explain.target': spec({ default: 'comments' as 'comments' | 'chat', validate: oneOf('comments', 'chat'), scope: 'window', restricted: false, effect: 'none' }),
+  /** Unload Model, Stop Server and Restart Server ask first while the model is loaded ("Don't Ask Again" clears it). */
+  askBeforeUnload: spec({ default: true, validate: isBool, scope: 'window', restricted: false, effect: 'none' }),
 } as const;
 
 export type SettingKey = keyof typeof SETTINGS;

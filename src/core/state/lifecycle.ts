@@ -19,6 +19,9 @@ export interface LifecycleFailure {
   message: string;
 }
 
+/** TritonErrorCode of "the model failed: ... reload it" (a device fault stopped the model on the server). */
+export const MODEL_FAILED_CODE = 'model-failed';
+
 export interface LifecycleState {
   readonly mode: ServerMode;
   readonly server: ServerState;
@@ -145,6 +148,9 @@ function observe(state: LifecycleState, event: Extract<LifecycleEvent, { type: '
   // A probe racing our own load/unload may still see the old state; only the operation's outcome may move it.
   if (state.model === 'loading' && event.model !== 'ready' && event.model !== 'failed') return reject(state);
   if (state.model === 'unloading' && event.model !== 'unloaded') return reject(state);
+  // A model stopped by a device fault still reports READY on Triton 2.51 (it cannot say otherwise there): only a
+  // load (loadRequested) or an unload heals it, never a READY probe.
+  if (state.model === 'failed' && state.modelError?.code === MODEL_FAILED_CODE && event.model === 'ready') return reject(state);
   const model: ModelState = event.model;
   const next = make(state, 'running', model, { modelError: event.modelError ?? state.modelError });
   if (next.server === state.server && next.model === state.model) return reject(state);

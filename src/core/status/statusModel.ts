@@ -5,6 +5,7 @@
 import { findSamples, type ParsedMetrics } from '../triton/prometheus';
 import { diffStatistics, summarizeStatistics, type ModelStatistics } from '../triton/statistics';
 import { schedulerCounters, schedulerRates, tritonPendingRequests, type SchedulerCounters } from './schedulerFigures';
+import { weightsInfo, type WeightsInfo } from './weightsInfo';
 
 export interface GpuFigures {
   /** The GPU's UUID label (or its position when there is none). */
@@ -24,11 +25,15 @@ export interface StatusSample {
   scheduler?: SchedulerCounters;
   /** Triton's queue in front of execute(); absent without metrics. */
   tritonPending?: number;
+  /** How the weights run (int8 or float); absent when the server does not say. */
+  weights?: WeightsInfo;
 }
 
 /** The parts of a sample that come from one scrape of the metrics port. */
-export function metricsFigures(metrics: ParsedMetrics, model: string): Pick<StatusSample, 'gpus' | 'scheduler' | 'tritonPending'> {
-  const out: Pick<StatusSample, 'gpus' | 'scheduler' | 'tritonPending'> = { gpus: gpuFigures(metrics) };
+export function metricsFigures(metrics: ParsedMetrics, model: string): Pick<StatusSample, 'gpus' | 'scheduler' | 'tritonPending' | 'weights'> {
+  const out: Pick<StatusSample, 'gpus' | 'scheduler' | 'tritonPending' | 'weights'> = { gpus: gpuFigures(metrics) };
+  const weights = weightsInfo(metrics, model);
+  if (weights) out.weights = weights;
   const scheduler = schedulerCounters(metrics, model);
   if (scheduler) out.scheduler = scheduler;
   const pending = tritonPendingRequests(metrics, model);
@@ -184,8 +189,27 @@ export class StatusHistory {
 }
 
 /**
+ * The top of a chart's y axis: the series' maximum (at least `minTop`) rounded up to 1, 2 or 5 times a power of
+ * ten, so the axis reads "0 … 20 tokens/s" rather than "0 … 17.3". 0 (or less) gives `minTop`'s own rounding.
+ */
+export function axisTop(values: readonly (number | null)[], minTop = 1): number {
+  const known = values.filter((v): v is number => v !== null && Number.isFinite(v));
+  const max = Math.max(minTop, ...known);
+  if (!(max > 0)) return 1;
+  const power = 10 ** Math.floor(Math.log10(max));
+  const step = [1, 2, 5, 10].find((m) => m * power >= max * (1 - 1e-9))!;
+  return step * power;
+}
+
+/** Whether a series holds a value yet (its chart says "collecting…" until then). */
+export function hasValues(values: readonly (number | null)[]): boolean {
+  return values.some((v) => v !== null && Number.isFinite(v));
+}
+
+/**
  * SVG path data for a sparkline in a `width` x `height` box: x spreads `capacity` slots so the line grows from
- * the left, y is scaled to the series' maximum (at least `minMax`). Unknown points break the line.
+ * the left, y is scaled to the series' maximum, at least `minMax` (pass axisTop(), so the line and the y axis
+ * agree). Unknown points break the line.
  */
 export function sparklinePath(values: readonly (number | null)[], width: number, height: number, capacity: number, minMax = 1): string {
   const known = values.filter((v): v is number => v !== null && Number.isFinite(v));

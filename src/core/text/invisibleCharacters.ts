@@ -1,12 +1,28 @@
-// Characters that change how code reads without being seen (Trojan Source, CVE-2021-42574): bidirectional
-// embeddings, overrides and isolates, zero-width characters, line/paragraph separators, the BOM, soft hyphens,
-// Unicode tag characters (hidden ASCII), Hangul fillers and control characters other than tab / line feed /
-// carriage return. The chat panel marks them in code, and Copy / Insert warn before passing them on.
+// Characters that change how text reads without being seen (Trojan Source, CVE-2021-42574; hidden "ASCII smuggling"
+// in tag characters): bidirectional embeddings, overrides and isolates, zero-width characters, line/paragraph
+// separators, the BOM, soft hyphens, tag characters, variation selectors, Khmer inherent vowels, Hangul fillers,
+// every other default-ignorable code point, and control characters other than tab / line feed / carriage return.
+// The chat panel marks them wherever they appear in a message, and Copy / Insert / Apply warn before passing them on.
+// One class, built from Unicode properties the JavaScript engine maintains (`\p{Cf}`, `\p{Default_Ignorable_Code_Point}`,
+// `\p{Emoji}`, `\p{Extended_Pictographic}`): node 20.20's ICU 78 follows Unicode 17.0; the webview's Chromium has its own.
 // Pure (no VS Code, no DOM, no Node): used by the webview bundle and the extension host alike.
 
-/** Every character of general category Cf (format), plus the invisible ones outside it. */
-// (The combining grapheme joiner and the Mongolian selectors are marks, so they stand outside the class.)
-const SOURCE = '[\\p{Cf}\\u2028\\u2029\\u115F\\u1160\\u3164\\uFFA0\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F]|\\u034F|[\\u180B-\\u180D]';
+/** Variation selectors VS1–VS256. */
+const VS = '[\\uFE00-\\uFE0F\\u{E0100}-\\u{E01EF}]';
+
+/**
+ * What is let through although it is in the class, because emoji need it and it hides nothing:
+ * - one VS15/VS16 (text/emoji presentation) right after a non-ASCII emoji (every standard emoji/text variation base
+ *   has the Emoji property), not followed by another selector: a run of selectors, or one after ASCII, is marked;
+ * - a zero width joiner inside an emoji ZWJ sequence (👩‍💻: pictograph, optional modifier or VS16, ZWJ, pictograph).
+ */
+const ALLOWED = `(?<=[^\\x00-\\x7F])(?<=\\p{Emoji})[\\uFE0E\\uFE0F](?!${VS})`
+  + '|(?<=[\\p{Extended_Pictographic}\\p{Emoji_Modifier}\\uFE0F])\\u200D(?=\\p{Extended_Pictographic})';
+
+/** Format characters, default-ignorables, separators, Hangul fillers, C0/C1 controls but tab, LF and CR. */
+const CLASS = '[\\p{Cf}\\p{Default_Ignorable_Code_Point}\\u2028\\u2029\\u115F\\u1160\\u3164\\uFFA0\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F]';
+
+const SOURCE = `(?!${ALLOWED})${CLASS}`;
 
 /** A fresh global pattern (callers use lastIndex, so each gets its own). */
 export function invisibleCharacterPattern(): RegExp {
@@ -19,13 +35,20 @@ export function hasInvisibleCharacters(text: string): boolean {
   return TEST.test(text);
 }
 
-/** Unicode names of the characters people actually meet; the rest are named by their category. */
+/** `text` without its invisible characters (what a label reads as, for comparing it with a link's target). */
+export function removeInvisibleCharacters(text: string): string {
+  return text.replace(invisibleCharacterPattern(), '');
+}
+
+/** Unicode names of the characters people actually meet; the rest are named by their kind. */
 const NAMES: Record<number, string> = {
   0x00ad: 'SOFT HYPHEN',
   0x034f: 'COMBINING GRAPHEME JOINER',
   0x061c: 'ARABIC LETTER MARK',
   0x115f: 'HANGUL CHOSEONG FILLER',
   0x1160: 'HANGUL JUNGSEONG FILLER',
+  0x17b4: 'KHMER VOWEL INHERENT AQ',
+  0x17b5: 'KHMER VOWEL INHERENT AA',
   0x180e: 'MONGOLIAN VOWEL SEPARATOR',
   0x200b: 'ZERO WIDTH SPACE',
   0x200c: 'ZERO WIDTH NON-JOINER',
@@ -65,8 +88,11 @@ export function invisibleCharacterName(codePoint: number): string {
   if (known) return known;
   if (codePoint >= 0xe0020 && codePoint <= 0xe007e) return `TAG ${JSON.stringify(String.fromCharCode(codePoint - 0xe0000))}`;
   if (codePoint <= 0x1f || (codePoint >= 0x7f && codePoint <= 0x9f)) return 'CONTROL CHARACTER';
-  if (codePoint >= 0x180b && codePoint <= 0x180d) return 'MONGOLIAN FREE VARIATION SELECTOR';
-  return 'FORMAT CHARACTER';
+  if (codePoint >= 0x180b && codePoint <= 0x180f) return 'MONGOLIAN FREE VARIATION SELECTOR';
+  if (codePoint >= 0xfe00 && codePoint <= 0xfe0f) return `VARIATION SELECTOR-${codePoint - 0xfe00 + 1}`;
+  if (codePoint >= 0xe0100 && codePoint <= 0xe01ef) return `VARIATION SELECTOR-${codePoint - 0xe0100 + 17}`;
+  if (/\p{Cf}/u.test(String.fromCodePoint(codePoint))) return 'FORMAT CHARACTER';
+  return 'DEFAULT IGNORABLE CHARACTER';
 }
 
 export interface InvisibleCharacterCount {
@@ -94,4 +120,9 @@ export function describeInvisibleCharacters(found: readonly InvisibleCharacterCo
   const shown = found.slice(0, max).map((c) => `${c.label} ${c.name}${c.count > 1 ? ` ×${c.count}` : ''}`);
   if (found.length > max) shown.push(more(found.length - max));
   return shown.join(', ');
+}
+
+/** `text` with each invisible character written as `<U+202E>` (for tooltips and dialogs, which cannot mark them). */
+export function showInvisibleCharacters(text: string): string {
+  return text.replace(invisibleCharacterPattern(), (ch) => `<${codePointLabel(ch.codePointAt(0)!)}>`);
 }

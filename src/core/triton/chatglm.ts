@@ -20,6 +20,9 @@ export function buildGenerateBody(req: ChatRequest): Record<string, unknown> {
   };
   if (req.temperature !== undefined) body.temperature = req.temperature;
   if (req.topP !== undefined) body.top_p = req.topP;
+  if (req.topK !== undefined) body.top_k = req.topK;
+  if (req.repetitionPenalty !== undefined) body.repetition_penalty = req.repetitionPenalty;
+  if (req.seed !== undefined) body.seed = req.seed;
   if (req.maxNewTokens !== undefined) body.max_new_tokens = req.maxNewTokens;
   if (req.historyLen !== undefined) body.history_len = req.historyLen;
   return body;

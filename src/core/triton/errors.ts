@@ -8,6 +8,8 @@ export type TritonErrorCode =
   | 'model-not-loaded'
   | 'model-load-failed'
   | 'server-busy'
+  /** A device fault stopped the model (model.py: "the model failed: ... reload it"): only a fresh load helps. */
+  | 'model-failed'
   | 'invalid-request'
   | 'timeout'
   | 'cancelled'
@@ -115,6 +117,8 @@ export function networkErrorCode(e: unknown): string | undefined {
 
 // Triton's own texts (core + http_server.cc + python backend), matched loosely so versions may differ in wording.
 const QUEUE_FULL = /exceeds maximum queue size|queue is full|maximum queue size/i;
+// model.py after a device fault (chatglm/serving/faults.py): every request is refused with this until a reload.
+const MODEL_FAILED = /^the model failed:/i;
 const RESTRICTED = /this api is restricted|expecting header/i;
 const MODEL_NOT_LOADED = /unknown model|has no available versions|is not at ready state|model version not ready|is not ready|is not available|not found/i;
 // Failures the model reports as INTERNAL (model.py's wording, CUDA): inside a stream the status code is lost.
@@ -156,8 +160,12 @@ export function classifyTritonFailure(f: TritonFailure): TritonError {
   if (f.status === 403 || f.status === 401 || RESTRICTED.test(server)) {
     return make('unauthorized', `Triton refused the ${f.operation} request: this API needs the admin key. ${server}`.trim());
   }
+  if (MODEL_FAILED.test(server)) {
+    return make('model-failed', `${f.model ? `Model '${f.model}'` : 'The model'} failed and stopped accepting requests; reload it. (${server})`);
+  }
   if (QUEUE_FULL.test(server)) {
-    return make('server-busy', `Triton's request queue for ${model} is full; try again when current requests finish. (${server})`);
+    // The model's own bound ("server busy: the waiting queue is full") or, for a larger burst, Triton's queue.
+    return make('server-busy', `The request queue for ${model} is full; try again when current requests finish. (${server})`);
   }
   if (f.operation === 'load') {
     return make('model-load-failed', `Loading ${model} failed: ${server || `HTTP ${f.status ?? '?'}`}`);

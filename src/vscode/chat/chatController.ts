@@ -3,7 +3,18 @@
 // Questions are saved before they are sent; Stop aborts the request (the closed connection makes Triton cancel it);
 // a crash or a reload keeps the partial answer, marked.
 import * as vscode from 'vscode';
-import { AnswerRunner, toAnswerSettings, type AnswerOutcome, type Attachment, type Conversation, type ConversationService, type ConversationSummary } from '../../core/chat';
+import {
+  AnswerRunner,
+  commandPrompt,
+  composerBudget,
+  parseSlashCommand,
+  toAnswerSettings,
+  type AnswerOutcome,
+  type Attachment,
+  type Conversation,
+  type ConversationService,
+  type ConversationSummary,
+} from '../../core/chat';
 import type { RunningAnswer } from '../../core/status/activity';
 import { canInfer } from '../../core/state/lifecycle';
 import { LIMITS, type HostToWebview, type WebviewToHost } from '../../protocol';
@@ -13,7 +24,8 @@ import { errorText, presentError } from '../errors/presentError';
 import type { Log } from '../log';
 import type { ServerController } from '../server/serverController';
 import type { LifecycleStore } from '../state/lifecycleStore';
-import { applyToSelection, type ProposalDocuments } from './applyToSelection';
+import type { ProposalReviews } from '../edit/proposalReview';
+import { applyToSelection } from './applyToSelection';
 import { clip, deltaMessages, doneMessage, stateMessage } from './chatViewState';
 import { copyCode, insertAtCursor, openInEditor } from './codeActions';
 import { EditorContext } from './editorContext';
@@ -55,9 +67,10 @@ export class ChatController implements vscode.Disposable {
     private readonly memento: vscode.Memento,
     private readonly log: Log,
     private readonly context: EditorContext,
-    private readonly proposals: ProposalDocuments,
+    private readonly proposals: ProposalReviews,
   ) {
-    context.connect((m) => this.post(m));
+    // The meter follows the chips: each new set of chips comes with the figures of the next request.
+    context.connect((m) => { this.post(m); if (m.type === 'attachments') this.postBudget(); });
     const saved = memento.get<string>(ACTIVE_KEY);
     this.activeId = saved && service.get(saved) ? saved : service.list()[0]?.id ?? null;
     this.answers = new AnswerRunner({
@@ -66,6 +79,7 @@ export class ChatController implements vscode.Disposable {
       settings: () => toAnswerSettings(settings.current),
       track: (request) => server.track(request),
       checkServer: () => void server.probe(),
+      modelFailed: (e) => server.reportModelFailure(e),
       describeFailure: (e) => {
         const presentation = presentError(e);
         return { code: presentation.code, text: clip(errorText(presentation), LIMITS.errorText) };
@@ -163,14 +177,29 @@ export class ChatController implements vscode.Disposable {
     return this.service.get(id);
   }
 
-  /** Sends a question in the active conversation (a new one when there is none). */
-  async send(text: string): Promise<void> {
+  /**
+   * Sends a question in the active conversation (a new one when there is none). A `/` command at its start: `/new`
+   * starts a new chat (the rest, if any, is its first question); the others send their template (slashCommands.ts)
+   * while the transcript keeps what was typed; `/fix` attaches the current file's problems when no chip has them.
+   */
+  async send(typed: string): Promise<void> {
+    let text = typed;
+    let parsed = parseSlashCommand(text);
+    if (parsed?.command === 'new') {
+      this.newChat();
+      if (!parsed.rest) return;
+      text = parsed.rest;
+      parsed = parseSlashCommand(text);
+      if (parsed?.command === 'new') parsed = undefined;
+    }
     if (!this.ensureReady()) return;
     const id = this.activeId && this.service.get(this.activeId) ? this.activeId : this.setActive(this.createConversation());
+    if (parsed?.command === 'fix' && !this.context.hasProblems()) this.context.addProblems(false);
+    const modelText = parsed && parsed.command !== 'new' ? commandPrompt(parsed.command, parsed.rest, (english) => vscode.l10n.t(english)) : undefined;
     // Checked against the input budget before anything is sent; cancelled, the question goes back into the input.
-    const attachments = await this.context.forSend(text, this.service.get(id)?.systemPrompt);
+    const attachments = await this.context.forSend(modelText ?? text, this.service.get(id)?.systemPrompt);
     if (!attachments) { this.post({ type: 'draft', text }); return; }
-    await this.service.appendUserMessage(id, text, attachments);
+    await this.service.appendUserMessage(id, text, attachments, modelText);
     this.context.sent(attachments);
     this.changed();
     await this.answers.answer(id);
@@ -183,7 +212,9 @@ export class ChatController implements vscode.Disposable {
 
   /** Replaces question `questionId` and answers it; the turns after it are replaced. */
   async editQuestion(questionId: string, text: string): Promise<void> {
-    await this.changeAndAnswer((id) => this.service.editQuestion(id, questionId, text));
+    const parsed = parseSlashCommand(text);
+    const modelText = parsed && parsed.command !== 'new' ? commandPrompt(parsed.command, parsed.rest, (english) => vscode.l10n.t(english)) : undefined;
+    await this.changeAndAnswer((id) => this.service.editQuestion(id, questionId, text, modelText));
   }
 
   /** Changes the active conversation so that its last message is a question, then answers it. */
@@ -195,7 +226,7 @@ export class ChatController implements vscode.Disposable {
     await this.answers.answer(id);
   }
 
-  /** Continues the last answer, cut at the length limit; the new text is appended to it. */
+  /** Continues the last answer (cut at the length limit, or stopped); the new text is appended to it. */
   async continueAnswer(answerId: string): Promise<void> {
     const id = this.activeId;
     if (!id || !this.ensureReady()) return;
@@ -209,6 +240,11 @@ export class ChatController implements vscode.Disposable {
 
   stopActive(): void {
     if (this.activeId) this.answers.stop(this.activeId);
+  }
+
+  /** Stops every answer of this window, in any conversation (explanations included: they are answers too). */
+  stopAll(): void {
+    for (const id of this.answers.answering()) this.answers.stop(id);
   }
 
   /** Deletes a conversation (stopping its answer); returns it for restore(). */
@@ -311,6 +347,16 @@ export class ChatController implements vscode.Disposable {
     const busy = active ? this.answers.isAnswering(active.id) : false;
     this.post(stateMessage(active, busy, this.store.current, active?.messages.some((m) => m.role === 'user') ? undefined : this.lastQuestion()));
     this.view.showTitle(active?.title ?? '');
+    this.postBudget();
+  }
+
+  /** The meter's figures for the next question of the conversation shown (the panel adds its chips and draft). */
+  private postBudget(): void {
+    if (!this.view) return;
+    const active = this.activeId ? this.service.get(this.activeId) : undefined;
+    const settings = this.settings.current;
+    const budget = composerBudget(active, { historyTurns: settings.historyTurns, newChatSystemPrompt: settings.systemPrompt }, (english) => vscode.l10n.t(english));
+    this.post({ type: 'budget', ...budget, historyTurns: budget.historyTurns.slice(-LIMITS.messages) });
   }
 
   /** The last question of the most recent chat (what ArrowUp recalls in a new chat). */

@@ -3,7 +3,7 @@
 // validation never has to drop a host message.
 import * as vscode from 'vscode';
 import type { Conversation, StoredMessage } from '../../core/chat';
-import type { LifecycleState } from '../../core/state/lifecycle';
+import { MODEL_FAILED_CODE, type LifecycleState } from '../../core/state/lifecycle';
 import { LIMITS, type HostToWebview, type MessageView, type ServerView } from '../../protocol';
 import { toAttachmentView } from './editorContext';
 
@@ -34,14 +34,20 @@ export function stateMessage(
 function serverView(s: LifecycleState): ServerView {
   // "setup needed" is drawn by the setup checklist (setup message), which hides this box meanwhile.
   const server: ServerView['server'] = s.server === 'error' ? 'failed' : s.server === 'stopping' || s.server === 'setup' ? 'stopped' : s.server;
-  const model: ServerView['model'] = s.server !== 'running' ? 'unknown' : s.model === 'unloading' ? 'unloaded' : s.model;
+  const faulted = s.model === 'failed' && s.modelError?.code === MODEL_FAILED_CODE;
+  const model: ServerView['model'] = s.server !== 'running' ? 'unknown' : s.model === 'unloading' ? 'unloaded' : faulted ? 'faulted' : s.model;
   const actions: ServerView['actions'] = [];
   if (s.mode === 'managed' && (s.server === 'stopped' || s.server === 'error')) actions.push('startServer');
-  if (s.server === 'running' && (s.model === 'unloaded' || s.model === 'failed')) actions.push('loadModel');
+  if (s.server === 'running' && faulted) actions.push('reloadModel');
+  else if (s.server === 'running' && (s.model === 'unloaded' || s.model === 'failed')) actions.push('loadModel');
   const err = s.serverError ?? s.modelError;
   if ((err && SETTINGS_ERRORS.has(err.code)) || (s.mode === 'external' && s.server !== 'running')) actions.push('openSettings');
   const view: ServerView = { server, model, actions };
-  if (err) view.reason = clip(err.code === 'model-load-failed' ? vscode.l10n.t('ChatGLM3 failed to load: {0}', err.message) : err.message, LIMITS.errorText);
+  if (err) {
+    const reason = err.code === 'model-load-failed' ? vscode.l10n.t('ChatGLM3 failed to load: {0}', err.message)
+      : err.code === MODEL_FAILED_CODE ? vscode.l10n.t('The model failed: reload it. ({0})', err.message) : err.message;
+    view.reason = clip(reason, LIMITS.errorText);
+  }
   return view;
 }
 

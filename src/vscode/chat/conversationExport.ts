@@ -33,6 +33,7 @@ function exportLabels(): MarkdownExportLabels {
     untitled: vscode.l10n.t('New conversation'),
     user: vscode.l10n.t('You'),
     assistant: vscode.l10n.t('ChatGLM3'),
+    safetyNote: vscode.l10n.t('Exported from the ChatGLM3 chat. Raw HTML in the messages is shown as text and images as links, so nothing in this file runs or loads by itself.'),
     statusNote: (status, error) => {
       switch (status) {
         case 'stopped': return vscode.l10n.t('Stopped — partial answer');

@@ -1,12 +1,15 @@
 // Editor context in chat, the VS Code side: "Add Selection to Chat", "Add File to Chat…" (a quick pick of workspace
-// files honouring files.exclude and search.exclude), the active editor's file as a chip, and the budget question
-// before a question goes out. What is attached, how it is laid out, what fits and what to offer dropping is decided
+// files honouring files.exclude and search.exclude), the `#` sources of the input (#file, #selection, #problems,
+// #changes, #symbol; read in contextSources.ts), the active editor's file as a chip (suggested, always attached or
+// never: tritonChatglm.chat.currentFile), and the budget question before a question goes out. What is attached, how it is laid out, what fits and what to offer dropping is decided
 // in src/core/chat/attachments*.ts; this file reads editors and files, shows the chips and asks the user.
 import * as vscode from 'vscode';
 import {
   attachmentName,
   attachmentTokens,
+  budgetDiff,
   checkBudget,
+  formatProblems,
   fileRefusal,
   MAX_ATTACHMENT_BYTES,
   MAX_ATTACHMENTS,
@@ -17,13 +20,17 @@ import {
   textRefusal,
   withoutAttachment,
   type ActiveFile,
+  type AddResult,
   type Attachment,
+  type CurrentFileMode,
   type TextRefusal,
 } from '../../core/chat';
 import { DEFAULT_MODEL_SETTINGS } from '../../core/repository';
-import { LIMITS, type ActiveFileView, type AttachmentView, type HostToWebview, type WebviewToHost } from '../../protocol';
+import { LIMITS, type ActiveFileView, type AttachmentView, type ContextSource, type HostToWebview, type WebviewToHost } from '../../protocol';
 import { COMMANDS } from '../commandIds';
+import type { SettingsService } from '../config/settingsService';
 import type { Log } from '../log';
+import { pickSymbol, problemsOf, workingTreeChanges } from './contextSources';
 import { searchExcludeGlob } from './searchExcludes';
 
 /** Files the quick pick lists at most (per workspace folder). */
@@ -36,21 +43,23 @@ const ATTACHABLE_SCHEMES = new Set(['file', 'untitled', 'vscode-remote']);
 /** How long typing in the active file waits before its chip's token estimate is refreshed. */
 const ACTIVE_REFRESH_MS = 750;
 
-type AttachmentMessage = Extract<WebviewToHost, { type: 'removeAttachment' | 'toggleActiveFile' | 'addFile' | 'openAttachment' }>;
+type AttachmentMessage = Extract<WebviewToHost, { type: 'removeAttachment' | 'toggleActiveFile' | 'addFile' | 'openAttachment' | 'addContext' }>;
 
 export class EditorContext implements vscode.Disposable {
-  private readonly pending = new PendingAttachments(vscode.workspace.isTrusted);
+  private readonly pending: PendingAttachments;
   private readonly subscriptions: vscode.Disposable[] = [];
   private post: (message: HostToWebview) => void = () => undefined;
   private activeTokens: number | undefined;
   private refreshTimer: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(private readonly log: Log) {
+  constructor(private readonly log: Log, private readonly settings?: Pick<SettingsService, 'current' | 'onDidChange'>) {
+    this.pending = new PendingAttachments(vscode.workspace.isTrusted, this.mode());
     this.subscriptions.push(
       vscode.window.onDidChangeActiveTextEditor((editor) => { this.trackActive(editor); this.postChips(); }),
       vscode.workspace.onDidChangeTextDocument((e) => { if (e.document.uri.toString() === this.pending.activeFile?.file.uri) this.scheduleActiveRefresh(); }),
       vscode.workspace.onDidGrantWorkspaceTrust(() => { this.pending.setTrusted(true); this.postChips(); }),
     );
+    if (settings) this.subscriptions.push(settings.onDidChange(() => { this.pending.setMode(this.mode()); this.postChips(); }));
     this.trackActive(vscode.window.activeTextEditor);
   }
 
@@ -61,14 +70,23 @@ export class EditorContext implements vscode.Disposable {
 
   /** The messages of the chips, for the chat controller's switch. */
   static handles(msg: WebviewToHost): msg is AttachmentMessage {
-    return msg.type === 'removeAttachment' || msg.type === 'toggleActiveFile' || msg.type === 'addFile' || msg.type === 'openAttachment';
+    return msg.type === 'removeAttachment' || msg.type === 'toggleActiveFile' || msg.type === 'addFile' || msg.type === 'openAttachment' || msg.type === 'addContext';
+  }
+
+  private mode(): CurrentFileMode {
+    return this.settings?.current['chat.currentFile'] ?? 'suggest';
   }
 
   async handle(msg: AttachmentMessage, conversationAttachments: () => readonly Attachment[]): Promise<void> {
     switch (msg.type) {
       case 'removeAttachment': this.pending.remove(msg.id); break;
-      case 'toggleActiveFile': this.pending.toggleActiveFile(msg.enabled); break;
+      case 'toggleActiveFile':
+        // A suggested chip is attached by its click (as an ordinary file chip); an `always` one switches on and off.
+        if (this.pending.activeFile?.suggested) { if (msg.enabled) this.attachActive(); return; }
+        this.pending.toggleActiveFile(msg.enabled);
+        break;
       case 'addFile': await this.addFile(); return;
+      case 'addContext': await this.addContext(msg.source); return;
       case 'openAttachment': await this.open([...this.pending.items, ...conversationAttachments()].find((a) => a.id === msg.id)); return;
     }
     this.postChips();
@@ -97,6 +115,89 @@ export class EditorContext implements vscode.Disposable {
       ? ranges.map((r) => this.fromDocument(document, r))
       : [this.fromDocument(document)];
     if (this.addAll(attachments)) await this.revealChat();
+  }
+
+  /** A `#` source picked in the chat input. */
+  async addContext(source: ContextSource): Promise<void> {
+    switch (source) {
+      case 'file': await this.addFile(); break;
+      case 'selection': await this.addSelection(); break;
+      case 'problems': this.addProblems(); break;
+      case 'changes': await this.addChanges(); break;
+      case 'symbol': await this.addSymbol(); break;
+    }
+    this.post({ type: 'focusInput' });
+  }
+
+  /** `#problems` (and `/fix`): the active file's diagnostics with their lines; false when it has none. */
+  addProblems(notify = true): boolean {
+    const document = this.currentDocument();
+    if (!document) {
+      if (notify) void vscode.window.showInformationMessage(vscode.l10n.t('Open a file in an editor to attach its problems.'));
+      return false;
+    }
+    const problems = problemsOf(document);
+    if (!problems.length) {
+      if (notify) void vscode.window.showInformationMessage(vscode.l10n.t('{0} has no problems to attach.', displayPath(document.uri)));
+      return false;
+    }
+    return this.addAll([{
+      id: newId(), kind: 'problems', path: displayPath(document.uri), uri: document.uri.toString(), languageId: 'text', content: formatProblems(problems),
+    }]);
+  }
+
+  /** Whether a chip of the next question holds problems already (`/fix` adds the current file's otherwise). */
+  hasProblems(): boolean {
+    return this.pending.items.some((a) => a.kind === 'problems');
+  }
+
+  /** `#changes`: the working tree's diff against HEAD (the built-in Git extension), within its token budget. */
+  private async addChanges(): Promise<void> {
+    const near = this.currentDocument()?.uri ?? vscode.workspace.workspaceFolders?.[0]?.uri;
+    const changes = await workingTreeChanges(near);
+    if (!changes.ok) {
+      const text = {
+        'no-git': vscode.l10n.t('The Git extension is not available, so the changes cannot be attached.'),
+        'no-repository': vscode.l10n.t('No Git repository is open in this window.'),
+        'no-changes': vscode.l10n.t('The working tree has no changes against HEAD.'),
+      }[changes.reason];
+      void vscode.window.showInformationMessage(text);
+      return;
+    }
+    const budgeted = budgetDiff(changes.files);
+    if (budgeted.omitted.length) this.log.info(`chat: #changes left out ${budgeted.omitted.length} files to fit its budget`);
+    const untracked = changes.untracked.length ? `\n(untracked, not in HEAD: ${changes.untracked.join(', ')})` : '';
+    const folder = vscode.workspace.getWorkspaceFolder(changes.root);
+    // The repository's folder: the workspace folder's name when it is one, else its path in the workspace.
+    const name = folder && folder.uri.toString() === changes.root.toString() ? folder.name
+      : folder ? displayPath(changes.root) : changes.root.path.slice(changes.root.path.lastIndexOf('/') + 1);
+    this.addAll([{
+      id: newId(), kind: 'changes', path: name || '.', uri: changes.root.toString(), languageId: 'diff', content: `${budgeted.content}${untracked}`.replace(/^\n/, ''),
+    }]);
+  }
+
+  /** `#symbol`: a workspace symbol picked by name, attached with its whole range. */
+  private async addSymbol(): Promise<void> {
+    const picked = await pickSymbol((uri) => displayPath(uri));
+    if (!picked) return;
+    if (!ATTACHABLE_SCHEMES.has(picked.document.uri.scheme)) return;
+    const a = this.fromDocument(picked.document, picked.range);
+    this.addAll([{ ...a, kind: 'symbol', label: picked.name.slice(0, LIMITS.title) }]);
+  }
+
+  /** The active editor's document, or the current file's while focus is elsewhere (the chat). */
+  private currentDocument(): vscode.TextDocument | undefined {
+    const editor = vscode.window.activeTextEditor;
+    if (editor && ATTACHABLE_SCHEMES.has(editor.document.uri.scheme)) return editor.document;
+    const uri = this.pending.activeFile?.file.uri;
+    return uri ? vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri) : undefined;
+  }
+
+  /** The suggested current file, clicked: attached as an ordinary file chip. */
+  private attachActive(): void {
+    const uri = this.pending.activeFile?.file.uri;
+    const document = uri ? vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri) : undefined;
+    if (document) this.addAll([this.fromDocument(document)]);
   }
 
   /**
@@ -164,6 +265,7 @@ export class EditorContext implements vscode.Disposable {
       activeFile = {
         path: clipPath(state.file.path),
         fullPath: clipPath(fullPathOf(state.file.uri)),
+        ...(state.suggested ? { suggested: true } : {}),
         enabled: state.enabled,
         untrusted: !this.pending.isTrusted,
         ...(this.activeTokens !== undefined ? { tokens: this.activeTokens } : {}),
@@ -173,14 +275,25 @@ export class EditorContext implements vscode.Disposable {
     this.post({ type: 'attachments', items: this.pending.items.map((a) => toAttachmentView(a, true)), activeFile });
   }
 
+  /** Estimated tokens of the chips the next question carries (the meter), the current file's when it goes. */
+  chipTokens(): number {
+    const own = this.pending.items.reduce((sum, a) => sum + attachmentTokens(a), 0);
+    return own + (this.pending.activeFileToSend() && this.activeTokens !== undefined ? this.activeTokens : 0);
+  }
+
   private addAll(attachments: readonly Attachment[]): boolean {
     let added = 0;
     for (const a of attachments) {
       const refusal = textRefusal(a.content);
       if (refusal) { this.refuse(vscode.Uri.parse(a.uri), refusal); continue; }
-      if (this.pending.add(a) === 'full') {
+      const result: AddResult = this.pending.add(a);
+      if (result === 'full') {
         void vscode.window.showWarningMessage(vscode.l10n.t('At most {0} attachments can go with one question.', MAX_ATTACHMENTS));
         break;
+      }
+      if (result === 'covered') {
+        void vscode.window.showInformationMessage(vscode.l10n.t('{0} is already attached (inside another chip), so it goes once.', chipLabel(a)));
+        continue;
       }
       added += 1;
     }
@@ -324,7 +437,9 @@ function clipPath(p: string): string {
 
 /** "geometry.py:3-4": the chip's label, also in the budget question. */
 function chipLabel(a: Attachment): string {
-  const name = attachmentName(a);
+  if (a.kind === 'changes') return vscode.l10n.t('Changes');
+  if (a.kind === 'problems') return vscode.l10n.t('Problems: {0}', attachmentName(a));
+  const name = a.kind === 'symbol' && a.label ? a.label : attachmentName(a);
   if (!a.lines) return name;
   return a.lines.start === a.lines.end ? `${name}:${a.lines.start}` : `${name}:${a.lines.start}-${a.lines.end}`;
 }
@@ -346,6 +461,7 @@ function refusalText(path: string, refusal: TextRefusal): string {
  */
 export function toAttachmentView(a: Attachment, withTokens = false): AttachmentView {
   const view: AttachmentView = { id: a.id, kind: a.kind, path: clipPath(a.path), fullPath: clipPath(fullPathOf(a.uri)) };
+  if (a.label) view.label = a.label.slice(0, LIMITS.title);
   if (withTokens) view.tokens = attachmentTokens(a);
   if (a.lines) {
     view.startLine = Math.min(a.lines.start, LIMITS.attachmentLine);

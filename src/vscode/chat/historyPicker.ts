@@ -1,8 +1,9 @@
 // Chat History (the view title's clock icon): a searchable quick pick of the saved conversations, grouped by day
 // with Explain conversations apart (core/chat/history.ts), each with Rename, Export and Delete buttons. Delete
-// offers Undo in a notification. Picking one shows it in the chat view.
+// offers Undo in a notification. Picking one shows it in the chat view. The search covers the titles and the
+// messages: a chat whose text holds the query shows the words around it as its detail (which the quick pick matches).
 import * as vscode from 'vscode';
-import { groupHistory, relativeAge, type ConversationSummary, type HistoryGroupKey } from '../../core/chat';
+import { groupHistory, messageSnippet, relativeAge, type ConversationSummary, type HistoryGroupKey } from '../../core/chat';
 import type { ChatController } from './chatController';
 import { exportConversation } from './conversationExport';
 
@@ -26,21 +27,29 @@ export async function showChatHistory(chat: ChatController, revealChat: () => Pr
   const ages = new Intl.RelativeTimeFormat(vscode.env.language, { numeric: 'auto' });
   picker.title = vscode.l10n.t('Chat History');
   picker.matchOnDescription = true;
+  picker.matchOnDetail = true;
   let keepOpen = false; // hidden for a moment by the rename box, not closed
   let firstFill = true;
 
   const fill = () => {
     const now = Date.now();
+    const query = picker.value;
     const items: ConversationItem[] = [];
     for (const group of groupHistory(chat.list(), now)) {
       items.push({ label: groupLabels[group.key], kind: vscode.QuickPickItemKind.Separator });
       for (const c of group.conversations) {
         const { value, unit } = relativeAge(c.updatedAt, now);
-        items.push({ label: c.title || vscode.l10n.t('New conversation'), description: ages.format(value, unit), conversation: c, buttons: [buttons.rename, buttons.export, buttons.delete] });
+        // Only where the title does not hold the query already: the detail says why a chat matched.
+        const titled = c.title.toLocaleLowerCase().includes(query.trim().toLocaleLowerCase());
+        const snippet = titled ? undefined : messageSnippet(chat.conversation(c.id)?.messages ?? [], query);
+        items.push({
+          label: c.title || vscode.l10n.t('New conversation'), description: ages.format(value, unit), ...(snippet ? { detail: snippet } : {}),
+          conversation: c, buttons: [buttons.rename, buttons.export, buttons.delete],
+        });
       }
     }
     picker.items = items;
-    picker.placeholder = items.length ? vscode.l10n.t('Search chats by title') : vscode.l10n.t('No saved chats yet.');
+    picker.placeholder = items.length ? vscode.l10n.t('Search chats by title or text') : vscode.l10n.t('No saved chats yet.');
     // Opened on the conversation being shown; later refreshes leave the user's place alone.
     if (firstFill) {
       const current = items.find((i) => i.conversation?.id === chat.activeConversationId);
@@ -51,6 +60,7 @@ export async function showChatHistory(chat: ChatController, revealChat: () => Pr
 
   const subscriptions: vscode.Disposable[] = [
     chat.onDidChangeHistory(fill),
+    picker.onDidChangeValue(fill),
     picker.onDidAccept(() => {
       const picked = picker.selectedItems[0]?.conversation;
       if (!picked) return;

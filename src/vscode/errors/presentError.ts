@@ -8,7 +8,7 @@ import { isTritonError } from '../../core/triton';
 import { COMMANDS, type CommandId } from '../commandIds';
 import type { Log } from '../log';
 
-export type ErrorAction = 'buildImage' | 'openSettings' | 'showLogs' | 'startServer' | 'loadModel' | 'restartServer' | 'chooseWeights';
+export type ErrorAction = 'buildImage' | 'openSettings' | 'showLogs' | 'startServer' | 'loadModel' | 'reloadModel' | 'restartServer' | 'chooseWeights' | 'downloadWeights';
 
 export interface ErrorPresentation {
   code: string;
@@ -39,7 +39,7 @@ export function presentError(error: unknown): ErrorPresentation {
       case 'container-exited':
         return { code: error.code, message: error.exitCode !== undefined ? vscode.l10n.t('The server stopped: the Triton container exited with code {0}.', error.exitCode) : vscode.l10n.t('The server stopped: the Triton container exited.'), fix: vscode.l10n.t('Your conversations are kept. Read the server log, then restart the server.'), actions: ['showLogs', 'restartServer'] };
       case 'weights-missing':
-        return { code: error.code, message: vscode.l10n.t('The ChatGLM3-6B weights were not found.'), fix: vscode.l10n.t('Choose the folder of the ChatGLM3-6B checkpoint (Choose Weights Folder…).'), actions: ['chooseWeights'] };
+        return { code: error.code, message: vscode.l10n.t('The ChatGLM3-6B weights were not found.'), fix: vscode.l10n.t('Download them (Download Weights), or choose the folder of a ChatGLM3-6B checkpoint you have (Choose Weights Folder…).'), actions: ['downloadWeights', 'chooseWeights'] };
       case 'weights-invalid':
         return { code: error.code, message: vscode.l10n.t('The weights directory does not look like a ChatGLM3-6B checkpoint.'), fix: vscode.l10n.t('Choose the folder that contains config.json, the tokenizer and the weight files (Choose Weights Folder…).'), actions: ['chooseWeights'] };
       case 'gpu-memory-low':
@@ -65,6 +65,8 @@ export function presentError(error: unknown): ErrorPresentation {
         return { code: error.code, message: vscode.l10n.t('ChatGLM3 is not loaded.'), fix: vscode.l10n.t('Load the model first.'), actions: ['loadModel'] };
       case 'model-load-failed':
         return { code: error.code, message: vscode.l10n.t('ChatGLM3 failed to load: {0}', server || error.message), fix: vscode.l10n.t('Read the server log; check GPU memory, the weights path and the model settings.'), actions: ['showLogs', 'openSettings'] };
+      case 'model-failed':
+        return { code: error.code, message: vscode.l10n.t('The model failed: reload it. ({0})', server || error.message), fix: vscode.l10n.t('Reload Model starts a new model process; if it fails again, read the server log and check the GPU.'), actions: ['reloadModel', 'showLogs'] };
       case 'server-busy':
         return { code: error.code, message: vscode.l10n.t('The server is busy: its request queue is full.'), fix: vscode.l10n.t('Try again when the current requests finish, or raise the maximum queue size.'), actions: [] };
       case 'invalid-request':
@@ -112,9 +114,14 @@ const ACTION_COMMANDS: Record<ErrorAction, CommandId> = {
   showLogs: COMMANDS.showServerLogs,
   startServer: COMMANDS.startServer,
   loadModel: COMMANDS.loadModel,
+  reloadModel: COMMANDS.loadModel,
   restartServer: COMMANDS.restartServer,
   chooseWeights: COMMANDS.chooseWeightsFolder,
+  downloadWeights: COMMANDS.downloadWeights,
 };
+
+/** Reload Model after a device fault: unload the failed copy first (see ServerSession.load's `fresh`). */
+const ACTION_ARGS: Partial<Record<ErrorAction, unknown[]>> = { reloadModel: [{ fresh: true }] };
 
 function actionLabel(action: ErrorAction): string {
   switch (action) {
@@ -123,8 +130,10 @@ function actionLabel(action: ErrorAction): string {
     case 'showLogs': return vscode.l10n.t('Show Server Logs');
     case 'startServer': return vscode.l10n.t('Start Server');
     case 'loadModel': return vscode.l10n.t('Load Model');
+    case 'reloadModel': return vscode.l10n.t('Reload Model');
     case 'restartServer': return vscode.l10n.t('Restart Server');
     case 'chooseWeights': return vscode.l10n.t('Choose Weights Folder…');
+    case 'downloadWeights': return vscode.l10n.t('Download Weights');
   }
 }
 
@@ -135,5 +144,5 @@ export async function showError(log: Log, context: string, error: unknown): Prom
   if (p.silent) return;
   const buttons = p.actions.map((a) => ({ title: actionLabel(a), action: a }));
   const picked = await vscode.window.showErrorMessage(errorText(p), ...buttons);
-  if (picked) await vscode.commands.executeCommand(ACTION_COMMANDS[picked.action]);
+  if (picked) await vscode.commands.executeCommand(ACTION_COMMANDS[picked.action], ...ACTION_ARGS[picked.action] ?? []);
 }

@@ -1,6 +1,8 @@
 // Explain Selection: every selection (multi-cursor included) becomes its own request, all sent together within
 // the concurrency setting so the server batches them. Each answer streams into a comment thread anchored on the
 // selected lines and titled with the file and lines, and is kept as a chat conversation the user can continue.
+// Several threads open brief, one line each (the answer's first sentence), so the code between them stays readable;
+// no notification (the status bar says what runs); the threads of an editor go when its last tab closes.
 // While an explanation waits, its thread says where: behind how many requests of its own run (the concurrency
 // limit), or at the server (its queue, read from the scheduler's metrics while anything waits there).
 import * as path from 'node:path';
@@ -11,14 +13,21 @@ import type { ActivityBoard } from '../../core/status/activity';
 import { serverQueue, type ServerQueue } from '../../core/status/schedulerFigures';
 import type { TritonClient } from '../../core/triton';
 import type { ChatController } from '../chat/chatController';
-import { COMMANDS } from '../commandIds';
+import type { EditorContext } from '../chat/editorContext';
+import { COMMANDS, VSCODE_COMMANDS } from '../commandIds';
 import type { SettingsService } from '../config/settingsService';
 import type { Log } from '../log';
+import { offerToGetReady } from '../server/offerToGetReady';
 import type { LifecycleStore } from '../state/lifecycleStore';
+import { plural } from '../util/plural';
 import { buildExplainPrompt, usableSelections } from '../../core/explain/explainPrompt';
 import { fanout } from '../../core/explain/fanout';
 import { queuePositions, type ExplainPhase, type QueuePosition } from '../../core/explain/queuePosition';
+import { firstSentence } from '../../core/explain/explanationSummary';
 import { selectedLines, selectionLocation } from '../../core/explain/selectionLocation';
+
+/** True while explanation threads are shown (Dismiss All Explanations in the palette). */
+export const EXPLANATIONS_CONTEXT = 'tritonChatglm.hasExplanations';
 
 /** Comment bodies are re-rendered at most this often while streaming (each update re-lays out the editor). */
 const RENDER_INTERVAL_MS = 100;
@@ -46,28 +55,82 @@ function untrusted(text: string): vscode.MarkdownString {
   return md;
 }
 
-/** One explanation's thread: its comment is rewritten only when what it says changes. */
+/**
+ * VS Code opens the Comments panel when a thread is first shown with a comment that says something
+ * (comments.openView "firstFile"). A full thread is created with an empty comment and says something only after it
+ * was shown: the panel stays closed, and the title says what the thread waits for meanwhile. (A brief thread has no
+ * comment; the first one opened in full in a window does open the panel: VS Code's rule.)
+ */
+const FIRST_COMMENT_DELAY_MS = 1_500;
+
+/** Thread context values: a brief thread (its title line only) offers Show Full Explanation, a full one the reverse. */
+const BRIEF = 'tritonChatglm.explanation.brief';
+const FULL = 'tritonChatglm.explanation.full';
+
+/**
+ * One explanation's thread. Brief, it is one line: its title, the place and the answer's first sentence, and no
+ * comment (VS Code's own collapsed state would hide the thread altogether, leaving only a gutter icon). Full, the
+ * comment holds the whole answer. The comment is rewritten only when what it says changes.
+ */
 class ExplanationThread {
   private shown = '';
+  private body = '';
+  private note: string | undefined;
+  private attached = false;
+  private readonly comment = new ExplanationComment(vscode.l10n.t('ChatGLM3'));
+  private readonly attach: ReturnType<typeof setTimeout>;
+  readonly abort = new AbortController();
 
-  constructor(readonly thread: vscode.CommentThread) {}
+  constructor(readonly thread: vscode.CommentThread, private readonly location: string, private brief: boolean) {
+    thread.contextValue = brief ? BRIEF : FULL;
+    if (!brief) thread.comments = [this.comment];
+    this.attach = setTimeout(() => { this.attached = true; this.shown = ''; this.render(); }, FIRST_COMMENT_DELAY_MS);
+  }
 
   show(body: string, label: string | undefined): void {
-    const key = `${label ?? ''}\u0000${body}`;
-    if (key === this.shown) return;
-    this.shown = key;
-    const comment = this.thread.comments[0] as ExplanationComment | undefined;
-    if (!comment) return;
-    comment.body = untrusted(body);
-    comment.label = label;
-    this.thread.comments = [comment];
+    this.body = body;
+    this.note = label;
+    this.render();
   }
 
   /** Only the label (the answer's text stays). */
   label(label: string): void {
-    const comment = this.thread.comments[0] as ExplanationComment | undefined;
-    if (!comment) return;
-    this.show(comment.body.value, label);
+    this.show(this.body, label);
+  }
+
+  /** Show Full Explanation (true) or back to its first sentence (false). */
+  setBrief(brief: boolean): void {
+    if (this.brief === brief) return;
+    this.brief = brief;
+    this.thread.contextValue = brief ? BRIEF : FULL;
+    this.attached = true; // asked for by the user: the thread is shown already
+    this.shown = '';
+    this.render();
+  }
+
+  private render(): void {
+    const key = `${this.brief}\u0000${this.note ?? ''}\u0000${this.body}`;
+    if (key === this.shown) return;
+    this.shown = key;
+    // Brief: the first sentence of what the thread would say (the answer, or where it waits).
+    const summary = this.brief ? firstSentence(this.body) || this.note || '' : '';
+    this.thread.label = summary
+      ? vscode.l10n.t('Explanation of {0}: {1}', this.location, summary)
+      : vscode.l10n.t('Explanation of {0}', this.location);
+    if (!this.attached) return;
+    if (this.brief) {
+      if (this.thread.comments.length > 0) this.thread.comments = [];
+      return;
+    }
+    this.comment.body = untrusted(this.body);
+    this.comment.label = this.note;
+    this.thread.comments = [this.comment];
+  }
+
+  dispose(): void {
+    clearTimeout(this.attach);
+    this.abort.abort();
+    this.thread.dispose();
   }
 }
 
@@ -130,9 +193,13 @@ function waitingLabel(position: QueuePosition): string {
 function waitingText(position: QueuePosition, concurrency: number): string {
   switch (position.where) {
     case 'client':
-      return `${queuedBehind(position.ahead)} ${vscode.l10n.t('Up to {0} explanations are sent at once (tritonChatglm.explainMaxConcurrency).', concurrency)}`;
+      return `${queuedBehind(position.ahead)} ${plural(concurrency,
+        vscode.l10n.t('One explanation is sent at a time (tritonChatglm.explainMaxConcurrency).'),
+        vscode.l10n.t('Up to {0} explanations are sent at once (tritonChatglm.explainMaxConcurrency).', concurrency))}`;
     case 'server': {
-      const generating = position.active ? ` ${vscode.l10n.t('The server is generating {0} answer(s); a row is free when one of them ends.', position.active)}` : '';
+      const generating = position.active ? ` ${plural(position.active,
+        vscode.l10n.t('The server is generating 1 answer; a row is free when it ends.'),
+        vscode.l10n.t('The server is generating {0} answers; a row is free when one of them ends.', position.active))}` : '';
       const ahead = position.ahead === 0 ? vscode.l10n.t('Next in line at the server.')
         : position.ahead === 1 ? vscode.l10n.t('Queued behind 1 request at the server.') : vscode.l10n.t('Queued behind {0} requests at the server.', position.ahead);
       return `${ahead}${generating}`;
@@ -149,8 +216,9 @@ function queuedBehind(ahead: number): string {
 export class ExplainController implements vscode.Disposable {
   private readonly comments: vscode.CommentController;
   private readonly conversationOf = new WeakMap<vscode.CommentThread, string>();
-  private readonly threads = new Set<vscode.CommentThread>();
+  private readonly threads = new Map<vscode.CommentThread, ExplanationThread>();
   private readonly runs = new Set<AbortController>();
+  private readonly subscriptions: vscode.Disposable[];
 
   constructor(
     private readonly chat: ChatController,
@@ -159,9 +227,13 @@ export class ExplainController implements vscode.Disposable {
     private readonly log: Log,
     private readonly activity: ActivityBoard,
     private readonly client: () => TritonClient | undefined,
+    private readonly editorContext: EditorContext,
   ) {
     this.comments = vscode.comments.createCommentController('tritonChatglm.explain', vscode.l10n.t('ChatGLM3 explanations'));
     this.comments.options = { placeHolder: '', prompt: '' };
+    // An editor's explanations go with its last tab (Close All Editors included).
+    this.subscriptions = [vscode.window.tabGroups.onDidChangeTabs((e) => { if (e.closed.length > 0) this.dropUnshown(); })];
+    this.updateContext();
   }
 
   async explainSelections(editor: vscode.TextEditor | undefined): Promise<void> {
@@ -170,7 +242,7 @@ export class ExplainController implements vscode.Disposable {
       return;
     }
     if (!canInfer(this.store.current)) {
-      await this.offerToGetReady();
+      await offerToGetReady(this.store.current);
       return;
     }
     const doc = editor.document;
@@ -183,6 +255,10 @@ export class ExplainController implements vscode.Disposable {
     }
     const settings = this.settings.current;
     const fileName = path.basename(doc.fileName || doc.uri.path) || doc.uri.path;
+    if (settings['explain.target'] === 'chat') {
+      await this.explainInChat(doc, selections.map((s) => s.sel), fileName);
+      return;
+    }
     const items = selections.map(({ sel, text }) => {
       const prompt = buildExplainPrompt(
         { text, languageId: doc.languageId, fileName },
@@ -195,15 +271,8 @@ export class ExplainController implements vscode.Disposable {
       const range = new vscode.Range(new vscode.Position(first, 0), new vscode.Position(last, doc.lineAt(last).text.length));
       // The conversation it is kept as, named after what was explained (the history groups these apart).
       const title = vscode.l10n.t('Explain {0}', selectionLocation(fileName, selection));
-      return { prompt, title, thread: this.createThread(doc.uri, range, selectionLocation(fileName, selection)) };
-    });
-    const trimmed = items.filter((i) => i.prompt.trimmed);
-    if (trimmed.length > 0) {
-      void vscode.window.showWarningMessage(vscode.l10n.t(
-        '{0} of {1} selections were longer than {2} characters; only their beginning is explained.',
-        trimmed.length, items.length, settings.explainMaxSelectionChars,
-      ));
-    }
+      return { prompt, title, location: selectionLocation(fileName, selection), range };
+    }).map((item, _, all) => ({ ...item, thread: this.createThread(doc.uri, item.range, item.location, all.length > 1) }));
     this.log.info(`explain: ${items.length} selection(s) of ${fileName}, up to ${settings.explainMaxConcurrency} at once`);
 
     const run = new AbortController();
@@ -212,38 +281,33 @@ export class ExplainController implements vscode.Disposable {
     // Every explanation counts as queued in this window until it is sent (or the run ends without sending it).
     const dequeue = items.map(() => this.activity.queueExplanation());
     try {
-      await vscode.window.withProgress({
-        location: vscode.ProgressLocation.Notification,
-        title: vscode.l10n.t('Explaining {0} selection(s)', items.length),
-        cancellable: true,
-      }, async (progress, token) => {
-        const cancel = token.onCancellationRequested(() => run.abort());
-        let settled = 0;
-        try {
-          const outcomes = await fanout(items, (item, i, signal) => {
-            dequeue[i]!();
-            return this.explainOne(item.thread, item.prompt.prompt, item.title, item.prompt.trimmed, signal, (phase) => waiting.set(i, phase));
-          }, {
-            concurrency: settings.explainMaxConcurrency,
-            signal: run.signal,
-            onSettled: () => {
-              settled++;
-              progress.report({ increment: 100 / items.length, message: vscode.l10n.t('{0} of {1} done', settled, items.length) });
-            },
-          });
-          outcomes.forEach((o, i) => {
-            const thread = items[i]!.thread;
-            if (o.status === 'skipped') thread.show(vscode.l10n.t('Cancelled before it started.'), vscode.l10n.t('Stopped.'));
-            if (o.status === 'rejected') thread.label(vscode.l10n.t('Failed: {0}', o.error instanceof Error ? o.error.message : String(o.error)));
-          });
-        } finally {
-          cancel.dispose();
-        }
+      // No notification: the status bar says what runs ("generating (n)"); Dismiss stops an explanation.
+      const outcomes = await fanout(items, (item, i, signal) => {
+        dequeue[i]!();
+        const own = item.thread.abort.signal;
+        return this.explainOne(item.thread, item.prompt.prompt, item.title, item.prompt.trimmed, signal ? AbortSignal.any([signal, own]) : own, (phase) => waiting.set(i, phase));
+      }, { concurrency: settings.explainMaxConcurrency, signal: run.signal });
+      outcomes.forEach((o, i) => {
+        const thread = items[i]!.thread;
+        if (o.status === 'skipped') thread.show(vscode.l10n.t('Cancelled before it started.'), vscode.l10n.t('Stopped.'));
+        if (o.status === 'rejected') thread.label(vscode.l10n.t('Failed: {0}', o.error instanceof Error ? o.error.message : String(o.error)));
       });
     } finally {
       for (const done of dequeue) done();
       waiting.stop();
       this.runs.delete(run);
+    }
+  }
+
+  /**
+   * tritonChatglm.explain.target = chat: a new chat with one question per selection, each with the selection as its
+   * chip (the attachment layout of every chat question), answered one after the other in the panel.
+   */
+  private async explainInChat(doc: vscode.TextDocument, selections: readonly vscode.Selection[], fileName: string): Promise<void> {
+    await vscode.commands.executeCommand(COMMANDS.newChat);
+    for (const sel of selections) {
+      await this.editorContext.addSelection(doc.uri, new vscode.Range(sel.start, sel.end));
+      await this.chat.send(vscode.l10n.t('Explain what this {0} code from {1} does. Be concise; mention anything surprising or risky.', doc.languageId, fileName));
     }
   }
 
@@ -254,15 +318,16 @@ export class ExplainController implements vscode.Disposable {
     return serverQueue(await client.metrics({ timeoutMs: QUEUE_POLL_MS }), MODEL_NAME);
   }
 
-  private createThread(uri: vscode.Uri, range: vscode.Range, location: string): ExplanationThread {
-    const comment = new ExplanationComment(vscode.l10n.t('ChatGLM3'));
-    const thread = this.comments.createCommentThread(uri, range, [comment]);
+  /** A thread of its own run: brief (one line) when the run has several, full when it is the only one. */
+  private createThread(uri: vscode.Uri, range: vscode.Range, location: string, collapsed: boolean): ExplanationThread {
+    const thread = this.comments.createCommentThread(uri, range, []);
     thread.canReply = false;
     thread.label = vscode.l10n.t('Explanation of {0}', location);
-    thread.contextValue = 'tritonChatglm.explanation';
     thread.collapsibleState = vscode.CommentThreadCollapsibleState.Expanded;
-    this.threads.add(thread);
-    return new ExplanationThread(thread);
+    const view = new ExplanationThread(thread, location, collapsed);
+    this.threads.set(thread, view);
+    this.updateContext();
+    return view;
   }
 
   private async explainOne(
@@ -300,16 +365,6 @@ export class ExplainController implements vscode.Disposable {
     render(notes.length ? notes.join(' ') : undefined);
   }
 
-  private async offerToGetReady(): Promise<void> {
-    const state = this.store.current;
-    const start = vscode.l10n.t('Start Server');
-    const load = vscode.l10n.t('Load Model');
-    const buttons = state.server === 'running' ? [load] : state.mode === 'managed' ? [start] : [];
-    const picked = await vscode.window.showWarningMessage(vscode.l10n.t('ChatGLM3 is not ready: start the server and load the model first.'), ...buttons);
-    if (picked === start) await vscode.commands.executeCommand(COMMANDS.startServer);
-    if (picked === load) await vscode.commands.executeCommand(COMMANDS.loadModel);
-  }
-
   /**
    * "Continue in Chat" on a thread: opens its conversation in the panel with the explained code attached to the next
    * question, as "Add Selection to Chat" attaches it (the code as it is now, from the thread's range).
@@ -324,16 +379,57 @@ export class ExplainController implements vscode.Disposable {
     if (thread?.range) await vscode.commands.executeCommand(COMMANDS.addSelectionToChat, thread.uri, thread.range);
   }
 
+  /** Dismiss (the thread's toolbar): the thread goes, and its request stops when it still runs. */
   dismiss(thread: vscode.CommentThread | undefined): void {
     if (!thread) return;
-    this.threads.delete(thread);
-    thread.dispose();
+    this.threads.get(thread)?.dispose();
+    if (!this.threads.delete(thread)) thread.dispose();
+    this.updateContext();
+  }
+
+  /** Show Full Explanation / Show First Sentence Only (the thread's toolbar). */
+  setBrief(thread: vscode.CommentThread | undefined, brief: boolean): void {
+    if (thread) this.threads.get(thread)?.setBrief(brief);
+  }
+
+  /** Dismiss All Explanations (any thread's toolbar, the palette): every thread, and the runs still going. */
+  dismissAll(): void {
+    for (const run of this.runs) run.abort();
+    for (const view of this.threads.values()) view.dispose();
+    this.threads.clear();
+    this.updateContext();
+  }
+
+  /** Removes the threads of documents no tab shows any more. */
+  private dropUnshown(): void {
+    const shown = new Set(vscode.window.tabGroups.all.flatMap((g) => g.tabs).flatMap((t) => {
+      const input = t.input;
+      if (input instanceof vscode.TabInputText) return [input.uri.toString()];
+      if (input instanceof vscode.TabInputTextDiff) return [input.original.toString(), input.modified.toString()];
+      return [];
+    }));
+    for (const [thread, view] of this.threads) {
+      if (shown.has(thread.uri.toString())) continue;
+      view.dispose();
+      this.threads.delete(thread);
+    }
+    this.updateContext();
+  }
+
+  private updateContext(): void {
+    void vscode.commands.executeCommand(VSCODE_COMMANDS.setContext, EXPLANATIONS_CONTEXT, this.threads.size > 0);
+  }
+
+  /** Stops every explanation run, the ones still queued included (Stop Answers). */
+  stopAll(): void {
+    for (const run of this.runs) run.abort();
   }
 
   dispose(): void {
     for (const run of this.runs) run.abort();
-    for (const t of this.threads) t.dispose();
+    for (const view of this.threads.values()) view.dispose();
     this.threads.clear();
+    for (const s of this.subscriptions) s.dispose();
     this.comments.dispose();
   }
 }

@@ -1,6 +1,6 @@
 // Building the serving image (the command and the checklist's Build Image): a cancellable progress notification
 // fed by docker build's output, the building flag the checklist and the menus read, and once built a notice
-// offering the next step.
+// offering the next step as its button.
 import * as vscode from 'vscode';
 import { isCancellation, type ServerSession, type SessionClient } from '../../core/session';
 import { COMMANDS } from '../commandIds';
@@ -8,7 +8,6 @@ import type { SettingsService } from '../config/settingsService';
 import { showError } from '../errors/presentError';
 import type { Log } from '../log';
 import type { LifecycleStore } from '../state/lifecycleStore';
-import { showNoticeUntil } from '../util/notice';
 import { withElapsedProgress } from '../util/progress';
 
 export class ImageBuild implements vscode.Disposable {
@@ -48,9 +47,12 @@ export class ImageBuild implements vscode.Disposable {
     }
     if (!built) return;
     const report = await this.session.checkSetup().catch(() => undefined);
-    // Offered until a start begins (or the person closes it); the checklist offers the same button.
+    // The next step as the message's one button (a self-closing notice would show Cancel first and the step as a
+    // small link). Not awaited: the build is done. A click after a start began finds the server starting or up.
     const next = report?.ok ? { label: vscode.l10n.t('Start ChatGLM'), command: COMMANDS.startChatglm } : { label: vscode.l10n.t('Show Setup Checklist'), command: COMMANDS.openChat };
-    showNoticeUntil(vscode.l10n.t('The serving image {0} is ready.', image), [next], this.store.onDidChange, (s) => s.server !== 'stopped' && s.server !== 'setup');
+    void vscode.window.showInformationMessage(vscode.l10n.t('The serving image {0} is ready.', image), next.label).then((picked) => {
+      if (picked === next.label && this.store.current.server !== 'starting') void vscode.commands.executeCommand(next.command);
+    });
   }
 
   cancel(): void {

@@ -7,8 +7,10 @@ import * as vscode from 'vscode';
 import { isSetupProblem, productionParts, ServerSession, toSessionSettings } from '../../core/session';
 import type { ServerHandle } from '../../core/server';
 import { blocksStart } from '../../core/settings/settingsParser';
+import { confirmationFor, durationParts, LoadClock, type DestructiveAction } from '../../core/state/confirmation';
 import type { TritonClient } from '../../core/triton';
 import type { HostToWebview, SetupActionMessage } from '../../protocol';
+import { SECTION } from '../../core/settings/settingsSchema';
 import { SettingsService } from '../config/settingsService';
 import { showError } from '../errors/presentError';
 import type { Log } from '../log';
@@ -21,6 +23,18 @@ export interface ServerPaths {
   tritonDir: string;
   /** Where the rendered repository lives (global storage): mounted read-only as /models. */
   repositoryDir: string;
+  /** The extension's SecretStorage (the Hugging Face token of Download Weights). */
+  secrets?: vscode.SecretStorage;
+}
+
+const LAST_LOAD_KEY = 'tritonChatglm.lastLoadMs';
+
+/** "2 min 10 s", "45 s", "1 h 2 min". */
+function durationText(ms: number): string {
+  const { hours, minutes, seconds } = durationParts(ms);
+  if (hours > 0) return vscode.l10n.t('{0} h {1} min', hours, minutes);
+  if (minutes > 0) return vscode.l10n.t('{0} min {1} s', minutes, seconds);
+  return vscode.l10n.t('{0} s', seconds);
 }
 
 export class ServerController implements vscode.Disposable {
@@ -28,6 +42,7 @@ export class ServerController implements vscode.Disposable {
   /** The setup checklist and the image build, over this controller's session. */
   readonly setup: SetupController;
   private readonly clientEmitter = new vscode.EventEmitter<TritonClient | undefined>();
+  private readonly subscriptions: vscode.Disposable[] = [];
   /** Fired when the client changes (connected, reconnected, gone): the status panel re-binds to it. */
   readonly onDidChangeClient = this.clientEmitter.event;
 
@@ -36,6 +51,8 @@ export class ServerController implements vscode.Disposable {
     private readonly store: LifecycleStore,
     private readonly log: Log,
     paths: ServerPaths,
+    /** Where the last load's duration is remembered (the extension's global state). */
+    private readonly memory: vscode.Memento,
   ) {
     const repository = { source: path.join(paths.tritonDir, 'model_repository'), destination: paths.repositoryDir };
     this.session = new ServerSession({
@@ -47,7 +64,12 @@ export class ServerController implements vscode.Disposable {
       onClientChanged: (client) => this.clientEmitter.fire(client),
       onSetupChanged: () => this.setup.changed(),
     }, { watch: true, loadProgressIntervalMs: 1_000, unloadTimeoutMs: 300_000, recheckSetup: true });
-    this.setup = new SetupController({ session: this.session, startChatglm: () => this.startChatglm(), settings, store, log, tritonDir: paths.tritonDir });
+    const clock = new LoadClock();
+    this.subscriptions.push(store.onDidChange((state) => {
+      const ms = clock.observe(state, Date.now());
+      if (ms !== undefined) void memory.update(LAST_LOAD_KEY, ms);
+    }));
+    this.setup = new SetupController({ session: this.session, startChatglm: () => this.startChatglm(), settings, store, log, tritonDir: paths.tritonDir, ...(paths.secrets ? { secrets: paths.secrets } : {}) });
   }
 
   get tritonClient(): TritonClient | undefined {
@@ -136,21 +158,48 @@ export class ServerController implements vscode.Disposable {
     else await showError(this.log, context, e);
   }
 
-  stop(): Promise<void> {
-    return this.run('Stop', () => this.session.stop());
+  async stop(): Promise<void> {
+    if (!(await this.confirm('stop'))) return;
+    await this.run('Stop', () => this.session.stop());
   }
 
   async restart(): Promise<void> {
-    if (this.store.current.server !== 'stopped') await this.stop();
+    if (!(await this.confirm('restart'))) return;
+    if (this.store.current.server !== 'stopped') await this.run('Stop', () => this.session.stop());
     await this.start();
   }
 
-  load(): Promise<void> {
-    return this.run('Load', () => this.session.load());
+  /** `fresh`: unload first even when nothing changed (Reload Model after "the model failed"). */
+  load(options: { fresh?: boolean } = {}): Promise<void> {
+    return this.run('Load', () => this.session.load(options));
   }
 
-  unload(): Promise<void> {
-    return this.run('Unload', () => this.session.unload());
+  async unload(): Promise<void> {
+    if (!(await this.confirm('unload'))) return;
+    await this.run('Unload', () => this.session.unload());
+  }
+
+  /** Asks before a loaded model is thrown away (src/core/state/confirmation.ts decides when). */
+  private async confirm(action: DestructiveAction): Promise<boolean> {
+    const decision = confirmationFor(action, this.store.current, {
+      askSetting: this.settings.current.askBeforeUnload,
+      lastLoadMs: this.memory.get<number>(LAST_LOAD_KEY),
+    });
+    if (!decision.ask) return true;
+    const question = action === 'unload' ? vscode.l10n.t('Unload ChatGLM3?')
+      : action === 'stop' ? vscode.l10n.t('Stop the ChatGLM3 server?') : vscode.l10n.t('Restart the ChatGLM3 server?');
+    const lost = action === 'unload' ? vscode.l10n.t('The model leaves the GPU.') : vscode.l10n.t('The model is unloaded with it.');
+    const took = decision.lastLoadMs === undefined
+      ? vscode.l10n.t('Loading it again takes minutes.')
+      : vscode.l10n.t('Loading it again took {0} last time.', durationText(decision.lastLoadMs));
+    const go = action === 'unload' ? vscode.l10n.t('Unload Model') : action === 'stop' ? vscode.l10n.t('Stop Server') : vscode.l10n.t('Restart Server');
+    const never = vscode.l10n.t("Don't Ask Again");
+    const picked = await vscode.window.showWarningMessage(question, { modal: true, detail: `${lost} ${took}` }, go, never);
+    if (picked === never) {
+      await vscode.workspace.getConfiguration(SECTION).update('askBeforeUnload', false, vscode.ConfigurationTarget.Global);
+      this.log.info('askBeforeUnload turned off ("Don\'t Ask Again").');
+    }
+    return picked === go || picked === never;
   }
 
   private async run(context: string, operation: () => Promise<unknown>): Promise<void> {
@@ -170,12 +219,18 @@ export class ServerController implements vscode.Disposable {
   }
 
   /** Asks the server what it is doing and adopts it. */
+  /** "The model failed: ... reload it" from an answer: the model shows as failed, and Load Model reloads it fresh. */
+  reportModelFailure(error: { code: string; message: string }): void {
+    this.session.reportModelFailure(error);
+  }
+
   probe(): Promise<void> {
     return this.session.probe();
   }
 
   /** The running container keeps running: a window reload attaches to it again. */
   async dispose(): Promise<void> {
+    for (const d of this.subscriptions) d.dispose();
     this.setup.dispose(); // a running image build is cancelled first
     const closing = this.session.dispose();
     this.clientEmitter.dispose();

@@ -1,9 +1,10 @@
 // The server session's user interface in VS Code: each operation as a progress notification with its elapsed
-// time, its steps and Triton's own words localized, the offer to load after a start (closing itself once it no
-// longer applies), and errors with their fixes.
+// time and its phase in the user's words ("loading weights 3/7", "warming up": src/core/session/loadPhase.ts
+// derives them from what the server reports; Triton's raw lines stay in Show Server Logs), the offer to load after
+// a start (closing itself once it no longer applies), and errors with their fixes.
 import * as vscode from 'vscode';
 import type { SessionOperation, SessionStep, SessionUi } from '../../core/session';
-import type { ModelState } from '../../core/triton';
+import { LoadPhases, type ProgressPhase } from '../../core/session/loadPhase';
 import { showError } from '../errors/presentError';
 import type { Log } from '../log';
 import { COMMANDS } from '../commandIds';
@@ -12,11 +13,15 @@ import { withElapsedProgress } from '../util/progress';
 
 export function createSessionUi(log: Log): SessionUi {
   return {
-    progress: (operation, task, signal) => Promise.resolve(withElapsedProgress({ title: titleOf(operation), cancellable: operation === 'start' || operation === 'load', signal }, (reporter, taskSignal) => task({
-      step: (step) => reporter.step(stepText(step)),
-      detail: (text) => reporter.detail(text),
-      loadProgress: (progress) => { if (progress.state) reporter.detail(indexStateText(progress.state)); },
-    }, taskSignal))),
+    progress: (operation, task, signal) => Promise.resolve(withElapsedProgress({ title: titleOf(operation), cancellable: operation === 'start' || operation === 'load', signal }, (reporter, taskSignal) => {
+      const phases = new LoadPhases();
+      const show = (phase: ProgressPhase | undefined) => { if (phase) reporter.step(phaseText(phase)); };
+      return task({
+        step: (step) => show(phases.step(step)),
+        detail: (text) => show(phases.logLine(text)),
+        loadProgress: () => undefined, // the index says "loading" until it says "ready": nothing a person needs
+      }, taskSignal);
+    })),
     // The offer's link runs Load Model itself; the offer closes when the model loads or the server stops.
     offerLoad: async (stale) => {
       await showNotice(vscode.l10n.t('The ChatGLM3 server is running. Load the model now?'), [{ label: vscode.l10n.t('Load Model'), command: COMMANDS.loadModel }], stale);
@@ -51,12 +56,12 @@ function stepText(step: SessionStep): string {
   }
 }
 
-function indexStateText(state: ModelState): string {
-  switch (state) {
-    case 'LOADING': return vscode.l10n.t('Triton reports: loading');
-    case 'READY': return vscode.l10n.t('Triton reports: ready');
-    case 'UNLOADING': return vscode.l10n.t('Triton reports: unloading the old version');
-    case 'UNAVAILABLE': return vscode.l10n.t('Triton reports: not loaded yet');
-    default: return state;
+function phaseText(phase: ProgressPhase): string {
+  switch (phase.kind) {
+    case 'step': return stepText(phase.step);
+    case 'loading-weights': return phase.shard
+      ? vscode.l10n.t('Loading the weights onto the GPU: file {0} of {1}', phase.shard.index, phase.shard.total)
+      : vscode.l10n.t('Loading the weights onto the GPU');
+    case 'warming-up': return vscode.l10n.t('Warming up: the model answers its first test requests');
   }
 }

@@ -17,6 +17,7 @@ import type { LifecycleStore } from '../state/lifecycleStore';
 import { showNoticeUntil } from '../util/notice';
 import { ImageBuild } from './imageBuild';
 import { setupMessage } from './setupView';
+import { WeightsDownloader } from './weightsDownload';
 import { chooseWeightsFolder } from './weightsPicker';
 
 export interface SetupDeps {
@@ -28,6 +29,8 @@ export interface SetupDeps {
   log: Log;
   /** The packaged triton/ directory: the image's build context. */
   tritonDir: string;
+  /** Where the Hugging Face token is kept (the extension's SecretStorage). */
+  secrets?: vscode.SecretStorage;
 }
 
 export class SetupController implements vscode.Disposable {
@@ -35,6 +38,7 @@ export class SetupController implements vscode.Disposable {
   /** Fired when the checklist changes (a check ran, the lifecycle moved, a build began or ended). */
   readonly onDidChange = this.emitter.event;
   readonly image: ImageBuild;
+  readonly weights: WeightsDownloader;
   private readonly subscriptions: vscode.Disposable[] = [];
   private contextKeys = '';
   /** The walkthrough's last step ("ask a question") is done once something was answered. */
@@ -42,14 +46,15 @@ export class SetupController implements vscode.Disposable {
 
   constructor(private readonly deps: SetupDeps) {
     this.image = new ImageBuild(deps.session, deps.settings, deps.store, deps.log, deps.tritonDir);
-    this.subscriptions.push(this.image, this.emitter, deps.store.onDidChange(() => this.changed()));
+    this.weights = new WeightsDownloader(deps.settings, deps.secrets, deps.log);
+    this.subscriptions.push(this.image, this.weights, this.emitter, deps.store.onDidChange(() => this.changed()), this.weights.onDidChange(() => this.changed()));
     this.changed();
   }
 
   /** What the checklist shows now. */
   get model(): SetupModel {
     const { store, session } = this.deps;
-    return setupModel({ state: store.current, ...session.setup, building: store.actionContext.building });
+    return setupModel({ state: store.current, ...session.setup, building: store.actionContext.building, downloading: this.weights?.downloading ?? false });
   }
 
   /** The chat view's `setup` message. */
@@ -90,6 +95,11 @@ export class SetupController implements vscode.Disposable {
     await chooseWeightsFolder(this.deps.settings, this.deps.log);
   }
 
+  async downloadWeights(): Promise<void> {
+    // As with the picker, the settings change at the end re-runs the checks.
+    await this.weights.run();
+  }
+
   /** A click in the checklist: only what the checklist offers now is done. */
   async runAction({ action, check }: SetupActionMessage): Promise<void> {
     const model = this.model;
@@ -103,6 +113,8 @@ export class SetupController implements vscode.Disposable {
       case 'startChatglm': await this.deps.startChatglm(); return;
       case 'recheck': await this.recheck(); return;
       case 'chooseWeights': await this.chooseWeightsFolder(); return;
+      case 'downloadWeights': await this.downloadWeights(); return;
+      case 'cancelDownload': this.weights.cancel(); return;
       case 'buildImage': await this.image.build(); return;
       case 'cancelBuild': this.image.cancel(); return;
       case 'openSettings': if (check) await SettingsService.open(CHECK_SETTINGS[check]); return;

@@ -1,7 +1,7 @@
 // The core's setup model in words: each check's name and what it found or what to do (localized here; the core
 // keeps codes and facts), the headline, and the `setup` message the chat view's checklist is drawn from.
 import * as vscode from 'vscode';
-import { gib, ServerError, WeightsError, type CheckFacts, type PreflightCheckId } from '../../core/server';
+import { gib, ServerError, WeightsError, type CheckFacts, type GpuMemory, type GpuPlanVerdict, type PreflightCheckId } from '../../core/server';
 import type { SetupFix, SetupItem, SetupModel, SetupPhase, SetupPrimary } from '../../core/session';
 import type { LifecycleFailure, LifecycleState } from '../../core/state/lifecycle';
 import { LIMITS, type HostToWebview, type SetupCheckId, type SetupFixId, type SetupPrimaryId, type SetupView } from '../../protocol';
@@ -50,14 +50,23 @@ export function checkLabel(id: PreflightCheckId): string {
 function summary(model: SetupModel, state: LifecycleState): string {
   const phases: Record<SetupPhase, () => string> = {
     checking: () => vscode.l10n.t('Checking Docker, the GPU, the serving image, the weights and the ports…'),
-    needed: () => model.attention === 1
-      ? vscode.l10n.t('1 check needs attention before ChatGLM3 can start.')
-      : vscode.l10n.t('{0} checks need attention before ChatGLM3 can start.', model.attention),
+    needed: () => [attentionText(model.attention), waitingText(model.waiting)].filter(Boolean).join(' '),
     ready: () => vscode.l10n.t('Everything ChatGLM3 needs is in place.'),
     busy: () => busyText(state),
     running: () => vscode.l10n.t('The server is running; ChatGLM3 is not loaded yet.'),
   };
   return phases[model.phase]();
+}
+
+function attentionText(n: number): string {
+  if (n === 0) return '';
+  return n === 1 ? vscode.l10n.t('1 check needs attention before ChatGLM3 can start.') : vscode.l10n.t('{0} checks need attention before ChatGLM3 can start.', n);
+}
+
+/** Checks that wait on a failed one are not counted as needing attention: they follow once it is fixed. */
+function waitingText(n: number): string {
+  if (n === 0) return '';
+  return n === 1 ? vscode.l10n.t('1 more is checked after that.') : vscode.l10n.t('{0} more are checked after that.', n);
 }
 
 function busyText(state: LifecycleState): string {
@@ -70,6 +79,7 @@ function busyText(state: LifecycleState): string {
 function itemDetail(item: SetupItem): string | undefined {
   switch (item.level) {
     case 'pending':
+      if (item.id === 'weights' && item.fixes.includes('cancelDownload')) return vscode.l10n.t('Downloading ChatGLM3-6B… (the notification shows the progress)');
       return item.id === 'image' && item.fixes.includes('cancelBuild') ? vscode.l10n.t('Building the serving image…') : vscode.l10n.t('Checking…');
     case 'ok': return okText(item.id, item.facts ?? {});
     case 'blocked': return item.blockedBy === 'docker' ? vscode.l10n.t('Checked once Docker is installed.') : vscode.l10n.t('Checked once the Docker daemon answers.');
@@ -85,7 +95,9 @@ function okText(id: PreflightCheckId, facts: CheckFacts): string | undefined {
     case 'daemon': return facts.daemonVersion ? vscode.l10n.t('Docker Engine {0} answers.', facts.daemonVersion) : vscode.l10n.t('The Docker daemon answers.');
     case 'nvidia-runtime': return vscode.l10n.t('Docker has the NVIDIA runtime.');
     case 'image': return vscode.l10n.t('{0} is available.', facts.image ?? '');
-    case 'weights': return facts.weightsPath;
+    case 'weights': return facts.weightsSnapshot === 'newer' && facts.weightsPath
+      ? vscode.l10n.t('{0} (a newer snapshot than the one tested)', facts.weightsPath)
+      : facts.weightsPath;
     case 'ports': return vscode.l10n.t('{0} are free on {1}.', (facts.ports ?? []).join(', '), facts.bindAddress ?? '');
     case 'gpu-memory': return gpuText(facts);
   }
@@ -94,7 +106,28 @@ function okText(id: PreflightCheckId, facts: CheckFacts): string | undefined {
 function gpuText(facts: CheckFacts): string | undefined {
   const gpus = facts.gpus ?? [];
   if (!gpus.length) return undefined;
-  return gpus.map((g) => vscode.l10n.t('GPU {0} ({1}): {2} GB free of {3} GB.', g.index, g.name, gib(g.freeMiB), gib(g.totalMiB))).join(' ');
+  return gpus.map((g, i) => {
+    const verdict = facts.gpuPlans?.[i];
+    return verdict ? gpuPlanText(g, verdict) : vscode.l10n.t('GPU {0} ({1}): {2} GB free of {3} GB.', g.index, g.name, gib(g.freeMiB), gib(g.totalMiB));
+  }).join(' ');
+}
+
+/** What the memory plan says will run on this GPU (the same decision the load makes, src/core/server/memoryPlan.ts). */
+function gpuPlanText(g: GpuMemory, v: GpuPlanVerdict): string {
+  const gb = (bytes: number) => gib(bytes / 2 ** 20);
+  const head = vscode.l10n.t('GPU {0} ({1}): {2} GB free', g.index, g.name, gib(g.freeMiB));
+  if (v.kind === 'runs') {
+    const p = v.plan;
+    return p.quantization === 'int8'
+      ? vscode.l10n.t('{0}: ChatGLM3 runs with int8 weights (about {1} GB) and {2} rows × {3} tokens.', head, gb(p.weights), p.rows, p.context)
+      : vscode.l10n.t('{0}: ChatGLM3 runs with float16 weights (about {1} GB) and {2} rows × {3} tokens.', head, gb(p.weights), p.rows, p.context);
+  }
+  const n = v.needed;
+  const short = n.quantization === 'int8'
+    ? vscode.l10n.t('{0}: not enough even with int8 weights for {1} rows × {2} tokens (about {3} GB needed)', head, n.rows, n.context, gb(n.total))
+    : vscode.l10n.t('{0}: not enough for {1} rows × {2} tokens with float16 weights (about {3} GB needed; Quantization auto or int8 needs less)', head, n.rows, n.context, gb(n.total));
+  if (!v.fits) return vscode.l10n.t('{0}; the weights alone need about {1} GB.', short, gb(n.weights));
+  return vscode.l10n.t('{0}; {1} rows × {2} tokens would fit: lower Max Batch Size or the context.', short, v.fits.rows, v.fits.context);
 }
 
 function unknownText(item: SetupItem): string {
@@ -118,6 +151,7 @@ function problemText(item: SetupItem): string | undefined {
   if (error.code === 'image-missing') return vscode.l10n.t('{0} is not on this machine. Build it from the extension\'s Dockerfile (the first build downloads several GB), or set another image.', item.facts?.image ?? '');
   if (error.code === 'gpu-memory-low') {
     const gpus = gpuText(item.facts ?? {});
+    if (item.facts?.gpuPlans?.length && gpus) return gpus;
     return `${gpus ? `${gpus} ` : ''}${vscode.l10n.t('ChatGLM3-6B needs about {0} GB per copy; loading may fail.', gib(item.facts?.requiredMiB ?? 0))}`;
   }
   return errorText(presentError(error));
@@ -132,6 +166,8 @@ export function weightsText(error: WeightsError): string {
       case 'not-chatglm': return vscode.l10n.t('config.json does not describe a ChatGLM model');
       case 'no-tokenizer': return vscode.l10n.t('tokenizer.model is missing');
       case 'no-weight-files': return vscode.l10n.t('there are no weight files (*.safetensors or *.bin)');
+      case 'download-incomplete': return vscode.l10n.t('its download has not finished (download again to resume)');
+      case 'files-missing': return vscode.l10n.t('files its weight index or download manifest names are missing');
     }
   });
   return vscode.l10n.t('{0} is not a ChatGLM3-6B checkpoint: {1}.', error.path, parts.join(vscode.l10n.t('; ')));

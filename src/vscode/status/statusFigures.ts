@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 import { MODEL_NAME } from '../../core/repository';
 import type { ActivitySnapshot } from '../../core/status/activity';
 import {
-  schedulerTotals, sparklinePath, totals, type SchedulerTotals, type SeriesName, type StatusHistory, type StatusSample, type StatusTotals,
+  axisTop, hasValues, schedulerTotals, sparklinePath, totals, type SchedulerTotals, type SeriesName, type StatusHistory, type StatusSample, type StatusTotals,
 } from '../../core/status/statusModel';
 import type { StatusLayout, StatusSection, StatusUpdate } from '../../protocol';
 
@@ -37,7 +37,14 @@ interface Chart {
   group?: Group;
   /** The smallest top of the y axis, so a flat, small series does not fill the box. */
   minTop: number;
+  /** The top of the y axis with the unit of the values ("20 tokens/s", "1 row"), from the number and its text. */
+  axis: (top: number, text: string) => string;
 }
+
+/** Axis labels of counts, singular for 1. */
+const rows = (top: number, text: string) => (top === 1 ? vscode.l10n.t('{0} row', text) : vscode.l10n.t('{0} rows', text));
+const requests = (top: number, text: string) => (top === 1 ? vscode.l10n.t('{0} request', text) : vscode.l10n.t('{0} requests', text));
+
 
 type Section =
   | { kind: 'table'; id: string; heading: () => string; group?: Group; rows: readonly Row[] }
@@ -50,6 +57,11 @@ const recent = () => vscode.l10n.t('last 3 minutes, every 2 s');
 /** This window's answers and queued explanations, as the "From this window" row shows them. */
 const windowActivity = (a: ActivitySnapshot, f: FigureFormat) => vscode.l10n.t('{0} generating, {1} queued', f.value(a.answers.length), f.value(a.queuedExplanations));
 
+/** The quantization in use (tritonChatglm.quantization, or the memory plan's choice for `auto`). */
+const weightsText = ({ weights }: StatusSample) => !weights ? '–'
+  : weights.quantization === 'int8' ? vscode.l10n.t('int8 (ChatGLM3\'s 8-bit weights), {0} activations', weights.dtype)
+    : vscode.l10n.t('{0} (not quantized)', weights.dtype);
+
 /** The page, top to bottom. */
 const SECTIONS: readonly Section[] = [
   {
@@ -58,17 +70,18 @@ const SECTIONS: readonly Section[] = [
       { id: 'waitingRequests', group: 'scheduler', label: () => vscode.l10n.t('Requests waiting for a free row'), value: ({ sample }, f) => f.value(sample.scheduler?.waitingRequests) },
       { id: 'tritonPending', label: () => vscode.l10n.t('Requests in Triton\'s queue'), value: ({ sample }, f) => f.value(sample.tritonPending) },
       { id: 'thisWindow', label: () => vscode.l10n.t('From this window'), value: ({ activity }, f) => windowActivity(activity, f) },
+      { id: 'weights', label: () => vscode.l10n.t('Model weights'), value: ({ sample }) => weightsText(sample) },
     ],
   },
   {
     kind: 'charts', id: 'schedulerCharts', group: 'scheduler', heading: () => vscode.l10n.t('Continuous batching ({0})', recent()), charts: [
-      { id: 'activeRows', label: () => vscode.l10n.t('Active rows'), minTop: 1 },
-      { id: 'waitingRequests', label: () => vscode.l10n.t('Waiting for a row'), minTop: 1 },
-      { id: 'generatedTokensPerSecond', label: () => vscode.l10n.t('Generated tokens/s'), minTop: 1 },
-      { id: 'rowsPerStep', label: () => vscode.l10n.t('Rows per decode step'), minTop: 1 },
-      { id: 'decodeStepsPerSecond', label: () => vscode.l10n.t('Decode steps/s'), minTop: 1 },
-      { id: 'prefillTokensPerSecond', label: () => vscode.l10n.t('Prefill tokens/s'), minTop: 1 },
-      { id: 'timeToFirstTokenMs', label: () => vscode.l10n.t('Time to first token (ms)'), minTop: 1 },
+      { id: 'activeRows', label: () => vscode.l10n.t('Active rows'), minTop: 1, axis: rows },
+      { id: 'waitingRequests', label: () => vscode.l10n.t('Waiting for a row'), minTop: 1, axis: requests },
+      { id: 'generatedTokensPerSecond', label: () => vscode.l10n.t('Generated tokens/s'), minTop: 1, axis: (_top, text) => vscode.l10n.t('{0} tokens/s', text) },
+      { id: 'rowsPerStep', label: () => vscode.l10n.t('Rows per decode step'), minTop: 1, axis: rows },
+      { id: 'decodeStepsPerSecond', label: () => vscode.l10n.t('Decode steps/s'), minTop: 1, axis: (_top, text) => vscode.l10n.t('{0} steps/s', text) },
+      { id: 'prefillTokensPerSecond', label: () => vscode.l10n.t('Prefill tokens/s'), minTop: 1, axis: (_top, text) => vscode.l10n.t('{0} tokens/s', text) },
+      { id: 'timeToFirstTokenMs', label: () => vscode.l10n.t('Time to first token (ms)'), minTop: 1, axis: (_top, text) => vscode.l10n.t('{0} ms', text) },
     ],
   },
   {
@@ -84,11 +97,11 @@ const SECTIONS: readonly Section[] = [
   },
   {
     kind: 'charts', id: 'tritonCharts', heading: () => vscode.l10n.t('Triton ({0})', recent()), charts: [
-      { id: 'tritonPending', label: () => vscode.l10n.t('Requests in Triton\'s queue'), minTop: 1 },
-      { id: 'requestsPerSecond', label: () => vscode.l10n.t('Requests finished per second'), minTop: 0.001 },
-      { id: 'batchSize', label: () => vscode.l10n.t('Batch size'), minTop: 1 },
-      { id: 'queueMs', label: () => vscode.l10n.t('Queue ms per request'), minTop: 0.001 },
-      { id: 'computeMs', label: () => vscode.l10n.t('Compute ms per request'), minTop: 0.001 },
+      { id: 'tritonPending', label: () => vscode.l10n.t('Requests in Triton\'s queue'), minTop: 1, axis: requests },
+      { id: 'requestsPerSecond', label: () => vscode.l10n.t('Requests finished per second'), minTop: 0.001, axis: (_top, text) => vscode.l10n.t('{0} requests/s', text) },
+      { id: 'batchSize', label: () => vscode.l10n.t('Batch size'), minTop: 1, axis: requests },
+      { id: 'queueMs', label: () => vscode.l10n.t('Queue ms per request'), minTop: 0.001, axis: (_top, text) => vscode.l10n.t('{0} ms', text) },
+      { id: 'computeMs', label: () => vscode.l10n.t('Compute ms per request'), minTop: 0.001, axis: (_top, text) => vscode.l10n.t('{0} ms', text) },
     ],
   },
   {
@@ -104,8 +117,8 @@ const SECTIONS: readonly Section[] = [
   { kind: 'list', id: 'gpus', group: 'gpu', heading: () => vscode.l10n.t('GPUs') },
   {
     kind: 'charts', id: 'gpuCharts', group: 'gpu', heading: () => vscode.l10n.t('GPUs ({0})', recent()), charts: [
-      { id: 'gpuUtilizationPct', label: () => vscode.l10n.t('GPU utilisation %'), minTop: 100 },
-      { id: 'gpuMemoryUsedGiB', label: () => vscode.l10n.t('GPU memory used (GiB)'), minTop: 0.001 },
+      { id: 'gpuUtilizationPct', label: () => vscode.l10n.t('GPU utilisation %'), minTop: 100, axis: (_top, text) => vscode.l10n.t('{0} %', text) },
+      { id: 'gpuMemoryUsedGiB', label: () => vscode.l10n.t('GPU memory used (GiB)'), minTop: 0.001, axis: (_top, text) => vscode.l10n.t('{0} GiB', text) },
     ],
   },
 ];
@@ -119,6 +132,8 @@ export function statusLayout(hidden: readonly Group[]): StatusLayout {
     title: vscode.l10n.t('Triton statistics for {0}', MODEL_NAME),
     sections: SECTIONS.map(layoutSection),
     chart: CHART,
+    collecting: vscode.l10n.t('collecting…'),
+    axis: { start: vscode.l10n.t('3 min ago'), end: vscode.l10n.t('now') },
     hidden: [...hidden],
   };
 }
@@ -167,7 +182,13 @@ export function statusUpdate(sample: StatusSample, history: StatusHistory, activ
   const series: StatusUpdate['series'] = {};
   for (const chart of CHARTS) {
     const values = history.series(chart.id);
-    series[chart.id] = { d: sparklinePath(values, CHART.width, CHART.height, history.capacity, chart.minTop), last: format.value(values.at(-1)) };
+    const top = axisTop(values, chart.minTop);
+    series[chart.id] = {
+      d: sparklinePath(values, CHART.width, CHART.height, history.capacity, top),
+      last: format.value(values.at(-1)),
+      top: chart.axis(top, format.value(top)),
+      empty: !hasValues(values),
+    };
   }
   return {
     type: 'update',

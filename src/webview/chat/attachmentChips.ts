@@ -1,8 +1,10 @@
 // The attachment chips of the chat panel. Above the input (AttachmentBar): "Add File…", the active editor's file as
-// a chip that switches on and off, then what the user attached, each removable. In the transcript (sentChips): the
-// chips a question went out with. A chip shows the file name and its lines ("geometry.py:3-4"); its tooltip the full
-// path, the lines and (above the input) the token estimate; a click opens the code. The host owns the chips: these
-// only draw its `attachments` message and post what the user clicked.
+// a chip (suggested: dashed, "current file — click to attach"; or, with `always`, one that switches on and off),
+// then what the user attached, each removable and showing its tokens. In the transcript (sentChips): the chips a
+// question went out with. A chip shows the file name and its lines ("geometry.py:3-4"), a symbol's name and lines,
+// a file's name tagged "problems", or "Changes"; its tooltip the full path, the lines and (above the input) the
+// token estimate; a click opens the code. The host owns the chips: these only draw its `attachments` message and
+// post what the user clicked.
 import { format, type AttachmentsMessage, type AttachmentView, type Strings } from '../../protocol';
 import { el } from '../shared/dom';
 import type { ChatContext } from './chatContext';
@@ -37,12 +39,22 @@ function tooltip(v: AttachmentView, strings: Strings): string {
 /** A figure in the page's language ("1,234"). */
 const figure = (n: number) => n.toLocaleString(document.documentElement.lang || undefined);
 
-/** One chip: open on click; with `removable`, a × that takes it off the next question. */
+/** What the chip's name says: the file name, a symbol's name, or "Changes". */
+function chipName(v: AttachmentView, strings: Strings): string {
+  if (v.kind === 'changes') return strings.changesChip;
+  if (v.kind === 'symbol' && v.label) return v.label;
+  return fileName(v.path);
+}
+
+/** One chip: open on click; with `removable`, a × that takes it off the next question (and its tokens on it). */
 function chip(v: AttachmentView, strings: Strings, removable: boolean): HTMLElement {
-  const label = `${fileName(v.path)}${rangeSuffix(v)}`;
+  const tag = v.kind === 'problems' || v.kind === 'symbol' ? strings[`chipKind.${v.kind}`] : '';
+  const label = `${chipName(v, strings)}${rangeSuffix(v)}${tag ? ` (${tag})` : ''}`;
   const main = el('button', { type: 'button', class: 'chip-main', 'data-attachment': ACTION.open, 'data-id': v.id, 'aria-label': format(strings.openAttachment, label) },
-    el('span', { class: 'chip-label' }, el('span', { class: 'chip-name' }, fileName(v.path)), el('span', { class: 'chip-range' }, rangeSuffix(v))));
+    el('span', { class: 'chip-label' }, el('span', { class: 'chip-name' }, chipName(v, strings)), el('span', { class: 'chip-range' }, rangeSuffix(v)),
+      ...(v.kind === 'problems' ? [el('span', { class: 'chip-tag' }, ` ${tag}`)] : [])));
   const parts: Node[] = [main];
+  if (removable && v.tokens !== undefined) parts.push(el('span', { class: 'chip-tokens', 'aria-hidden': 'true' }, figure(v.tokens)));
   if (removable) {
     const remove = format(strings.removeAttachment, label);
     parts.push(el('button', { type: 'button', class: 'chip-remove', 'data-attachment': ACTION.remove, 'data-id': v.id, 'aria-label': remove, title: remove }, glyph('×')));
@@ -74,7 +86,8 @@ export class AttachmentBar {
     this.element = el('div', { class: 'attachment-bar', role: 'group' });
     listen(this.element, ctx, () => {
       const active = this.current?.activeFile;
-      if (active) this.ctx.postToHost({ type: 'toggleActiveFile', enabled: !active.enabled });
+      // A suggested chip is attached by its click; an `always` one switches on and off.
+      if (active) this.ctx.postToHost({ type: 'toggleActiveFile', enabled: active.suggested ? true : !active.enabled });
     });
     this.render();
   }
@@ -97,6 +110,17 @@ export class AttachmentBar {
   }
 
   private activeChip(active: NonNullable<AttachmentsMessage['activeFile']>, strings: Strings): HTMLElement {
+    if (active.suggested) {
+      const b = el('button', {
+        type: 'button',
+        class: `attachment-chip active-file suggested${active.refusal ? ' refused' : ''}`,
+        'data-attachment': ACTION.toggleActive,
+        title: active.refusal ?? [active.fullPath, strings.activeFileSuggestedHint,
+          ...(active.tokens !== undefined ? [format(strings.attachmentTokens, figure(active.tokens))] : [])].join('\n'),
+      }, el('span', { class: 'chip-name' }, fileName(active.path)), el('span', { class: 'chip-tag' }, strings.activeFileSuggested));
+      b.disabled = !!active.refusal;
+      return b;
+    }
     const hint = active.refusal ?? [
       active.fullPath,
       active.enabled ? strings.activeFileOn : strings.activeFileOff,
@@ -125,7 +149,8 @@ export function sentChips(ctx: ChatContext, views: readonly AttachmentView[]): H
 
 /** Whether two messages carry the same chips (the message list keeps a rendered message only then). */
 export function sameAttachments(a: readonly AttachmentView[] | undefined, b: readonly AttachmentView[] | undefined): boolean {
-  const ka = (a ?? []).map((v) => `${v.id}|${v.path}|${v.fullPath}|${rangeSuffix(v)}`).join('\n');
-  const kb = (b ?? []).map((v) => `${v.id}|${v.path}|${v.fullPath}|${rangeSuffix(v)}`).join('\n');
+  const key = (v: AttachmentView) => `${v.id}|${v.kind}|${v.label ?? ''}|${v.path}|${v.fullPath}|${rangeSuffix(v)}`;
+  const ka = (a ?? []).map(key).join('\n');
+  const kb = (b ?? []).map(key).join('\n');
   return ka === kb;
 }

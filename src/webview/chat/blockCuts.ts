@@ -83,14 +83,58 @@ export function chooseCut(live: string, context: string, outline: readonly Block
   }
 }
 
-/** A cut when nothing better exists: after the last line break, else the last space, else at `at` (whole code points). */
+/**
+ * A cut when nothing better exists: after the last line break, else the last space, else before a code span that
+ * is still open, else at `at` (whole code points). Never inside a code span: a span cut in two would show its
+ * halves as markdown (live links included) until the answer ends.
+ */
 export function forcedCut(live: string, at: number): number {
-  const nl = live.lastIndexOf('\n', live.length - 2);
+  const spans = codeSpans(live);
+  const inside = (pos: number) => spans.find(([a, b]) => pos > a && pos < b);
+  const lastOutside = (ch: string): number => {
+    for (let i = live.lastIndexOf(ch, live.length - 2); i >= 0; i = live.lastIndexOf(ch, i - 1)) {
+      const span = inside(i + 1);
+      if (!span) return i;
+      i = span[0]; // skip the whole span
+    }
+    return -1;
+  };
+  const nl = lastOutside('\n');
   if (nl >= at / 2) return nl + 1;
-  const sp = live.lastIndexOf(' ', live.length - 2);
+  const sp = lastOutside(' ');
   if (sp >= at / 2) return sp + 1;
+  const open = spans.find(([a, b]) => b === live.length && a > 0);
+  if (open && !inside(open[0])) return open[0];
   const code = live.charCodeAt(at - 1);
   return code >= 0xd800 && code <= 0xdbff ? at + 1 : at;
+}
+
+/**
+ * The code spans of `s` as [start, end) offsets: a backtick run up to the next run of the same length, or, when
+ * none follows yet, to the end (it may still close). Backslash-escaped backticks open nothing.
+ */
+export function codeSpans(s: string): Array<[number, number]> {
+  const runs: Array<[number, number]> = [];
+  for (let i = s.indexOf('`'); i >= 0; i = s.indexOf('`', i)) {
+    let j = i;
+    while (s[j] === '`') j += 1;
+    let backslashes = 0;
+    for (let k = i - 1; k >= 0 && s[k] === '\\'; k -= 1) backslashes += 1;
+    // An escaped first backtick is text; the rest of the run still counts.
+    if (backslashes % 2 === 1) { if (j - i > 1) runs.push([i + 1, j]); } else runs.push([i, j]);
+    i = j;
+  }
+  const out: Array<[number, number]> = [];
+  for (let r = 0; r < runs.length; r += 1) {
+    const [a, b] = runs[r]!;
+    const len = b - a;
+    let close = r + 1;
+    while (close < runs.length && runs[close]![1] - runs[close]![0] !== len) close += 1;
+    if (close >= runs.length) { out.push([a, s.length]); break; }
+    out.push([a, runs[close]![1]]);
+    r = close;
+  }
+  return out;
 }
 
 const LETTER = /\p{L}/u;

@@ -9,4 +9,6 @@ export interface ChatContext {
   postToHost(message: WebviewToHost): void;
   /** Something the panel keeps across hide/show changed: save it soon. */
   scheduleSave(): void;
+  /** Moves the focus to what makes the model ready (Start ChatGLM above the messages); false when none shows. */
+  focusServerAction(): boolean;
 }

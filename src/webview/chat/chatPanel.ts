@@ -103,6 +103,14 @@ export class ChatPanel implements ChatContext {
     this.saver.schedule();
   }
 
+  focusServerAction(): boolean {
+    const action = this.setup.visible
+      ? this.setup.element.querySelector<HTMLButtonElement>('.setup-actions button.primary')
+      : this.serverNotice.element.hidden ? null : this.serverNotice.element.querySelector<HTMLButtonElement>('.server-actions button');
+    action?.focus();
+    return !!action;
+  }
+
   /** Persists the view now (before the page goes away). */
   saveNow(): void {
     this.saver.saveNow();
@@ -160,7 +168,10 @@ export class ChatPanel implements ChatContext {
         this.renderAll();
         return;
       case 'attachments':
-        this.composer.attachmentBar.render(message);
+        this.composer.showAttachments(message);
+        return;
+      case 'budget':
+        this.composer.setBudget(message);
         return;
       case 'draft':
         this.composer.restoreDraft(message.text);
@@ -196,6 +207,7 @@ export class ChatPanel implements ChatContext {
   private updateControls(): void {
     this.composer.updateControls();
     this.root.classList.toggle('busy', !!this.state?.busy);
+    this.root.classList.toggle('model-not-ready', !!this.state && this.state.server.model !== 'ready');
   }
 
   /** One delegated handler for every button: each carries its action in data-action (and an id in data-id). */
@@ -215,6 +227,7 @@ export class ChatPanel implements ChatContext {
       case MESSAGE_ACTIONS.edit: this.messages.beginEdit(messageId); break;
       case MESSAGE_ACTIONS.continue: this.postToHost({ type: 'continueAnswer', messageId }); this.composer.focus(); break;
       case 'startServer': case 'loadModel': case 'openSettings': this.postToHost({ type: action }); break;
+      case 'reloadModel': this.postToHost({ type: 'loadModel' }); break; // the host's load unloads a faulted model first
       case 'setupAction': { const m = setupActionMessage(target); if (m) this.postToHost(m); break; }
       case CODE_ACTIONS.copy: case CODE_ACTIONS.insert: case CODE_ACTIONS.open: case CODE_ACTIONS.apply: this.codeAction(action, target as HTMLButtonElement); break;
     }

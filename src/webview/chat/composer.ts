@@ -1,11 +1,15 @@
 // The input at the bottom of the panel, as in Copilot Chat: one box that grows with its text, with an inline Send
 // icon button that becomes Stop while an answer is generated. Enter sends, Shift+Enter adds a line, Escape stops;
 // ArrowUp in the empty input brings back the last question (again: the one before), ArrowDown goes forward again.
-import { LIMITS } from '../../protocol';
+// `#` and `/` open a completion list (contextCompletion.ts) that has the keys first while it is open; under the text,
+// the token meter (tokenMeter.ts).
+import { LIMITS, type AttachmentsMessage, type BudgetMessage } from '../../protocol';
 import { el, iconButton } from '../shared/dom';
 import { autoGrow } from './autoGrow';
 import { AttachmentBar } from './attachmentChips';
 import type { ChatContext } from './chatContext';
+import { CompletionList } from './contextCompletion';
+import { TokenMeter } from './tokenMeter';
 
 export class Composer {
   readonly element: HTMLElement;
@@ -19,6 +23,8 @@ export class Composer {
   private readonly sendButton: HTMLButtonElement;
   private readonly stopButton: HTMLButtonElement;
   private readonly fit: () => void;
+  private readonly completion: CompletionList;
+  private readonly meter: TokenMeter;
   /** While ArrowUp/ArrowDown walk the questions: how far back (1 = the last question) and what was recalled. */
   private recalled: { back: number; text: string } | undefined;
 
@@ -35,13 +41,16 @@ export class Composer {
     this.toolbarStart = el('div', { class: 'input-toolbar-start' });
     this.attachmentBar = new AttachmentBar(ctx);
     this.aboveInput.append(this.attachmentBar.element);
+    this.completion = new CompletionList(this.input, ctx, () => { this.fit(); this.updateControls(); this.meter.update(); this.ctx.scheduleSave(); });
+    this.meter = new TokenMeter(ctx, () => this.input.value);
     this.element = el('footer', { class: 'composer' },
+      this.completion.element, this.completion.live, this.meter.announcer,
       el('div', { class: 'input-box' }, this.aboveInput, this.input,
-        el('div', { class: 'input-toolbar' }, this.toolbarStart, this.sendButton, this.stopButton)));
+        el('div', { class: 'input-toolbar' }, this.toolbarStart, this.meter.element, this.sendButton, this.stopButton)));
     this.input.value = restored.draft;
     this.fit = autoGrow(this.input);
     this.input.addEventListener('keydown', (e) => this.onKeyDown(e));
-    this.input.addEventListener('input', () => { this.recalled = undefined; this.updateControls(); this.ctx.scheduleSave(); });
+    this.input.addEventListener('input', () => { this.recalled = undefined; this.updateControls(); this.meter.update(); this.ctx.scheduleSave(); });
     const doc = this.element.ownerDocument;
     // Escape stops the answer from anywhere in the panel (in the input it is handled below).
     doc.addEventListener('keydown', (e) => {
@@ -72,12 +81,26 @@ export class Composer {
       button.title = tooltip;
     }
     this.attachmentBar.applyStrings();
+    this.completion.applyStrings();
+    this.meter.update();
+  }
+
+  /** The host's chips of the next question: drawn above the input and counted by the meter. */
+  showAttachments(message: AttachmentsMessage): void {
+    this.attachmentBar.render(message);
+    this.meter.setChips(message);
+  }
+
+  /** The host's figures of the next request (system prompt, history, templates). */
+  setBudget(message: BudgetMessage): void {
+    this.meter.setBudget(message);
   }
 
   /** The host did not send a question (the user cancelled it): it comes back into an empty input. */
   restoreDraft(text: string): void {
     if (this.input.value.trim() === '') this.input.value = text;
     this.fit();
+    this.meter.update();
     this.updateControls();
     this.input.focus();
   }
@@ -86,7 +109,10 @@ export class Composer {
     const state = this.ctx.state;
     const busy = !!state?.busy;
     this.sendButton.hidden = busy;
-    this.sendButton.disabled = state?.server.model !== 'ready' || this.input.value.trim() === '';
+    const ready = state?.server.model === 'ready';
+    this.sendButton.disabled = !ready || this.input.value.trim() === '';
+    // Until the model is ready Enter cannot send: the tooltip says so rather than promising "Send (Enter)".
+    this.sendButton.title = ready ? this.ctx.strings.sendTooltip : this.ctx.strings.sendNotReadyTooltip;
     this.stopButton.hidden = !busy;
   }
 
@@ -104,18 +130,23 @@ export class Composer {
     this.onSent();
     this.input.value = '';
     this.recalled = undefined;
+    this.completion.close();
     this.fit();
+    this.meter.update();
     this.updateControls();
     this.ctx.scheduleSave();
     this.input.focus();
   }
 
   private onKeyDown(e: KeyboardEvent): void {
+    if (this.completion.onKeyDown(e)) return;
     const composing = e.isComposing || e.keyCode === 229; // IME: Enter confirms a candidate, arrows move in its list
     if (e.key === 'Enter' && !e.shiftKey && !composing) {
       // Shift+Enter keeps the default newline.
       e.preventDefault();
-      this.submit();
+      // Not ready yet (setup, stopped, unloaded): the question stays, the focus goes to the action that helps.
+      if (this.ctx.state?.server.model !== 'ready' && this.input.value.trim() !== '') this.ctx.focusServerAction();
+      else this.submit();
     } else if (e.key === 'Escape') {
       if (this.ctx.state?.busy) { e.preventDefault(); this.ctx.postToHost({ type: 'stop' }); }
     } else if ((e.key === 'ArrowUp' || e.key === 'ArrowDown') && !composing && !e.shiftKey && !e.altKey && !e.ctrlKey && !e.metaKey) {
@@ -149,6 +180,7 @@ export class Composer {
     }
     this.fit();
     this.updateControls();
+    this.meter.update();
     return true;
   }
 

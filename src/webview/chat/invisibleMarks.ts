@@ -1,10 +1,13 @@
-// Makes invisible and bidirectional control characters visible in code (like the editor's unicode highlighting):
-// each becomes a marker showing its code point, with a tooltip naming it. The character itself stays in the DOM,
-// inside an element that is not rendered, so it can no longer reorder or hide the code around it, while Copy and
-// Insert still see the exact text (and the host warns before passing it on).
-import { codePointLabel, invisibleCharacterName, invisibleCharacterPattern } from '../../core/text/invisibleCharacters';
+// Makes invisible and bidirectional control characters visible wherever a message shows text (prose, inline code,
+// links, headings, tables, list items, code blocks; answers and the user's own messages), like the editor's unicode
+// highlighting: each becomes a marker showing its code point, with a tooltip naming it. The character itself stays
+// in the DOM, inside an element that is not rendered (and the marker is an isolate), so it can no longer reorder or
+// hide the text around it, while Copy and Insert still see the exact text (and the host warns before passing it on).
+// Link tooltips are rewritten here too: the real URL first, then the answer's own title, said to be the answer's.
+import { codePointLabel, invisibleCharacterName, invisibleCharacterPattern, showInvisibleCharacters } from '../../core/text/invisibleCharacters';
 import { format, type Strings } from '../../protocol';
 import { el } from '../shared/dom';
+import { LINK_ATTR, LINK_TITLE_ATTR } from './markdown';
 
 export function invisibleMarker(ch: string, strings: Strings): HTMLElement {
   const cp = ch.codePointAt(0)!;
@@ -31,20 +34,32 @@ export function appendMarkedText(parent: Node, text: string, strings: Strings): 
 
 const ANY = new RegExp(invisibleCharacterPattern().source, 'u');
 
-/** Marks the invisible characters inside every <code> (blocks and inline) under `root`. */
-export function markInvisibleCharacters(root: ParentNode, strings: Strings): void {
-  for (const code of Array.from(root.querySelectorAll('code'))) {
-    if (code.firstElementChild?.classList.contains('code-chunk-group') || !ANY.test(code.textContent ?? '')) continue; // chunks are marked as written
-    const walker = code.ownerDocument.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+/** Skips what is marked already: markers, and code written in chunks (marked as written, codeChunks.ts). */
+function skip(node: Node): number {
+  const e = node as Element;
+  return e.classList.contains('invisible-char') || e.classList.contains('code-chunk-group') ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_SKIP;
+}
+
+/** Marks the invisible characters in every text under `root`, and writes its links' tooltips. */
+export function markInvisibleCharacters(root: DocumentFragment | Element, strings: Strings): void {
+  if (ANY.test(root.textContent ?? '')) {
+    const doc = root.ownerDocument ?? document;
+    const walker = doc.createTreeWalker(root, NodeFilter.SHOW_TEXT | NodeFilter.SHOW_ELEMENT, {
+      acceptNode: (n) => (n.nodeType === Node.TEXT_NODE ? (ANY.test((n as Text).data) ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_SKIP) : skip(n)),
+    });
     const texts: Text[] = [];
-    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-      if (!(n.parentElement?.classList.contains('invisible-char-raw'))) texts.push(n as Text);
-    }
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) texts.push(n as Text);
     for (const t of texts) {
-      if (!ANY.test(t.data)) continue;
-      const frag = code.ownerDocument.createDocumentFragment();
+      const frag = doc.createDocumentFragment();
       appendMarkedText(frag, t.data, strings);
       t.replaceWith(frag);
     }
+  }
+  for (const a of Array.from(root.querySelectorAll(`a[${LINK_TITLE_ATTR}]`))) {
+    const title = a.getAttribute(LINK_TITLE_ATTR) ?? '';
+    a.removeAttribute(LINK_TITLE_ATTR);
+    const url = a.getAttribute(LINK_ATTR);
+    if (url) a.setAttribute('title', `${url}\n${format(strings.linkTitleFromAnswer, showInvisibleCharacters(title))}`);
+    else a.setAttribute('title', format(strings.linkTitleFromAnswer, showInvisibleCharacters(title)));
   }
 }

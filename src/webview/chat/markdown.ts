@@ -1,9 +1,10 @@
 // Model output is untrusted text: the configured markdown-it (markdownItSetup.ts) renders it with raw HTML off,
 // and DOMPurify sanitises the HTML into a DocumentFragment (parsed in an inert document, never assigned through
-// innerHTML). Links keep no href: the URL moves to data-href when the shared link policy finds it openable at all,
-// and activating a link asks the host (links.ts).
+// innerHTML). Links keep no href: the URL moves to data-href when the shared link syntax finds it openable at all,
+// and activating a link asks the host (links.ts). The tooltip is the URL; the answer's own title waits in
+// data-answer-title until invisibleMarks.ts writes it after the URL, said to be the answer's.
 import DOMPurify from 'dompurify';
-import { evaluateLink } from '../../core/links/linkPolicy';
+import { isOpenableLink } from '../../core/links/linkSyntax';
 import { createMarkdownIt, outlineBlocks, type BlockOutline } from './markdownItSetup';
 
 export { escapeHtml, type BlockOutline } from './markdownItSetup';
@@ -14,6 +15,7 @@ const ALLOWED_TAGS = [
 ];
 const ALLOWED_ATTR = ['href', 'title', 'class', 'start'];
 export const LINK_ATTR = 'data-href';
+export const LINK_TITLE_ATTR = 'data-answer-title';
 
 let hooksInstalled = false;
 function installHooks(): void {
@@ -21,14 +23,19 @@ function installHooks(): void {
   hooksInstalled = true;
   DOMPurify.addHook('afterSanitizeAttributes', (node) => {
     if (node.nodeName !== 'A') return;
-    const href = node.getAttribute('href');
+    let href = node.getAttribute('href');
     node.removeAttribute('href'); // nothing in the panel navigates
-    if (href === null || evaluateLink(href, '').action === 'reject') return;
+    // markdown-it percent-encodes the brackets of an IPv6 host (`http://[::1]:8000/`): put them back, so the link
+    // reaches the policy as written (a local host, which asks first) instead of being refused as malformed.
+    if (href !== null) href = href.replace(/^(https?:\/\/)%5B([0-9a-f:.]+)%5D(?=[:/?#]|$)/i, '$1[$2]');
     const title = node.getAttribute('title');
+    node.removeAttribute('title');
+    if (title) node.setAttribute(LINK_TITLE_ATTR, title);
+    if (href === null || !isOpenableLink(href)) return;
     node.setAttribute(LINK_ATTR, href);
     node.setAttribute('role', 'link');
     node.setAttribute('tabindex', '0');
-    node.setAttribute('title', title ? `${title}\n${href}` : href);
+    node.setAttribute('title', href);
   });
 }
 

@@ -49,12 +49,20 @@ export function statusMarker(view: MessageView, strings: Strings): HTMLElement |
 }
 
 /**
- * Under an answer that stopped at the length limit: why it ends there, and Continue (the stylesheet shows it on the
+ * Under an answer that stopped at the length limit (why it ends there) or was stopped: Continue (the stylesheet shows it on the
  * last answer only). The condition is core/chat/conversation.ts's canContinue; the host checks it again.
  */
 export function continueNote(view: MessageView, strings: Strings): HTMLElement | undefined {
-  if (view.role !== 'assistant' || view.status !== 'complete' || view.finishReason !== 'length') return undefined;
+  if (view.role !== 'assistant') return undefined;
+  const cut = view.status === 'complete' && view.finishReason === 'length';
+  // A stopped (or interrupted) answer with some text goes on too; its marker already says why it ends there.
+  const stopped = (view.status === 'stopped' || view.status === 'interrupted') && view.content.trim() !== '';
+  if (!cut && !stopped) return undefined;
   const go = button('', MESSAGE_ACTIONS.continue, { 'data-id': view.id, class: 'continue-button changes-chat' });
   go.append(icon('debug-continue'), el('span', {}, strings.continueAnswer));
-  return el('div', { class: 'message-continue', role: 'note' }, el('span', { class: 'message-continue-text' }, strings.finishLength), go);
+  const note = el('div', { class: 'message-continue', role: 'note' });
+  if (cut) note.append(el('span', { class: 'message-continue-text' }, strings.finishLength));
+  // While the model is not loaded Continue cannot run: the stylesheet hides it (#root.model-not-ready), the note stays.
+  note.append(go);
+  return note;
 }

@@ -32,7 +32,7 @@ export class SetupChecklist {
     this.element.dataset.phase = view.phase;
     this.element.setAttribute('aria-busy', String(view.checking || view.phase === 'busy'));
     const parts: HTMLElement[] = [
-      el('h2', { class: 'setup-title' }, strings.setupTitle),
+      el('h2', { class: 'setup-title' }, setupTitle(view, strings)),
       el('p', { class: 'setup-summary', role: 'status' }, view.summary),
     ];
     if (view.failure) parts.push(el('p', { class: 'setup-failure' }, view.failure));
@@ -79,6 +79,16 @@ export class SetupChecklist {
     // Re-check beside Start ChatGLM: something may have changed outside VS Code (Docker started, files copied).
     if (view.primary === 'startChatglm' && view.phase === 'ready') row.append(recheckButton(view, strings));
     return row;
+  }
+}
+
+/** "Set up ChatGLM3" only while something is missing or being checked; otherwise the state it is in. */
+function setupTitle(view: SetupView, strings: Strings): string {
+  switch (view.phase) {
+    case 'checking': case 'needed': return strings.setupTitle;
+    case 'ready': return strings.setupTitleStopped;
+    case 'running': return strings.setupTitleUnloaded;
+    case 'busy': return strings.setupTitleBusy;
   }
 }
 

@@ -6,6 +6,8 @@
 //   of one block are joined by classes the stylesheet defines (and a streamed table keeps its header as context).
 //   Only the rest is re-rendered per frame.
 // - An open code fence only gets its new characters appended, in chunks (openFence.ts).
+// - No link of the open block is live: what is still streaming may yet turn out to be code (a fence or code span
+//   that closes later), so its links carry no target until the block is complete and rendered as a stable chunk.
 // Block layout matters as much as parsing: a growing element that holds the whole block is laid out again on every
 // frame, so each piece is its own element. When the answer ends it is rendered once as a whole, so the final view
 // is exactly what rendering the whole answer gives (constructs spanning cuts, loose lists, reference links).
@@ -14,7 +16,7 @@ import { BlockScanner } from './blockScanner';
 import { chooseCut, forcedCut, kindOf, type Cut, type OpenBlockKind } from './blockCuts';
 import { decorateCodeBlocks } from './codeBlocks';
 import { el } from '../shared/dom';
-import type { MarkdownRenderer } from './markdown';
+import { LINK_ATTR, type MarkdownRenderer } from './markdown';
 import { OpenFenceView } from './openFence';
 import { FrameTimes } from './renderStats';
 
@@ -95,9 +97,11 @@ export class StreamingRenderer {
     this.onRendered();
   }
 
-  private renderMarkdown(markdown: string): DocumentFragment {
+  /** `open`: the markdown is (part of) the block still streaming, whose links must not be live yet. */
+  private renderMarkdown(markdown: string, open = false): DocumentFragment {
     const frag = this.md.render(markdown);
     decorateCodeBlocks(frag, this.strings());
+    if (open) disarmLinks(frag);
     return frag;
   }
 
@@ -166,7 +170,7 @@ export class StreamingRenderer {
       this.liveText = live;
       this.cutAt = SOFT_LIMIT;
     }
-    const frag = this.renderMarkdown(this.block.context + live);
+    const frag = this.renderMarkdown(this.block.context + live, true);
     this.join(frag);
     this.live.replaceChildren(frag);
     this.renderedLive = live;
@@ -183,7 +187,7 @@ export class StreamingRenderer {
 
   /** Renders a committed piece of the open block once and appends it to the view. */
   private commitPiece(markdown: string): void {
-    const frag = this.renderMarkdown(this.block.context + markdown);
+    const frag = this.renderMarkdown(this.block.context + markdown, true);
     this.join(frag);
     const last = frag.lastElementChild;
     if (last?.tagName === 'OL') this.block.olNext = Number(last.getAttribute('start') ?? '1') + last.children.length;
@@ -204,5 +208,15 @@ export class StreamingRenderer {
       prev.classList.add('stream-table-chunk');
       first.classList.add('stream-table-chunk');
     }
+  }
+}
+
+/** Links of the open block: shown as links to be, with no target (links.ts opens only elements with one). */
+function disarmLinks(frag: DocumentFragment): void {
+  for (const a of Array.from(frag.querySelectorAll(`a[${LINK_ATTR}]`))) {
+    a.removeAttribute(LINK_ATTR);
+    a.removeAttribute('role');
+    a.removeAttribute('tabindex');
+    a.classList.add('link-pending');
   }
 }

@@ -11,6 +11,10 @@ const NO_VALUE = '–';
 interface ChartNodes {
   path: SVGPathElement;
   last: HTMLElement;
+  /** The top of the y axis with its unit ("20 tokens/s"). */
+  top: HTMLElement;
+  /** "collecting…", shown until the series holds a value. */
+  collecting: HTMLElement;
 }
 
 export class StatusPage {
@@ -31,7 +35,7 @@ export class StatusPage {
     this.lists.clear();
     this.grouped.clear();
     this.note = el('p', { id: 'note', class: 'note', role: 'status' });
-    this.root.replaceChildren(el('h1', {}, layout.title), this.note, ...layout.sections.map((s) => this.section(s, layout.chart)));
+    this.root.replaceChildren(el('h1', {}, layout.title), this.note, ...layout.sections.map((s) => this.section(s, layout)));
     this.hide(layout.hidden);
     if (this.pending) this.showUpdate(this.pending);
     this.pending = undefined;
@@ -46,11 +50,13 @@ export class StatusPage {
       const cell = this.figures.get(id);
       if (cell) cell.textContent = text;
     }
-    for (const [id, { d, last }] of Object.entries(update.series)) {
+    for (const [id, { d, last, top, empty }] of Object.entries(update.series)) {
       const chart = this.charts.get(id);
       if (!chart) continue;
       chart.path.setAttribute('d', d);
       chart.last.textContent = last;
+      chart.top.textContent = top;
+      chart.collecting.hidden = !empty;
     }
     for (const [id, lines] of Object.entries(update.lists)) {
       this.lists.get(id)?.replaceChildren(...lines.map((line) => el('li', {}, line)));
@@ -59,14 +65,14 @@ export class StatusPage {
     this.note.textContent = update.note;
   }
 
-  private section(section: StatusSection, box: StatusLayout['chart']): HTMLElement {
+  private section(section: StatusSection, layout: StatusLayout): HTMLElement {
     let body: HTMLElement;
     switch (section.kind) {
       case 'table':
         body = el('table', { class: 'figures' }, el('tbody', {}, ...section.rows.map((row) => this.row(row))));
         break;
       case 'charts':
-        body = el('div', { class: 'charts' }, ...section.charts.map((chart) => this.chart(chart, box)));
+        body = el('div', { class: 'charts' }, ...section.charts.map((chart) => this.chart(chart, layout)));
         break;
       case 'list':
         body = el('ul', { id: `list-${section.id}`, class: 'list' });
@@ -82,12 +88,23 @@ export class StatusPage {
     return this.inGroup(el('tr', {}, el('th', { scope: 'row' }, label), value), group);
   }
 
-  private chart({ id, label, group }: StatusFigure, { width, height }: StatusLayout['chart']): HTMLElement {
+  /**
+   * A chart: its label and latest value, a y axis from 0 to the top the host names (with the unit), the x axis
+   * from "3 min ago" to "now", and "collecting…" over the plot until the series holds a value. The plot stretches
+   * to the chart's width (the path keeps its stroke), so the chart fits a side-bar-wide panel.
+   */
+  private chart({ id, label, group }: StatusFigure, { chart: { width, height }, collecting, axis }: StatusLayout): HTMLElement {
     const last = el('span', { class: 'last', id: `last-${id}` }, NO_VALUE);
-    const path = svg('path', { id: `path-${id}`, fill: 'none', stroke: 'currentColor', 'stroke-width': '1.5', d: '' });
-    const box = svg('svg', { viewBox: `0 0 ${width} ${height}`, width: String(width), height: String(height), role: 'img', 'aria-label': label }, path);
-    this.charts.set(id, { path, last });
-    return this.inGroup(el('figure', { class: 'chart', id: `chart-${id}` }, el('figcaption', {}, `${label} `, last), box), group);
+    const path = svg('path', { id: `path-${id}`, fill: 'none', stroke: 'currentColor', 'stroke-width': '1.5', 'vector-effect': 'non-scaling-stroke', d: '' });
+    const box = svg('svg', { viewBox: `0 0 ${width} ${height}`, preserveAspectRatio: 'none', role: 'img', 'aria-label': label }, path);
+    const top = el('span', { class: 'axis-top', id: `top-${id}` }, NO_VALUE);
+    const waiting = el('p', { class: 'collecting', id: `collecting-${id}` }, collecting);
+    this.charts.set(id, { path, last, top, collecting: waiting });
+    return this.inGroup(el('figure', { class: 'chart', id: `chart-${id}` },
+      el('figcaption', {}, el('span', { class: 'chart-label' }, label), last),
+      el('div', { class: 'axis-y', 'aria-hidden': 'true' }, top, el('span', { class: 'axis-zero' }, '0')),
+      el('div', { class: 'plot' }, box, waiting),
+      el('div', { class: 'axis-x', 'aria-hidden': 'true' }, el('span', {}, axis.start), el('span', {}, axis.end))), group);
   }
 
   private inGroup(node: HTMLElement, group: string | undefined): HTMLElement {

@@ -8,11 +8,12 @@ import { ConversationService } from '../../../src/core/chat/conversationService'
 import { MemoryConversationStore } from '../../../src/core/chat/store';
 import type { StoredMessage } from '../../../src/core/chat/conversation';
 import { TritonClient } from '../../../src/core/triton/client';
+import type { TritonError } from '../../../src/core/triton/errors';
 
 const BASE = 'http://triton.test:8000';
 const FINAL = { response: '', finish_reason: 'stop', prompt_tokens: 3, completion_tokens: 2, history_trimmed: 0, history: '[]' };
 
-function setup(options: { client?: boolean } = {}) {
+function setup(options: { client?: boolean; modelFailed?: (e: TritonError) => void } = {}) {
   const agent = new MockAgent();
   agent.disableNetConnect();
   const pool = agent.get(BASE);
@@ -25,9 +26,10 @@ function setup(options: { client?: boolean } = {}) {
   const deps: AnswerRunnerDeps = {
     service,
     client: () => (options.client === false ? undefined : client),
-    settings: () => ({ streaming: true, temperature: 0.5, topP: 0.9, maxNewTokens: 64, historyTurns: 10, streamIdleTimeoutMs: 5_000, requestTimeoutMs: 5_000 }),
+    settings: () => ({ streaming: true, temperature: 0.5, topP: 0.9, topK: 40, repetitionPenalty: 1.1, maxNewTokens: 64, historyTurns: 10, streamIdleTimeoutMs: 5_000, requestTimeoutMs: 5_000 }),
     track: (request) => { tracked++; return request; },
     checkServer: () => { checks++; },
+    ...(options.modelFailed ? { modelFailed: options.modelFailed } : {}),
     describeFailure: (e) => ({ code: 'test', text: `failed: ${(e as Error).message}` }),
     describeRefusal: (refusal) => `refused: ${refusal.code}`,
     log: { error: () => undefined },
@@ -58,6 +60,7 @@ test('a streamed answer: deltas to the view and the conversation, the final stat
   assert.equal(t.service.get(id)!.messages.at(-1)!.content, 'Hello');
   assert.equal(t.tracked(), 1);
   assert.deepEqual([body.prompt, body.temperature, body.top_p, body.max_new_tokens, body.history_len], ['hi', 0.5, 0.9, 64, 10]);
+  assert.deepEqual([body.top_k, body.repetition_penalty, body.seed], [40, 1.1, undefined], 'top-k and the penalty from the settings');
   assert.equal(t.runner.isAnswering(id), false);
 });
 
@@ -89,6 +92,19 @@ test('no server: the answer fails with the reason, and the session is asked to l
   assert.match(outcome.error ?? '', /Not connected/);
   assert.equal(t.service.get(id)!.messages.at(-1)!.error, outcome.error);
   assert.equal(t.checks(), 1);
+});
+
+test('"the model failed" ends the answer with that reason and tells the session (Reload Model)', async () => {
+  const failed: string[] = [];
+  const t = setup({ modelFailed: (e) => failed.push(e.code) });
+  t.pool.intercept({ path: '/v2/models/chatglm3-6b/generate_stream', method: 'POST' })
+    .reply(400, 'data: {"error":"the model failed: CUDA error: an illegal memory access was encountered; reload it"}\n\n');
+  const id = await question(t.service, 'hi');
+  const outcome = await t.runner.answer(id);
+  assert.equal(outcome.status, 'failed');
+  assert.match(outcome.error ?? '', /reload it/);
+  assert.deepEqual(failed, ['model-failed']);
+  assert.equal(t.checks(), 0);
 });
 
 test('a second answer in the same conversation is refused while the first streams', async () => {

@@ -160,8 +160,11 @@ describe('ConversationService', () => {
     assert.deepEqual(service.list().map((s) => s.title), ['beta', 'alpha']);
     await service.appendUserMessage(a.id, 'alpha again');
     assert.deepEqual(service.list().map((s) => s.title), ['alpha', 'beta']);
+    const updatedAt = service.get(b.id)!.updatedAt;
     await service.rename(b.id, '  Beta   renamed ');
     assert.equal(service.get(b.id)?.title, 'Beta renamed');
+    assert.equal(service.get(b.id)?.updatedAt, updatedAt, 'renaming is not activity: the chat keeps its time');
+    assert.deepEqual(service.list().map((s) => s.title), ['alpha', 'Beta renamed'], 'and its place in the list');
     await service.delete(a.id);
     assert.deepEqual(store.snapshot().map((c) => c.title), ['Beta renamed']);
     await assert.rejects(service.delete(a.id), (e: unknown) => e instanceof ChatError && e.code === 'not-found');
@@ -290,6 +293,25 @@ describe('ConversationService: edit, regenerate and continue any turn; kinds; un
     await service.finish(c.id, a.id, { ...final, finishReason: 'length' });
     await service.appendUserMessage(c.id, 'next');
     assert.throws(() => service.startContinuation(c.id, a.id), (e: unknown) => e instanceof ChatError && e.code === 'nothing-to-continue', 'not the last message');
+  });
+
+  it('a stopped answer with text can be continued in place; an empty stopped or a failed one cannot', async () => {
+    const { service } = setup();
+    const c = service.create();
+    await service.appendUserMessage(c.id, 'q');
+    const a = service.startAnswer(c.id);
+    service.appendDelta(c.id, a.id, 'half');
+    await service.stop(c.id, a.id);
+    const reopened = service.startContinuation(c.id, a.id);
+    assert.equal(reopened.status, 'streaming');
+    service.appendDelta(c.id, a.id, ' and the rest.');
+    const done = await service.finish(c.id, a.id, { ...final, finishReason: 'stop' });
+    assert.deepEqual([done.content, done.status], ['half and the rest.', 'complete']);
+    const empty = service.create();
+    await service.appendUserMessage(empty.id, 'q');
+    const e = service.startAnswer(empty.id);
+    await service.stop(empty.id, e.id);
+    assert.throws(() => service.startContinuation(empty.id, e.id), (x: unknown) => x instanceof ChatError && x.code === 'nothing-to-continue', 'stopped before any text');
   });
 
   it('a stopped continuation keeps all its text, marked stopped', async () => {

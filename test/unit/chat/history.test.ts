@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ConversationSummary } from '../../../src/core/chat/conversation';
-import { groupHistory, relativeAge } from '../../../src/core/chat/history';
+import { groupHistory, messageSnippet, relativeAge } from '../../../src/core/chat/history';
 
 const at = (y: number, mo: number, d: number, h = 12, mi = 0) => new Date(y, mo - 1, d, h, mi).getTime();
 const NOW = at(2025, 3, 10, 9, 30);
@@ -57,5 +57,21 @@ describe('relativeAge', () => {
     assert.equal(words('en', NOW - 5 * 60_000), '5 minutes ago');
     assert.equal(words('zh-cn', at(2025, 3, 9, 22)), '昨天');
     assert.equal(words('zh-cn', NOW - 1000), '现在');
+  });
+});
+
+describe('messageSnippet', () => {
+  const long = `${'a '.repeat(40)}the batcher merges requests ${'b '.repeat(40)}`;
+  it('finds the query in any message, case-insensitive, with some words around it', () => {
+    assert.equal(messageSnippet([{ content: 'What is a decorator?' }, { content: 'A decorator wraps a function.' }], 'WRAPS'), 'A decorator wraps a function.');
+    const s = messageSnippet([{ content: long }], 'batcher merges')!;
+    assert.ok(s.startsWith('…') && s.endsWith('…'), s);
+    assert.ok(s.includes('the batcher merges requests'));
+    assert.ok(s.length < long.length);
+  });
+  it('collapses whitespace (a query over a line break matches); nothing for no match or an empty query', () => {
+    assert.equal(messageSnippet([{ content: 'line one\n\n  line two' }], 'one line'), 'line one line two');
+    assert.equal(messageSnippet([{ content: 'hello' }], 'bye'), undefined);
+    assert.equal(messageSnippet([{ content: 'hello' }], '   '), undefined);
   });
 });

@@ -3,11 +3,15 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Conversation } from '../../../src/core/chat/conversation';
 import { conversationToMarkdown, exportFileName, type MarkdownExportLabels } from '../../../src/core/chat/markdownExport';
+import { sanitizeForExport } from '../../../src/core/chat/exportSanitizer';
+import MarkdownIt from 'markdown-it';
+import { ALL, CORPUS } from '../../webview/support/hostile-corpus';
 
 const labels: MarkdownExportLabels = {
   untitled: 'New conversation',
   user: 'You',
   assistant: 'ChatGLM3',
+  safetyNote: 'Raw HTML is shown as text and images as links.',
   statusNote: (status, error) => (status === 'failed' ? `Failed — partial answer: ${error}` : `(${status})`),
 };
 
@@ -27,6 +31,7 @@ describe('conversationToMarkdown', () => {
   it('writes the title, each message verbatim under its speaker, and notes on partial answers', () => {
     assert.equal(conversationToMarkdown(conversation, labels), [
       '# Reverse a list',
+      '> Raw HTML is shown as text and images as links.',
       '## You', 'How do I reverse a list?\n\n```py\nxs = [1, 2]\n```',
       '## ChatGLM3', 'Use `xs[::-1]`.',
       '## You', 'And in place?',
@@ -37,8 +42,33 @@ describe('conversationToMarkdown', () => {
   });
 
   it('names an untitled conversation and keeps a title on one line', () => {
-    assert.match(conversationToMarkdown({ ...conversation, title: '', messages: [] }, labels), /^# New conversation\n$/);
-    assert.match(conversationToMarkdown({ ...conversation, title: 'a\n# b', messages: [] }, labels), /^# a # b\n$/);
+    assert.match(conversationToMarkdown({ ...conversation, title: '', messages: [] }, labels), /^# New conversation\n\n> Raw HTML/);
+    assert.match(conversationToMarkdown({ ...conversation, title: 'a\n# b', messages: [] }, labels), /^# a # b\n\n> Raw HTML/);
+  });
+});
+
+describe('sanitizeForExport', () => {
+  const rendered = new MarkdownIt({ html: true });
+  /** What a renderer with HTML on makes of it: no HTML or image token may be left. */
+  const live = (markdown: string) => rendered.parse(markdown, {}).flatMap((t) => [t, ...(t.children ?? [])])
+    .filter((t) => t.type === 'html_block' || t.type === 'html_inline' || t.type === 'image').map((t) => `${t.type}: ${t.content}`);
+
+  it('escapes raw HTML (blocks and inline) and makes images links; leaves code and the rest as written', () => {
+    assert.equal(sanitizeForExport('<img src=x onerror=alert(1)>\n\ntext'), '&lt;img src=x onerror=alert(1)>\n\ntext');
+    assert.equal(sanitizeForExport('a <b onclick="x">bold</b> `<i>` c'), 'a &lt;b onclick="x">bold&lt;/b> `<i>` c');
+    assert.equal(sanitizeForExport('![alt](https://attacker.example/p.png "t") and ![r][ref]\n\n[ref]: https://attacker.example/q.png'),
+      '[alt](https://attacker.example/p.png "t") and [r][ref]\n\n[ref]: https://attacker.example/q.png');
+    const code = '```html\n<script>alert(1)</script>\n```\n\n    <img src=x>\n\nInline `<b>` and <https://example.com/auto>, a < b.';
+    assert.equal(sanitizeForExport(code), code, 'code, autolinks and a lone < untouched');
+    assert.equal(sanitizeForExport('- item <span>x</span>\n\n> <div>\n> quoted\n> </div>'), '- item &lt;span>x&lt;/span>\n\n> &lt;div>\n> quoted\n> &lt;/div>');
+  });
+
+  it('leaves nothing live in the hostile corpus, in any renderer that allows HTML', () => {
+    for (const x of ALL) assert.deepEqual(live(sanitizeForExport(x.markdown)), [], x.id);
+    assert.deepEqual(live(sanitizeForExport(CORPUS)), []);
+    assert.ok(live(CORPUS).length > 40, 'the corpus itself has plenty');
+    const whole = conversationToMarkdown({ ...conversation, messages: [{ id: 'a', role: 'assistant', content: CORPUS, status: 'complete', createdAt: 1 }] }, labels);
+    assert.deepEqual(live(whole), []);
   });
 });
 

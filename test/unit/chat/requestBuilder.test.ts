@@ -32,12 +32,13 @@ describe('token estimate', () => {
 
 describe('buildChatRequest', () => {
   it('uses the last question as prompt and complete turns as ChatGLM3 history, system prompt first', () => {
-    const r = buildChatRequest(conv([...turns(2), msg('user', 'now?')], 'Be brief.'), { temperature: 0.5, topP: 0.9, maxNewTokens: 64 });
+    const r = buildChatRequest(conv([...turns(2), msg('user', 'now?')], 'Be brief.'), { temperature: 0.5, topP: 0.9, topK: 50, repetitionPenalty: 1.05, maxNewTokens: 64 });
     assert.ok(r.ok);
     assert.equal(r.request.prompt, 'now?');
     assert.deepEqual(r.request.history.map((m) => m.role), ['system', 'user', 'assistant', 'user', 'assistant']);
     assert.equal(r.request.history[0].content, 'Be brief.');
     assert.deepEqual([r.request.temperature, r.request.topP, r.request.maxNewTokens], [0.5, 0.9, 64]);
+    assert.deepEqual([r.request.topK, r.request.repetitionPenalty], [50, 1.05]);
     assert.equal(r.trimmedByTurns + r.trimmedByTokens, 0);
   });
 

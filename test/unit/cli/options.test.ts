@@ -68,6 +68,13 @@ test('chat takes the message words; sampling options are range-checked', () => {
   usage(['chat'], /needs a message/);
   usage(['chat', 'x', '--temperature', '3'], /--temperature/);
   usage(['chat', 'x', '--max-new-tokens', '1.5'], /whole number/);
+  const more = parseCli(['chat', 'x', '--top-k', '40', '--repetition-penalty', '1.1', '--seed', '7'], env);
+  assert.deepEqual([more.topK, more.repetitionPenalty, more.seed], [40, 1.1, 7]);
+  assert.deepEqual([parseCli(['chat', 'x'], env).topK, parseCli(['chat', 'x'], env).seed], [undefined, undefined]);
+  usage(['chat', 'x', '--top-k', '-1'], /--top-k/);
+  usage(['chat', 'x', '--repetition-penalty', '0'], /--repetition-penalty must be greater than 0/);
+  usage(['chat', 'x', '--repetition-penalty', '11'], /--repetition-penalty/);
+  usage(['chat', 'x', '--seed', '1.5'], /--seed must be a whole number/);
   usage(['start', '--port', 'abc'], /--port/);
   usage(['start', '--port', '70000'], /--port/);
   usage(['frobnicate'], /Unknown command/);

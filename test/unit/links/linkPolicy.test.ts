@@ -2,6 +2,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { decisionTableMarkdown, LINK_DECISIONS } from './linkDecisions';
 import { evaluateLink, isWellFormedHost, MAX_LINK_LENGTH, mentionedHosts } from '../../../src/core/links/linkPolicy';
 
 const reason = (url: string) => {
@@ -57,8 +60,7 @@ describe('link policy: what opens, and when the real host is shown first', () =>
     assert.equal(evaluateLink('https://docs.python.org/3/', 'the python.org docs').action, 'open');
     assert.equal(evaluateLink('https://www.example.com/', 'example.com').action, 'open');
     assert.equal(evaluateLink('HTTPS://EXAMPLE.COM/A', 'example.com').action, 'open');
-    assert.equal(evaluateLink('http://localhost:3000/', 'localhost:3000').action, 'open');
-    assert.equal(evaluateLink('http://127.0.0.1:8000/v2', 'http://127.0.0.1:8000/v2').action, 'open');
+    assert.equal(evaluateLink('https://attacker.github.io/', 'attacker.github.io').action, 'open');
     assert.deepEqual(evaluateLink('mailto:a@example.com', 'a@example.com'), { action: 'open', url: 'mailto:a@example.com', target: 'a@example.com' });
   });
 
@@ -108,5 +110,44 @@ describe('isWellFormedHost and mentionedHosts', () => {
     assert.deepEqual(mentionedHosts('see https://Example.com/a and www.python.org'), ['example.com', 'python.org']);
     assert.deepEqual(mentionedHosts('README.md and main.py'), []);
     assert.deepEqual(mentionedHosts('localhost:3000'), ['localhost']);
+  });
+});
+
+describe('link policy: the decision table (docs/RELIABILITY.md)', () => {
+  const decisionOf = (url: string, label: string) => {
+    const v = evaluateLink(url, label);
+    return v.action === 'open' ? 'open' : v.action === 'reject' ? `refuse: ${v.reason}` : `ask: ${v.concerns.join(', ')}`;
+  };
+
+  it('decides every row of the table', () => {
+    const wrong = LINK_DECISIONS.filter((r) => decisionOf(r.url, r.label) !== r.decision).map((r) => `${r.url} × ${JSON.stringify(r.label)}: ${decisionOf(r.url, r.label)}, not ${r.decision}`);
+    assert.deepEqual(wrong, []);
+  });
+
+  it('is the table docs/RELIABILITY.md shows', () => {
+    const doc = readFileSync(join(__dirname, '../../../docs/RELIABILITY.md'), 'utf8');
+    assert.ok(doc.includes(decisionTableMarkdown()), 'regenerate with: node --import tsx -e "import(\'./test/unit/links/linkDecisions.ts\').then((m) => console.log(m.decisionTableMarkdown()))"');
+  });
+
+  it('names every recipient and header of a mail link, opens only what it kept, and says what it removed', () => {
+    const v = evaluateLink('mailto:team@example.com,b@example.com?cc=c@example.com&bcc=attacker@evil.example&body=paste%20your%20token&attach=/home/user/.ssh/id_rsa&Attachment=x&subject=Hi', 'team@example.com');
+    assert.ok(v.action === 'confirm' && v.mail);
+    assert.deepEqual([v.mail.to, v.mail.cc, v.mail.bcc], [['team@example.com', 'b@example.com'], ['c@example.com'], ['attacker@evil.example']]);
+    assert.deepEqual(v.mail.headers, [{ name: 'body', value: 'paste your token' }, { name: 'subject', value: 'Hi' }]);
+    assert.deepEqual(v.mail.removed, ['attach', 'Attachment']);
+    assert.equal(v.url, 'mailto:team@example.com,b@example.com?cc=c@example.com&bcc=attacker@evil.example&body=paste%20your%20token&subject=Hi');
+    assert.equal(v.target, 'team@example.com, b@example.com, c@example.com, attacker@evil.example');
+    assert.ok(!/attach/i.test(v.url));
+    const open = evaluateLink('mailto:Team@Example.com?subject=Bug%20report', 'team@example.com');
+    assert.deepEqual(open, { action: 'open', url: 'mailto:Team@Example.com?subject=Bug%20report', target: 'Team@Example.com' });
+  });
+
+  it('names the port and path of a local target', () => {
+    const v = evaluateLink('http://localhost:8002/metrics?x=1', 'localhost:8002');
+    assert.ok(v.action === 'confirm');
+    assert.deepEqual(v.local, { kind: 'loopback', host: 'localhost', port: '8002', path: '/metrics?x=1' });
+    const d = evaluateLink('https://[::1]/v2', '[::1]');
+    assert.ok(d.action === 'confirm' && d.local?.port === '443' && d.local.host === '[::1]');
+    assert.equal(evaluateLink('https://example.com/', 'example.com').action, 'open', 'a public host is not local');
   });
 });

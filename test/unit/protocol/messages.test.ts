@@ -39,6 +39,9 @@ const validFromWebview: WebviewToHost[] = [
   { type: 'toggleActiveFile', enabled: false },
   { type: 'addFile' },
   { type: 'openAttachment', id: 'att_2' },
+  { type: 'addContext', source: 'file' },
+  { type: 'addContext', source: 'changes' },
+  { type: 'addContext', source: 'symbol' },
   { type: 'openLink', url: 'https://example.com/docs', text: 'the docs' },
   { type: 'openLink', url: 'mailto:a@example.com', text: '' },
 ];
@@ -82,6 +85,17 @@ const validFromHost: HostToWebview[] = [
   { type: 'attachments', items: [], activeFile: null },
   { type: 'draft', text: 'the question that was not sent' },
   {
+    type: 'attachments',
+    items: [
+      { id: 's1', kind: 'symbol', label: 'circle_area', path: 'src/geometry.py', fullPath: '/w/src/geometry.py', startLine: 3, endLine: 4, tokens: 30 },
+      { id: 'p1', kind: 'problems', path: 'src/geometry.py', fullPath: '/w/src/geometry.py', tokens: 12 },
+      { id: 'c1', kind: 'changes', path: 'project', fullPath: '/w', tokens: 640 },
+    ],
+    activeFile: { path: 'geometry.py', fullPath: '/w/geometry.py', suggested: true, enabled: false, untrusted: false, tokens: 120 },
+  },
+  { type: 'budget', systemTokens: 0, historyTurns: [], maxInputTokens: 6144, templateTokens: { explain: 30, fix: 40, tests: 40, doc: 40 } },
+  { type: 'budget', systemTokens: 15, historyTurns: [120, 80], maxInputTokens: 6144, templateTokens: { explain: 30, fix: 40, tests: 40, doc: 40 } },
+  {
     type: 'state', activeId: 'c1', busy: false, modelName: 'ChatGLM3-6B', server: { server: 'running', model: 'ready', actions: [] },
     messages: [{ id: 'm1', role: 'user', content: 'what does it return?', status: 'complete', attachments: [{ id: 'att-1', kind: 'selection', path: 'src/geometry.py', fullPath: '/w/src/geometry.py', startLine: 3, endLine: 4 }] }],
   },
@@ -117,6 +131,9 @@ describe('webview protocol', () => {
       { type: 'removeAttachment', id: '../x' }, { type: 'removeAttachment' }, { type: 'toggleActiveFile', enabled: 'yes' },
       { type: 'toggleActiveFile' }, { type: 'addFile', path: '/etc/passwd' }, { type: 'openAttachment', id: 'a'.repeat(65) },
       { type: 'openAttachment', uri: 'file:///etc/passwd' },
+      // `#` names a source; what it attaches is the host's to read, never a path or a command of the webview's choosing
+      { type: 'addContext' }, { type: 'addContext', source: 'terminal' }, { type: 'addContext', source: 'file', path: '/etc/passwd' },
+      { type: 'addContext', source: ['file'] },
       { type: 'openLink', url: '', text: 'x' }, { type: 'openLink', url: 'https://example.com' }, { type: 'openLink', url: 5, text: '' },
       { type: 'openLink', url: 'https://example.com', text: 'x', target: '_blank' },
       // Apply to Selection carries the code only: the host takes the range from the editor, never from the webview
@@ -155,6 +172,15 @@ describe('webview protocol', () => {
       { type: 'attachments', items: [{ ...chip, path: '' }], activeFile: null },
       { type: 'attachments', items: [{ ...chip, startLine: 0 }], activeFile: null },
       { type: 'attachments', items: [{ ...chip, kind: 'folder' }], activeFile: null },
+      { type: 'attachments', items: [{ ...chip, kind: 'symbol', label: '' }], activeFile: null },
+      { type: 'attachments', items: [], activeFile: { path: 'a.py', fullPath: '/w/a.py', suggested: 'yes', enabled: false, untrusted: false } },
+      // the meter's figures: whole, non-negative counts, a budget of at least one token, every template and no more
+      { type: 'budget', systemTokens: -1, historyTurns: [], maxInputTokens: 6144, templateTokens: { explain: 1, fix: 1, tests: 1, doc: 1 } },
+      { type: 'budget', systemTokens: 0, historyTurns: [1.5], maxInputTokens: 6144, templateTokens: { explain: 1, fix: 1, tests: 1, doc: 1 } },
+      { type: 'budget', systemTokens: 0, historyTurns: [], maxInputTokens: 0, templateTokens: { explain: 1, fix: 1, tests: 1, doc: 1 } },
+      { type: 'budget', systemTokens: 0, historyTurns: [], maxInputTokens: 6144, templateTokens: { explain: 1, fix: 1, tests: 1 } },
+      { type: 'budget', systemTokens: 0, historyTurns: [], maxInputTokens: 6144, templateTokens: { explain: 1, fix: 1, tests: 1, doc: 1, new: 1 } },
+      { type: 'budget', systemTokens: 0, historyTurns: Array.from({ length: LIMITS.messages + 1 }, () => 1), maxInputTokens: 6144, templateTokens: { explain: 1, fix: 1, tests: 1, doc: 1 } },
       { type: 'attachments', items: Array.from({ length: LIMITS.attachments + 1 }, (_, i) => ({ ...chip, id: `a${i}` })), activeFile: null },
       { type: 'attachments', items: [] },
       { type: 'attachments', items: [], activeFile: { path: 'a.py', fullPath: '/a.py', enabled: 'yes', untrusted: false } },

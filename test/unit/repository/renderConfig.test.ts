@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { DEFAULT_MODEL_SETTINGS, ModelSettingsError, renderConfig, resolveModelSettings } from '../../../src/core/repository/renderConfig';
+import { DEFAULT_MODEL_SETTINGS, ModelSettingsError, renderConfig, resolveModelSettings, TRITON_QUEUE_BURST, tritonQueueSize } from '../../../src/core/repository/renderConfig';
 
 const root = join(__dirname, '../../..');
 const committed = readFileSync(join(root, 'triton/model_repository/chatglm3-6b/config.pbtxt'), 'utf8');
@@ -48,7 +48,9 @@ test('max_batch_size 1 gets no dynamic batcher; larger batches get the bounded q
   const single = renderConfig({ maxBatchSize: 1, maxQueueSize: 5 });
   assert.doesNotMatch(single, /dynamic_batching|max_queue_size/);
   const batched = renderConfig({ maxBatchSize: 2, maxQueueSize: 5, queueDelayMs: 3 });
-  assert.match(batched, /^dynamic_batching \{\n {2}max_queue_delay_microseconds: 3000\n {2}default_queue_policy \{ max_queue_size: 5 \}\n\}$/m);
+  assert.match(batched, /^dynamic_batching \{\n {2}max_queue_delay_microseconds: 3000\n {2}default_queue_policy \{ max_queue_size: 1029 \}\n\}$/m);
+  // hf (per_execute): Triton's queue is the only one, so it is the setting itself
+  assert.match(renderConfig({ maxBatchSize: 2, maxQueueSize: 5, engine: 'hf' }), /default_queue_policy \{ max_queue_size: 5 \}/);
 });
 
 test('CPU instances (tests, tiny engine) render like the test helper patches them', async () => {
@@ -71,6 +73,7 @@ test('the engine picks the scheduler: hf generates per execute(), every other en
   assert.equal(DEFAULT_MODEL_SETTINGS.engine, 'native');
   const hf = renderConfig({ engine: 'hf' }).split('\n').filter((l, i) => l !== committed.split('\n')[i]);
   assert.deepEqual(hf, [
+    '  default_queue_policy { max_queue_size: 32 }', // per_execute: Triton's queue is the only one
     'parameters { key: "engine" value { string_value: "hf" } }',
     'parameters { key: "scheduler" value { string_value: "per_execute" } }',
   ]);
@@ -80,7 +83,9 @@ test('maxBatchSize and maxQueueSize also bound the continuous scheduler (max_act
   const out = renderConfig({ maxBatchSize: 16, maxQueueSize: 100 });
   assert.match(out, /^max_batch_size: 16$/m);
   assert.match(out, /^parameters \{ key: "max_active_rows" value \{ string_value: "16" \} \}$/m);
-  assert.match(out, /max_queue_size: 100 \}/);
+  assert.match(out, /max_queue_size: 1124 \}/); // max_waiting + TRITON_QUEUE_BURST: the model's bound refuses first
+  assert.equal(tritonQueueSize({ maxQueueSize: 100, engine: 'native' }), 100 + TRITON_QUEUE_BURST);
+  assert.equal(tritonQueueSize({ maxQueueSize: 0, engine: 'native' }), 0);
   assert.match(out, /^parameters \{ key: "max_waiting" value \{ string_value: "100" \} \}$/m);
 });
 

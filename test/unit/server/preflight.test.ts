@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import {
-  DockerCli, PREFLIGHT_CHECKS, resolveSettings, runPreflight, type GpuProbe, type PreflightOptions, type PreflightReport, type ServerSettings,
+  DockerCli, planSettings, PREFLIGHT_CHECKS, requiredMiB, resolveSettings, runPreflight, type GpuProbe, type PreflightOptions, type PreflightReport, type ServerSettings,
 } from '../../../src/core/server';
 import { createFakeDocker, freePort, makeFakeWeights, type FakeDockerFailMode } from '../../fake-docker/harness';
 
@@ -128,6 +128,31 @@ test('GPU memory: too little free memory is a warning (it never blocks a start),
   // Two copies need twice the memory: the A10 that fits one does not fit two.
   const two = await runPreflight(docker, settings, { probeGpus: probe(A10), requiredGpuMiB: 26_000 });
   assert.equal(check(two, 'gpu-memory')?.level, 'warning');
+});
+
+test('GPU memory with the model settings: the memory plan says what runs (int8 on 12 GB) and what does not (8 GB)', async (t) => {
+  const { settings, docker } = await setup(t);
+  const plan = planSettings({});  // the defaults: 8 rows x 8192 tokens, float16, quantization auto
+  const gpu = (name: string, totalMiB: number, freeMiB: number): GpuProbe => ({ gpus: [{ index: '0', uuid: 'GPU-b', name, totalMiB, freeMiB }] });
+  const run = (p: GpuProbe, copies = 1) => runPreflight(docker, settings, { probeGpus: probe(p), requiredGpuMiB: requiredMiB(plan) * copies, gpuPlan: { settings: plan, copies } });
+
+  const twelve = check(await run(gpu('NVIDIA GeForce RTX 3060', 12288, 11800)), 'gpu-memory');
+  assert.equal(twelve?.level, 'ok', 'a 12 GB card runs the int8 model');
+  const v12 = twelve?.facts?.gpuPlans?.[0];
+  assert.ok(v12?.kind === 'runs' && v12.plan.quantization === 'int8' && v12.plan.rows === 8 && v12.plan.context === 8192);
+  assert.ok(v12.plan.weights > 6.2 * 2 ** 30 && v12.plan.weights < 6.4 * 2 ** 30);
+
+  const big = check(await run(gpu('NVIDIA A10', 23028, 22500)), 'gpu-memory');
+  assert.ok(big?.level === 'ok' && big.facts?.gpuPlans?.[0]?.kind === 'runs' && big.facts.gpuPlans[0].plan.quantization === 'none');
+
+  const eight = check(await run(gpu('NVIDIA GeForce RTX 4060', 8188, 7700)), 'gpu-memory');
+  assert.equal(eight?.level, 'warning');
+  const v8 = eight?.facts?.gpuPlans?.[0];
+  assert.ok(v8?.kind === 'too-small' && v8.needed.quantization === 'int8' && v8.fits !== undefined && v8.fits.rows < 8);
+  assert.ok((eight?.facts?.requiredMiB ?? 0) * 2 ** 20 >= v8.needed.total);
+  // Two copies on the A10: each has half of it, too little for float16, so both run int8.
+  const halves = check(await run(gpu('NVIDIA A10', 23028, 22500), 2), 'gpu-memory');
+  assert.ok(halves?.facts?.gpuPlans?.[0]?.kind === 'runs' && halves.facts.gpuPlans[0].plan.quantization === 'int8');
 });
 
 test('skipped checks are reported as skipped and dependants of a skipped daemon check still run', async (t) => {

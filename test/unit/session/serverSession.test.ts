@@ -35,6 +35,25 @@ test('load: unchanged files reload in place; a model that was not loaded is neve
   assert.deepEqual(h.client.calls, ['load'], 'nothing to unload: the model was not READY');
 });
 
+test('a fresh load (Reload Model after "the model failed") unloads a READY model first even when nothing changed', async () => {
+  const h = await attachedReady();
+  assert.equal(await h.session.load({ fresh: true }), true);
+  assert.deepEqual(h.client.calls, ['unload', 'wait:UNAVAILABLE', 'load']);
+  assert.deepEqual(h.steps, ['writing-config', 'unloading-old', 'loading-weights']);
+  const external = await attachedReady({ mode: 'external' });
+  assert.equal(await external.session.load({ fresh: true }), true);
+  assert.deepEqual(external.client.calls, ['unload', 'wait:UNAVAILABLE', 'load'], 'an external server\'s failed model too');
+});
+
+test('an answer refused with "the model failed": the model shows failed, and the next load unloads it first', async () => {
+  const h = await attachedReady();
+  h.session.reportModelFailure({ code: 'model-failed', message: 'the model failed: CUDA error; reload it' });
+  assert.deepEqual([h.state.current.model, h.state.current.modelError?.code], ['failed', 'model-failed']);
+  assert.equal(await h.session.load(), true);
+  assert.deepEqual(h.client.calls, ['unload', 'wait:UNAVAILABLE', 'load'], 'a plain load of the READY model would keep the failed process');
+  assert.equal(h.state.current.model, 'ready');
+});
+
 test('load of an external server renders nothing: the repository is not ours', async () => {
   const h = await attachedReady({ mode: 'external' });
   h.repository.changed = ['chatglm3-6b/config.pbtxt'];

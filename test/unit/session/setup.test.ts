@@ -20,13 +20,14 @@ test('everything missing: every check with its fixes, the count, and Re-check as
   assert.equal(m.visible, true);
   assert.equal(m.phase, 'needed');
   assert.equal(m.primary, 'recheck');
-  assert.equal(m.attention, 5, 'docker, the three it blocks, the weights');
+  assert.equal(m.attention, 2, 'docker and the weights need the person');
+  assert.equal(m.waiting, 3, 'the three checks docker blocks only wait');
   assert.deepEqual(m.items.map((i) => [i.id, i.level, i.fixes.join('+')]), [
     ['docker', 'error', 'installDocker+openSettings'],
     ['daemon', 'blocked', ''],
     ['nvidia-runtime', 'blocked', ''],
     ['image', 'blocked', ''],
-    ['weights', 'error', 'chooseWeights'],
+    ['weights', 'error', 'downloadWeights+chooseWeights'],
     ['ports', 'ok', ''],
     ['gpu-memory', 'unknown', ''],
   ]);
@@ -39,6 +40,8 @@ test('the fix offered follows the finding', () => {
   assert.deepEqual(fix({ 'nvidia-runtime': { level: 'warning', error: setupError('nvidia-runtime-missing') } }), ['installNvidiaToolkit']);
   assert.deepEqual(fix({ image: setupError('image-missing') }), ['buildImage', 'openSettings']);
   assert.deepEqual(fix({ image: setupError('image-missing') }, true), ['cancelBuild'], 'while the image builds');
+  assert.deepEqual(fix({ weights: setupError('weights-missing') }), ['downloadWeights', 'chooseWeights']);
+  assert.deepEqual(fixesFor(preflightReport({ weights: setupError('weights-missing') }).checks.find((c) => c.id === 'weights')!, false, true), ['cancelDownload'], 'while the weights download');
   assert.deepEqual(fix({ ports: setupError('port-allocated') }), ['openSettings']);
   assert.deepEqual(fix({ 'gpu-memory': { level: 'warning', error: setupError('gpu-memory-low') } }), ['openSettings']);
 });
@@ -51,6 +54,11 @@ test('nothing missing: Start ChatGLM; before the first report: pending rows and 
   assert.ok(first.items.every((i) => i.level === 'pending'));
   const building = setupModel({ state: managed('setup'), report: preflightReport({ image: setupError('image-missing') }), checking: false, building: true });
   assert.equal(building.items.find((i) => i.id === 'image')?.level, 'pending');
+  const downloading = setupModel({ state: managed('setup'), report: preflightReport({ weights: setupError('weights-missing') }), checking: false, building: false, downloading: true });
+  const weights = downloading.items.find((i) => i.id === 'weights');
+  assert.deepEqual([weights?.level, weights?.fixes], ['pending', ['cancelDownload']]);
+  assert.ok(setupActionOffered(downloading, 'cancelDownload', 'weights'));
+  assert.ok(!setupActionOffered(downloading, 'downloadWeights', 'weights'), 'no second download while one runs');
 });
 
 test('while it starts or loads: busy; running without the model: Start ChatGLM loads; ready or external: hidden', () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parsePrometheusText } from '../../../src/core/triton/prometheus';
 import type { ModelStatistics } from '../../../src/core/triton/statistics';
-import { gpuFigures, metricsFigures, point, schedulerTotals, sparklinePath, StatusHistory, totals, type StatusPoint } from '../../../src/core/status/statusModel';
+import { axisTop, gpuFigures, hasValues, metricsFigures, point, schedulerTotals, sparklinePath, StatusHistory, totals, type StatusPoint } from '../../../src/core/status/statusModel';
 
 function stats(success: number, inferences: number, executions: number, queueNs: number, inferNs: number): ModelStatistics {
   return {
@@ -132,4 +132,19 @@ test('scheduler totals since the load; none without scheduler metrics (the hf en
   const p = point(undefined, { at: 0, ...hf });
   assert.equal(p.activeRows, null);
   assert.equal(p.tritonPending, 4);
+});
+
+test('the y axis tops at 1, 2 or 5 times a power of ten above the maximum (at least minTop); charts know when they hold data', () => {
+  assert.equal(axisTop([17.3, 4], 1), 20);
+  assert.equal(axisTop([3], 1), 5);
+  assert.equal(axisTop([0.4], 0.001), 0.5);
+  assert.equal(axisTop([100], 100), 100);
+  assert.equal(axisTop([101], 100), 200);
+  assert.equal(axisTop([null, null], 1), 1, 'no data: minTop');
+  assert.equal(axisTop([0], 0.001), 0.001);
+  assert.equal(axisTop([Number.NaN, 2e6], 1), 2e6);
+  // The line and the axis agree: a value at the top is drawn at y = 0.
+  assert.equal(sparklinePath([0, 15], 100, 10, 2, axisTop([0, 15])), 'M0 10L100 2.5', '15 of an axis up to 20');
+  assert.equal(hasValues([null, null]), false);
+  assert.equal(hasValues([null, 0]), true);
 });

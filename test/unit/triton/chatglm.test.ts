@@ -6,12 +6,12 @@ import { TritonError } from '../../../src/core/triton/errors';
 test('request body: snake_case inputs, history as a JSON string, absent options omitted', () => {
   const body = buildGenerateBody({
     prompt: '解释这段代码', history: [{ role: 'system', content: 'sys' }, { role: 'user', content: 'q', metadata: '' }],
-    temperature: 0.5, topP: 0.9, maxNewTokens: 64, historyLen: 0,
+    temperature: 0.5, topP: 0.9, maxNewTokens: 64, historyLen: 0, topK: 0, repetitionPenalty: 1.2, seed: 42,
   });
   assert.deepEqual(body, {
     prompt: '解释这段代码',
     history: '[{"role":"system","content":"sys"},{"role":"user","content":"q","metadata":""}]',
-    temperature: 0.5, top_p: 0.9, max_new_tokens: 64, history_len: 0,
+    temperature: 0.5, top_p: 0.9, top_k: 0, repetition_penalty: 1.2, seed: 42, max_new_tokens: 64, history_len: 0,
   });
   assert.deepEqual(Object.keys(buildGenerateBody({ prompt: 'p', history: [] })), ['prompt', 'history']);
 });

@@ -59,6 +59,22 @@ test('a full queue is server-busy (HTTP status or in-stream)', () => {
   assert.equal(code({ operation: 'generate', model: M, status: 503, serverMessage: 'Server not ready' }), 'server-busy');
 });
 
+test('the model\'s own "server busy" (its waiting queue, UNAVAILABLE) is server-busy too: one outcome for a burst', () => {
+  const busy = 'server busy: the waiting queue is full (32 requests wait for one of 8 rows); try again shortly';
+  assert.equal(code({ operation: 'generate-stream', model: M, status: 503, serverMessage: busy }), 'server-busy');
+  assert.equal(code({ operation: 'generate-stream', model: M, status: 200, inStream: true, serverMessage: busy }), 'server-busy');
+});
+
+test('"the model failed" (a device fault stopped it) is model-failed, whatever the status, in a stream or not', () => {
+  const failed = 'the model failed: CUDA error: an illegal memory access was encountered; reload it (the GPU state is lost until the model is loaded again)';
+  for (const f of [{ status: 503 }, { status: 200, inStream: true }, { status: 400 }]) {
+    const e = classifyTritonFailure({ operation: 'generate-stream', model: M, serverMessage: failed, ...f });
+    assert.equal(e.code, 'model-failed', JSON.stringify(f));
+    assert.match(e.message, /reload it/);
+  }
+  assert.notEqual(code({ operation: 'generate-stream', model: M, status: 200, inStream: true, serverMessage: 'generation failed: boom' }), 'model-failed');
+});
+
 test('bad input from an inference call is invalid-request with the model\'s message', () => {
   const msg = "input 'temperature' must be between 0 and 2 (0 = greedy), got 1e+09";
   const e = classifyTritonFailure({ operation: 'generate-stream', model: M, status: 400, serverMessage: msg });

@@ -257,10 +257,24 @@ test('explain: each selection is its own concurrent request, answers stream into
   assert.ok(explains.some((r) => String(r.body.prompt).includes('def a():')));
   const threads = fake.rec.threads.slice(-3);
   assert.deepEqual(threads.map((t) => t.range.start.line), [0, 3, 6], 'one thread per selection, in document order');
+  // Three threads: each brief, one line (its title, with the answer's first sentence) and no comment; no
+  // notification for the run or for the trimmed selection.
+  assert.deepEqual(threads.map((t) => [t.collapsibleState, t.contextValue]), Array(3).fill([1, 'tritonChatglm.explanation.brief']));
+  for (const t of threads) assert.match(t.label ?? '', /^Explanation of geometry\.py:\d(–\d)?: Explains \d+ chars\.$/);
+  await new Promise((r) => setTimeout(r, 1_600)); // past the moment a comment would be attached
+  assert.deepEqual(threads.map((t) => t.comments.length), [0, 0, 0]);
+  assert.deepEqual(fake.rec.progress.filter((p) => /Explaining/.test(p.title)), []);
+  assert.deepEqual(fake.rec.messages.filter((m) => /selections were longer/.test(m.text)), []);
+  // Show Full Explanation (the thread's toolbar): the whole answer in its comment; and back.
+  for (const t of threads) await fake.vscode.commands.executeCommand('tritonChatglm.showFullExplanation', t);
+  assert.deepEqual(threads.map((t) => [t.comments.length, t.contextValue]), Array(3).fill([1, 'tritonChatglm.explanation.full']));
   for (const t of threads) assert.match(t.comments[0]!.body.value, /^Explains \d+ chars\./);
+  for (const t of threads) assert.equal(t.label?.includes(': Explains'), false, 'full: the title is the place only');
   assert.equal(threads[2]!.comments[0]!.label, 'The selection was trimmed.');
-  assert.ok(fake.rec.messages.some((m) => m.level === 'warning' && /1 of 3 selections were longer than 200/.test(m.text)));
   for (const t of threads) assert.equal(t.comments[0]!.body.isTrusted, false, 'model output is untrusted markdown');
+  await fake.vscode.commands.executeCommand('tritonChatglm.showExplanationBrief', threads[0]);
+  assert.equal(threads[0]!.comments.length, 0);
+  assert.equal(threads[0]!.contextValue, 'tritonChatglm.explanation.brief');
 });
 
 test('chat history: a quick pick grouped by day with Explanations apart; rename, delete with Undo, export as Markdown, open', async () => {
@@ -281,6 +295,14 @@ test('chat history: a quick pick grouped by day with Explanations apart; rename,
   await pick.triggerButton('first, edited', 'Rename');
   assert.ok(labels().includes('Renamed chat') && !labels().includes('first, edited'));
   assert.equal(pick.visible, true, 'the list comes back after the rename box');
+  // The search covers the messages too: a chat whose answer holds the words shows them as its detail.
+  pick.type('echo: first');
+  assert.equal(pick.items.find((i) => i.label === 'Renamed chat')!.detail, 'Echo: first, edited', 'the answer that holds the words');
+  assert.ok(pick.items.filter((i) => i.kind !== -1 && i.label !== 'Renamed chat').every((i) => i.detail === undefined), 'no detail where no message holds it');
+  pick.type('renamed');
+  assert.equal(pick.items.find((i) => i.label === 'Renamed chat')!.detail, undefined, 'the title matches: no detail needed');
+  pick.type('');
+  assert.ok(pick.items.every((i) => i.detail === undefined));
 
   fake.rec.answer = 'Undo';
   await pick.triggerButton('Renamed chat', 'Delete');
@@ -296,7 +318,7 @@ test('chat history: a quick pick grouped by day with Explanations apart; rename,
   fake.rec.saveAnswer = Uri.file('/exports/renamed.md');
   await pick.triggerButton('Renamed chat', 'Export as Markdown');
   const markdown = fake.rec.written.get('/exports/renamed.md') ?? '';
-  assert.match(markdown, /^# Renamed chat\n\n## You\n\nfirst, edited\n\n## ChatGLM3\n\nEcho: first, edited\n/);
+  assert.match(markdown, /^# Renamed chat\n\n> Exported from the ChatGLM3 chat\. Raw HTML in the messages is shown as text[^\n]*\n\n## You\n\nfirst, edited\n\n## ChatGLM3\n\nEcho: first, edited\n/);
   assert.ok(fake.rec.messages.some((m) => m.text === 'Exported the chat to /exports/renamed.md.'));
 
   await fake.vscode.commands.executeCommand('tritonChatglm.showChatHistory');

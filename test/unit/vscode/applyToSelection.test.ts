@@ -1,6 +1,7 @@
 // Apply to Selection through the real extension against the fake `vscode` module: the panel's applyCode message,
 // the diff preview between the document and the proposal (served by the content provider the root registers once),
-// Apply / Discard, the version rule, the invisible-character warning, and the refusals.
+// Accept / Discard as the diff editor's commands (no notification), the version rule, the invisible-character
+// warning, and the refusals.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -31,14 +32,22 @@ function editorWith(selection: [number, number, number, number], text = GEOMETRY
   return document;
 }
 
-/** Posts applyCode as the panel does and waits until the host is done with it (its handler settled). */
+/** Posts applyCode as the panel does and waits until the host is done with it (a diff shown, or a message). */
 async function apply(code: string): Promise<void> {
-  const before = fake.rec.messages.length + fake.rec.opened.length + fake.rec.diffs.length;
+  const before = fake.rec.messages.length + fake.rec.diffs.length;
   receive({ type: 'applyCode', code });
-  // Every path ends in a message, a diff decided (tab closed) or an editor shown; give the handler its turn.
-  await waitFor(() => fake.rec.messages.length + fake.rec.opened.length + fake.rec.diffs.length > before && fake.rec.tabs.length === 0, 'the apply flow to settle');
+  await waitFor(() => fake.rec.messages.length + fake.rec.diffs.length > before, 'the apply flow to show a diff or say why not');
   await new Promise((r) => setTimeout(r, 20));
 }
+
+/** The proposal's text now, as the diff's right side shows it. */
+function rightText(): string {
+  const diff = fake.rec.diffs.at(-1)!;
+  return fake.rec.contentProviders.get(SCHEME)!.provideTextDocumentContent(diff.right);
+}
+
+const accept = () => fake.vscode.commands.executeCommand('tritonChatglm.acceptProposal');
+const discard = () => fake.vscode.commands.executeCommand('tritonChatglm.discardProposal');
 
 describe('Apply to Selection (host side)', () => {
   before(async () => {
@@ -59,7 +68,7 @@ describe('Apply to Selection (host side)', () => {
 
   beforeEach(() => {
     fake.rec.messages.length = 0; fake.rec.modals.length = 0; fake.rec.diffs.length = 0; fake.rec.applied.length = 0;
-    fake.rec.opened.length = 0; fake.rec.answer = undefined; fake.rec.applyEditFails = false;
+    fake.rec.opened.length = 0; fake.rec.answer = undefined; fake.rec.applyEditFails = false; fake.rec.tabs.length = 0;
   });
 
   it('the proposal scheme has one read-only content provider, owned by the root of disposables', () => {
@@ -67,20 +76,19 @@ describe('Apply to Selection (host side)', () => {
     assert.deepEqual(fake.rec.disposables.filter((d) => d.kind === `content:${SCHEME}`).map((d) => d.disposed), [false]);
   });
 
-  it('previews the selection replaced, and Apply replaces exactly that range in one edit', async () => {
+  it('previews the selection replaced, and Accept replaces exactly that range in one edit', async () => {
     const doc = editorWith([2, 0, 4, 0]); // lines 3-4, with the line break of line 4
-    fake.rec.answer = 'Apply';
     await apply(NEW_AREA);
     const expected = GEOMETRY.replace('def circle_area(radius):\n    return 3.14 * radius * radius\n', `${NEW_AREA}\n`);
     const [diff] = fake.rec.diffs;
     assert.equal(diff!.left.toString(), doc.uri.toString());
     assert.equal(diff!.right.scheme, SCHEME);
     assert.match(diff!.right.path, /\/geometry\.py$/, 'named like the file, for its language');
-    assert.equal(diff!.rightText, expected);
+    assert.equal(rightText(), expected);
     assert.equal(diff!.title, 'geometry.py ↔ Proposed Change');
-    const question = fake.rec.messages.find((m) => m.level === 'info')!;
-    assert.equal(question.text, 'Replace the selection in src/geometry.py with the code, as the diff shows?');
-    assert.deepEqual(question.buttons, ['Apply', 'Discard']);
+    assert.deepEqual(fake.rec.messages, [], 'no notification: Accept and Discard are the diff editor\'s');
+    assert.equal(fake.rec.context.get('tritonChatglm.proposalActive'), true, 'the title actions and keys are on');
+    await accept();
     assert.equal(fake.rec.applied.length, 1);
     const edits = fake.rec.applied[0]!.edits;
     assert.equal(edits.length, 1);
@@ -88,59 +96,59 @@ describe('Apply to Selection (host side)', () => {
     assert.equal(doc.getText(), expected);
     assert.equal(doc.version, 2);
     assert.deepEqual(fake.rec.tabs, [], 'the preview closed');
+    assert.equal(fake.rec.context.get('tritonChatglm.proposalActive'), false);
     assert.equal(fake.rec.contentProviders.get(SCHEME)!.provideTextDocumentContent(diff!.right), '', 'the proposal is forgotten');
+    assert.deepEqual((fake.rec.messages as { level: string }[]).filter((m) => m.level !== 'info'), [], 'our own edit is no "changed" warning');
     // the editor is shown with the new code selected
     const shown = fake.rec.opened.at(-1)!;
-    assert.deepEqual([shown.selection!.start, shown.selection!.end], [new Position(2, 0), new Position(4, 0)]);
+    assert.deepEqual(shown.selections!.map((x) => [x.start, x.end]), [[new Position(2, 0), new Position(4, 0)]]);
   });
 
-  it('Discard (or a dismissed notification) changes nothing and closes the preview', async () => {
-    for (const answer of ['Discard', undefined]) {
+  it('Discard, or closing the diff, changes nothing', async () => {
+    for (const how of ['discard', 'close tab'] as const) {
       const doc = editorWith([3, 11, 3, 15]);
-      fake.rec.answer = answer;
       fake.rec.diffs.length = 0;
       await apply('math.pi');
-      assert.equal(fake.rec.diffs[0]!.rightText, GEOMETRY.replace('3.14', 'math.pi'));
+      assert.equal(rightText(), GEOMETRY.replace('3.14', 'math.pi'));
+      if (how === 'discard') await discard();
+      else await fake.vscode.window.tabGroups.close([...fake.rec.tabs]);
+      assert.deepEqual(fake.rec.tabs, []);
+      await accept(); // nothing left to accept
       assert.equal(doc.getText(), GEOMETRY);
       assert.equal(doc.version, 1);
-      assert.deepEqual(fake.rec.tabs, []);
+      assert.equal(fake.rec.messages.at(-1)!.text, 'There is no proposed change to accept.');
     }
     assert.deepEqual(fake.rec.applied, []);
   });
 
   it('an empty selection inserts the code at the cursor (with the same preview)', async () => {
     const doc = editorWith([5, 0, 5, 0]);
-    fake.rec.answer = 'Apply';
     await apply('# the area of a circle of radius 2\n');
-    assert.equal(fake.rec.messages.find((m) => m.level === 'info')!.text, 'Insert the code at the cursor in src/geometry.py, as the diff shows?');
+    await accept();
     assert.equal(doc.getText(), GEOMETRY.replace('print(', '# the area of a circle of radius 2\nprint('));
   });
 
-  it('refuses when the document changed after the preview (the version rule), saying so', async () => {
+  it('refuses when the document changed after the preview (the version rule), saying so at once and at Accept', async () => {
     const doc = editorWith([3, 11, 3, 15]);
-    const show = fake.vscode.window.showInformationMessage;
-    // The user types in the editor while the diff is shown, then clicks Apply.
-    fake.vscode.window.showInformationMessage = (async (text: string, ...items: string[]) => {
-      doc.edit(new Selection(new Position(0, 0), new Position(0, 0)), '# edited\n');
-      fake.rec.messages.push({ level: 'info', text, buttons: items });
-      return 'Apply';
-    }) as typeof show;
-    try {
-      await apply('math.pi');
-    } finally {
-      fake.vscode.window.showInformationMessage = show;
-    }
+    await apply('math.pi');
+    // The user types in the editor while the diff is shown, then accepts.
+    fake.typeInto(doc, new Selection(new Position(0, 0), new Position(0, 0)), '# edited\n');
+    const text = 'src/geometry.py changed after the preview, so the code was not applied. Use Apply to Selection again.';
+    assert.deepEqual(fake.rec.messages.map((m) => [m.level, m.text]), [['warning', text]], 'told when it happens');
+    await accept();
     assert.equal(doc.getText(), `# edited\n${GEOMETRY}`, 'only the user\'s own change');
     assert.deepEqual(fake.rec.applied, []);
-    const warning = fake.rec.messages.find((m) => m.level === 'warning')!;
-    assert.equal(warning.text, 'src/geometry.py changed after the preview, so the code was not applied. Use Apply to Selection again.');
+    assert.deepEqual(fake.rec.messages.at(-1), { level: 'warning', text, buttons: [] });
+    await discard();
     assert.deepEqual(fake.rec.tabs, []);
   });
 
   it('warns about invisible and bidi characters before anything, like Copy and Insert', async () => {
     const doc = editorWith([3, 11, 3, 15]);
     fake.rec.answer = 'Apply';
-    await apply('math.pi \u202E# admin');
+    receive({ type: 'applyCode', code: 'math.pi \u202E# admin' });
+    await waitFor(() => fake.rec.modals.length > 0, 'the warning');
+    await new Promise((r) => setTimeout(r, 20));
     assert.equal(fake.rec.modals.length, 1);
     assert.match(fake.rec.modals[0]!.text, /invisible or bidirectional control characters: U\+202E RIGHT-TO-LEFT OVERRIDE/);
     assert.deepEqual(fake.rec.modals[0]!.buttons, ['Apply Anyway']);
@@ -159,20 +167,21 @@ describe('Apply to Selection (host side)', () => {
     assert.deepEqual(fake.rec.diffs, []);
 
     const doc = editorWith([3, 11, 3, 15]);
-    fake.rec.answer = 'Apply';
     fake.rec.applyEditFails = true;
     await apply('math.pi');
+    await accept();
     assert.equal(fake.rec.messages.at(-1)!.level, 'error');
-    assert.equal(fake.rec.messages.at(-1)!.text, 'The code could not be applied to src/geometry.py.');
+    assert.equal(fake.rec.messages.at(-1)!.text, 'The change could not be applied to src/geometry.py.');
     assert.equal(doc.getText(), GEOMETRY);
+    await discard();
     assert.deepEqual(fake.rec.tabs, []);
   });
 
   it('follows a CRLF document\'s line ending in the proposal and the edit', async () => {
     const crlf = GEOMETRY.replace(/\n/g, '\r\n');
     const doc = editorWith([2, 0, 4, 0], crlf);
-    fake.rec.answer = 'Apply';
     await apply(NEW_AREA);
+    await accept();
     assert.equal(doc.getText(), crlf.replace('def circle_area(radius):\r\n    return 3.14 * radius * radius\r\n', `${NEW_AREA.replace('\n', '\r\n')}\r\n`));
   });
 

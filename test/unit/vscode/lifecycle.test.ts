@@ -68,6 +68,17 @@ test('a failed load keeps the reason until the next load', () => {
   assert.equal(s.modelError, undefined);
 });
 
+test('a model a device fault stopped stays failed against READY probes until it is loaded again', () => {
+  const fault = { code: 'model-failed', message: "Model 'chatglm3-6b' failed and stopped accepting requests; reload it." };
+  let s = run(initialState('managed'), { type: 'observed', live: true, model: 'ready' }, { type: 'observed', live: true, model: 'failed', modelError: fault });
+  assert.deepEqual([s.model, s.modelError], ['failed', fault]);
+  assert.equal(transition(s, { type: 'observed', live: true, model: 'ready' }).accepted, false, 'Triton 2.51 still says READY');
+  s = run(s, { type: 'loadRequested' }, { type: 'modelReady' });
+  assert.deepEqual([s.model, s.modelError], ['ready', undefined]);
+  const loadFailure = run(initialState('managed'), { type: 'observed', live: true, model: 'failed', modelError: { code: 'model-load-failed', message: 'x' } });
+  assert.equal(run(loadFailure, { type: 'observed', live: true, model: 'ready' }).model, 'ready', 'other failures follow the server');
+});
+
 test('attach after a reload adopts what the server reports', () => {
   const s = run(initialState('managed'), { type: 'observed', live: true, model: 'ready' });
   assert.deepEqual([s.server, s.model], ['running', 'ready']);

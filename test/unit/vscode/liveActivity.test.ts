@@ -3,7 +3,7 @@
 // and what waits as it happens, Explain threads are titled and anchored on their lines and say where they wait,
 // and an answer whose connection was lost (the server still up) is offered for Retry.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -68,7 +68,7 @@ test('while an answer runs: "generating (1)" with a spinner, the tooltip names i
   receive({ type: 'send', text: 'tell me something slow' });
   await waitFor(() => /generating \(1\)/.test(bar().text), 'the status bar to say generating');
   assert.equal(bar().text, '$(loading~spin) ChatGLM: generating (1)');
-  assert.match(tooltip(), /Generating 1 answer\(s\):\n\n- tell me something slow/);
+  assert.match(tooltip(), /Generating 1 answer:\n\n- tell me something slow/);
 
   await fake.vscode.commands.executeCommand('tritonChatglm.showServerStatus');
   const panel = fake.rec.panels.at(-1)!;
@@ -82,6 +82,8 @@ test('while an answer runs: "generating (1)" with a spinner, the tooltip names i
   assert.deepEqual(live.hidden, ['gpu'], 'the stub has no GPU metrics: GPU cards hidden, the scheduler\'s shown');
   assert.match(live.note, /no GPU metrics/);
   assert.ok(live.series.activeRows!.d.startsWith('M'), 'the active-rows sparkline has a point');
+  assert.deepEqual([live.series.activeRows!.top, live.series.activeRows!.empty], ['1 row', false], 'its y axis tops at 1 row');
+  assert.equal(live.series.gpuUtilizationPct!.empty, true, 'no GPU figures: that chart is still collecting');
 
   receive({ type: 'stop' });
   await waitFor(() => bar().text === '$(check) ChatGLM: ready', 'the status bar back to ready');
@@ -110,16 +112,20 @@ test('explain: threads titled and anchored on the selected lines; waiting ones s
   const threadsBefore = fake.rec.threads.length;
   const done = fake.vscode.commands.executeCommand('tritonChatglm.explainSelection') as Promise<void>;
   const threads = await waitFor(() => fake.rec.threads.length === threadsBefore + 2 && fake.rec.threads.slice(threadsBefore), 'two threads');
-  const body = (t: FakeThread) => t.comments[0]!.body.value;
+  const body = (t: FakeThread) => t.comments[0]?.body.value ?? '';
+  // Two threads: brief, each title says where it waits until its answer's first sentence replaces that; the
+  // whole of what they say is in their comments once they are shown in full.
+  assert.match(threads[1]!.label ?? '', /^Explanation of geometry\.py:4–5: Queued behind 1 request\.$/);
+  for (const t of threads) await fake.vscode.commands.executeCommand('tritonChatglm.showFullExplanation', t);
   assert.deepEqual(threads.map((t) => t.label), ['Explanation of geometry.py:1–2', 'Explanation of geometry.py:4–5']);
   assert.deepEqual(threads.map((t) => [t.range.start.line, t.range.start.character, t.range.end.line, t.range.end.character]), [[0, 0, 1, 12], [3, 0, 4, 12]],
     'anchored on the lines the selections cover, not on the line after them');
   await waitFor(() => /Queued behind 1 request\./.test(body(threads[1]!)), 'the second explanation to say it is queued behind the first');
-  assert.match(body(threads[1]!), /Up to 1 explanations are sent at once/);
+  assert.match(body(threads[1]!), /One explanation is sent at a time \(tritonChatglm\.explainMaxConcurrency\)\./);
   assert.equal(threads[1]!.comments[0]!.label, 'queued');
   // Once the request is at the stub, its metrics count it as the one row generating.
-  await waitFor(() => /^Next in line at the server\. The server is generating 1 answer\(s\)/.test(body(threads[0]!)), 'the first to say it waits at the server');
-  assert.match(tooltip(), /1 explanation\(s\) queued in this window/);
+  await waitFor(() => /^Next in line at the server\. The server is generating 1 answer; a row is free when it ends\./.test(body(threads[0]!)), 'the first to say it waits at the server');
+  assert.match(tooltip(), /1 explanation queued in this window/);
   assert.match(bar().text, /generating \(1\)/);
   server.waiting = 0;
   await done;
@@ -127,6 +133,8 @@ test('explain: threads titled and anchored on the selected lines; waiting ones s
     assert.match(body(t), /^Explains \d+ chars\./);
     assert.equal(t.comments[0]!.label, undefined, 'finished: no waiting label');
   }
+  await fake.vscode.commands.executeCommand('tritonChatglm.showExplanationBrief', threads[0]);
+  assert.match(threads[0]!.label ?? '', /^Explanation of geometry\.py:1–2: Explains \d+ chars\.$/, 'brief: the first sentence');
   assert.equal(bar().text, '$(check) ChatGLM: ready');
   assert.doesNotMatch(tooltip(), /queued/);
 });
@@ -168,4 +176,24 @@ test('a connection lost while the server runs: the answer fails as "connection l
   receive({ type: 'retry', messageId: 'm-unknown' });
   await new Promise((r) => setTimeout(r, 100));
   assert.equal(streams().length, count);
+});
+
+test('Server Status\'s title bar: Stop Answers, Unload, Restart, Show Logs; Stop Answers stops what runs, enabled only then', async () => {
+  const manifest = JSON.parse(readFileSync(join(__dirname, '../../../package.json'), 'utf8')) as { contributes: { menus: Record<string, { command: string; when?: string; group?: string }[]> } };
+  const onStatus = manifest.contributes.menus['editor/title']!.filter((m) => m.when?.includes("activeWebviewPanelId == 'tritonChatglm.status'"));
+  assert.deepEqual(onStatus.map((m) => [m.command, m.group]), [
+    ['tritonChatglm.stopAnswers', 'navigation@1'], ['tritonChatglm.unloadModel', 'navigation@2'],
+    ['tritonChatglm.restartServer', 'navigation@3'], ['tritonChatglm.showServerLogs', 'navigation@4'],
+  ]);
+  await waitFor(() => bar().text === '$(check) ChatGLM: ready', 'nothing running');
+  assert.equal(fake.rec.context.get('tritonChatglm.answering'), false);
+  posted.length = 0;
+  receive({ type: 'send', text: 'tell me something slow' });
+  await waitFor(() => fake.rec.context.get('tritonChatglm.answering') === true, 'Stop Answers enabled while the answer runs');
+  await fake.vscode.commands.executeCommand('tritonChatglm.stopAnswers');
+  await waitFor(() => fake.rec.context.get('tritonChatglm.answering') === false, 'Stop Answers disabled again');
+  assert.equal(bar().text, '$(check) ChatGLM: ready');
+  const last = posted.filter((m) => m.type === 'state').at(-1) as { messages: { role: string; status: string }[] } | undefined;
+  const done = posted.filter((m) => m.type === 'messageDone').at(-1) as { status?: string } | undefined;
+  assert.equal(done?.status ?? last?.messages.at(-1)?.status, 'stopped');
 });

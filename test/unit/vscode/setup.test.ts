@@ -63,11 +63,12 @@ test('nothing set up: "setup needed" (warning colour, never the error state) and
     ['docker', 'error'], ['daemon', 'blocked'], ['nvidia-runtime', 'blocked'], ['image', 'blocked'], ['weights', 'error'], ['ports', 'ok'],
     ['gpu-memory', item('gpu-memory')!.level],
   ]);
-  assert.match(setup.summary, /^5 checks need attention/);
+  // Docker and the weights need the person; the three checks Docker blocks only wait (not "5 need attention").
+  assert.equal(setup.summary, '2 checks need attention before ChatGLM3 can start. 3 more are checked after that.');
   assert.deepEqual(item('docker')?.fixes, ['installDocker', 'openSettings']);
   assert.match(item('docker')?.detail ?? '', /Docker was not found/);
   assert.equal(item('daemon')?.detail, 'Checked once Docker is installed.');
-  assert.deepEqual(item('weights')?.fixes, ['chooseWeights']);
+  assert.deepEqual(item('weights')?.fixes, ['downloadWeights', 'chooseWeights']);
   assert.match(item('weights')?.detail ?? '', /No weights folder is chosen yet/);
   // Walkthrough steps complete on these.
   assert.equal(fake.rec.context.get('tritonChatglm.setup.dockerReady'), false);
@@ -153,4 +154,15 @@ test('an image that goes missing: Start ChatGLM says "setup needed" in a notice 
   receive({ type: 'setupAction', action: 'recheck' });
   await waitFor(() => fake.rec.context.get('tritonChatglm.serverState') === 'stopped', 'the setup to be complete again');
   await waitFor(() => notice.done, 'the notice to close itself');
+});
+
+test('a built image: its message offers the next step as its button (Start ChatGLM), not a Cancel beside a link', async () => {
+  const before = fake.rec.messages.length;
+  const progressBefore = fake.rec.progress.length;
+  fake.rec.answer = undefined;
+  await fake.vscode.commands.executeCommand('tritonChatglm.buildServingImage');
+  const ready = await waitFor(() => fake.rec.messages.slice(before).find((m) => /^The serving image .* is ready\.$/.test(m.text)), 'the image-ready message');
+  assert.equal(ready.level, 'info');
+  assert.deepEqual(ready.buttons, ['Start ChatGLM']);
+  assert.ok(!fake.rec.progress.slice(progressBefore).some((p) => p.messages.some((m) => /is ready/.test(m))), 'not a progress notice (whose button is Cancel)');
 });

@@ -69,7 +69,7 @@ export interface Harness {
    * Opens a page (the chat panel unless `page` says otherwise) once it has posted its first message. `init`: scripts
    * run in the page before any of its own (test/webview/support/page-scripts.ts).
    */
-  open(options?: { csp?: boolean; page?: PageName; init?: readonly string[] }): Promise<Panel>;
+  open(options?: { csp?: boolean; page?: PageName; init?: readonly string[]; themeVariables?: boolean }): Promise<Panel>;
   close(): Promise<void>;
 }
 
@@ -78,7 +78,7 @@ export interface Panel {
   /** Uncaught page errors and console.error output. */
   errors: string[];
   /** Delivers a host message the way VS Code does (a message event on window). */
-  send(msg: HostToWebview | Record<string, unknown>): Promise<void>;
+  send(msg: HostToWebview | object): Promise<void>; // `object`: tests also send malformed messages
   /** What the page posted, its focus reports (focusChanged) aside: see focusReports(). */
   posted(): Promise<WebviewToHost[]>;
   /** The `focused` values of the page's focusChanged messages, in order. */
@@ -100,6 +100,7 @@ export async function startHarness(): Promise<Harness> {
     '/media/status-panel.css': { body: await readFile(join(root, 'media/status-panel.css')), type: 'text/css' },
     '/media/icons/chatglm.svg': { body: await readFile(join(root, 'media/icons/chatglm.svg')), type: 'image/svg+xml' },
     '/theme.css': { body: await readFile(join(__dirname, 'vscode-dark-theme.css')), type: 'text/css' },
+    '/vscode-default-styles.css': { body: await readFile(join(__dirname, 'vscode-default-styles.css')), type: 'text/css' },
   };
   // The codicon font the bundle's stylesheet names (dist/codicon-<hash>.ttf).
   for (const font of (await readdir(dir)).filter((f) => f.endsWith('.ttf'))) files[`/dist/${font}`] = { body: await readFile(join(dir, font)), type: 'font/ttf' };
@@ -115,8 +116,10 @@ export async function startHarness(): Promise<Harness> {
       });
       if (url.searchParams.get('csp') === 'off') html = html.replace(/<meta http-equiv="Content-Security-Policy"[^>]*>/, '');
       html = html.replace('<script nonce=', `<script nonce="${NONCE}">${STUB}</script>\n  <script nonce=`);
-      // VS Code defines the theme variables itself; here a same-origin stylesheet stands in for them.
-      html = html.replace('<link rel="stylesheet"', `<link rel="stylesheet" href="${origin}/theme.css">\n<link rel="stylesheet"`);
+      // VS Code defines the theme variables itself and adds its default webview styles; here same-origin stylesheets
+      // stand in for them (?theme=none: no variables, the test sets a captured theme's itself, see themes.ts).
+      const theme = url.searchParams.get('theme') === 'none' ? '' : `<link rel="stylesheet" href="${origin}/theme.css">\n`;
+      html = html.replace('<link rel="stylesheet"', `${theme}<link rel="stylesheet" href="${origin}/vscode-default-styles.css">\n<link rel="stylesheet"`);
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html);
       return;
     }
@@ -142,7 +145,8 @@ export async function startHarness(): Promise<Harness> {
       page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
       for (const script of options.init ?? []) await page.addInitScript(script);
       const name = options.page ?? 'chat';
-      await page.goto(`${origin}/${name === 'chat' ? 'panel' : name}.html${options.csp === false ? '?csp=off' : ''}`);
+      const query = new URLSearchParams({ ...(options.csp === false ? { csp: 'off' } : {}), ...(options.themeVariables === false ? { theme: 'none' } : {}) });
+      await page.goto(`${origin}/${name === 'chat' ? 'panel' : name}.html${query.size ? `?${query}` : ''}`);
       const ready = PAGES[name].ready;
       if (ready) await page.waitForSelector(ready);
       await page.waitForFunction(() => (window as unknown as { __posted: unknown[] }).__posted.length > 0);

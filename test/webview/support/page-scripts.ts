@@ -79,3 +79,34 @@ export const PWN_SENTINEL = `(() => {
   window.__pwn = (id) => { (window.__pwned = window.__pwned || []).push(String(id)); };
   window.__protoKeys = Object.getOwnPropertyNames(Object.prototype).sort().join(',');
 })();`;
+
+/**
+ * Records every link that is live (has data-href) at any moment, even one replaced before the next frame, and
+ * whether it was inside the block still streaming (.stream-tail). Results: `window.__liveLinks = { ever, inTail }`.
+ */
+export const LIVE_LINK_WATCH = `(() => {
+  const log = { ever: [], inTail: [] };
+  window.__liveLinks = log;
+  const seen = new Set();
+  const record = (a, parent) => {
+    const href = a.getAttribute('data-href');
+    if (href === null) return;
+    if (!seen.has(href)) { seen.add(href); log.ever.push(href); }
+    const tail = (a.closest && a.closest('.stream-tail')) || (parent && parent.closest && parent.closest('.stream-tail'));
+    if (tail && !log.inTail.includes(href)) log.inTail.push(href);
+  };
+  const check = (node, parent) => {
+    if (node.nodeType !== 1) return;
+    if (node.nodeName === 'A') record(node, parent);
+    for (const a of node.querySelectorAll('a[data-href]')) record(a, parent);
+  };
+  const handle = (records) => {
+    for (const r of records) {
+      if (r.type === 'childList') for (const n of r.addedNodes) check(n, r.target);
+      else check(r.target, r.target.parentElement);
+    }
+  };
+  const observer = new MutationObserver(handle);
+  document.addEventListener('DOMContentLoaded', () => observer.observe(document, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-href'] }));
+  window.__liveLinksFlush = () => handle(observer.takeRecords());
+})();`;

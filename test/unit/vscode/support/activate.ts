@@ -9,11 +9,10 @@ export type ExtensionModule = typeof import('../../../../src/vscode/extension');
 
 const root = join(__dirname, '../../../..');
 
-/** Loads src/vscode/extension (after installVscodeModule) and activates it with global storage in `storage`. */
-export async function activateExtension(storage: string): Promise<ExtensionModule> {
+/** Loads src/vscode/extension (after installVscodeModule) and activates it with global storage in `storage` (and `memento` as its global state). */
+export async function activateExtension(storage: string, memento = new Map<string, unknown>()): Promise<ExtensionModule> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const ext = require('../../../../src/vscode/extension') as ExtensionModule;
-  const memento = new Map<string, unknown>();
   await ext.activate({
     subscriptions: [], extensionUri: Uri.file(root), extensionPath: root, globalStorageUri: Uri.file(storage),
     globalState: { get: (k: string) => memento.get(k), update: async (k: string, v: unknown) => { memento.set(k, v); }, keys: () => [...memento.keys()] },

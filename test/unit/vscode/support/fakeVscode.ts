@@ -79,13 +79,18 @@ export class WorkspaceEdit {
   replace(uri: Uri, range: Range, newText: string): void { this.edits.push({ uri, range, newText }); }
 }
 export class TabInputTextDiff { constructor(readonly original: Uri, readonly modified: Uri) {} }
+export class TabInputText { constructor(readonly uri: Uri) {} }
 
 /** A quick pick as the extension drives it (createQuickPick), with what the user would do to it. */
 export interface FakeQuickPick {
   title?: string;
   placeholder?: string;
-  items: Array<{ label: string; description?: string; kind?: number; buttons?: Array<{ tooltip?: string }> }>;
+  items: Array<{ label: string; description?: string; detail?: string; kind?: number; buttons?: Array<{ tooltip?: string }> }>;
   activeItems: unknown[];
+  /** What is typed in its input. */
+  value: string;
+  /** Types `value` into its input (fires onDidChangeValue). */
+  type(value: string): void;
   visible: boolean;
   disposed: boolean;
   /** Picks the item with this label (Enter). */
@@ -143,7 +148,7 @@ export interface Recorded {
   findFiles: { include: string; exclude: unknown }[];
   /** Files findFiles returns (absolute paths). */
   files: string[];
-  opened: { uri: string; selection?: Range }[];
+  opened: { uri: string; selection?: Range; selections?: Selection[] }[];
   /** registerTextDocumentContentProvider: the provider of each scheme. */
   contentProviders: Map<string, { provideTextDocumentContent(uri: Uri): string }>;
   /** vscode.diff calls, with the right side's text as its content provider served it. */
@@ -193,14 +198,18 @@ export function createFakeVscode(config: Record<string, unknown>) {
   };
   let activeTextEditor: unknown;
   const activeEditorEmitter = new EventEmitter<unknown>();
-  const documentChangeEmitter = new EventEmitter<{ document: { uri: Uri } }>();
+  const documentChangeEmitter = new EventEmitter<{ document: { uri: Uri }; contentChanges: unknown[] }>();
+  const documentCloseEmitter = new EventEmitter<unknown>();
+  const tabsEmitter = new EventEmitter<{ opened: unknown[]; closed: unknown[]; changed: unknown[] }>();
+  const tabGroupsEmitter = new EventEmitter<unknown>();
   const textDocuments: ReturnType<typeof fakeDocument>[] = [];
   const workspaceFolders = [{ uri: Uri.file('/w'), name: 'w', index: 0 }];
   const folderOf = (u: Uri) => workspaceFolders.find((f) => u.scheme === 'file' && (u.path === f.uri.path || u.path.startsWith(`${f.uri.path}/`)));
   const languageOf = (p: string) => (p.endsWith('.py') ? 'python' : p.endsWith('.ts') ? 'typescript' : p.endsWith('.md') ? 'markdown' : 'plaintext');
 
   const vscode = {
-    EventEmitter, Uri, Position, Range, Selection, ThemeColor, ThemeIcon, RelativePattern, MarkdownString, WorkspaceEdit, TabInputTextDiff,
+    DiagnosticSeverity: { Error: 0, Warning: 1, Information: 2, Hint: 3 },
+    EventEmitter, Uri, Position, Range, Selection, ThemeColor, ThemeIcon, RelativePattern, MarkdownString, WorkspaceEdit, TabInputTextDiff, TabInputText,
     EndOfLine: { LF: 1, CRLF: 2 },
     QuickPickItemKind: { Separator: -1, Default: 0 },
     StatusBarAlignment: { Left: 1, Right: 2 },
@@ -233,7 +242,9 @@ export function createFakeVscode(config: Record<string, unknown>) {
           const [left, right, title] = args as [Uri, Uri, string];
           const rightText = rec.contentProviders.get(right.scheme)?.provideTextDocumentContent(right) ?? '';
           rec.diffs.push({ left, right, title, rightText });
-          rec.tabs.push({ input: new TabInputTextDiff(left, right), label: title });
+          const tab = { input: new TabInputTextDiff(left, right), label: title };
+          rec.tabs.push(tab);
+          tabsEmitter.fire({ opened: [tab], closed: [], changed: [] });
           return undefined;
         }
         const fn = rec.commands.get(id);
@@ -262,7 +273,16 @@ export function createFakeVscode(config: Record<string, unknown>) {
       onDidChangeActiveTextEditor: activeEditorEmitter.event,
       tabGroups: {
         get all() { return [{ tabs: [...rec.tabs] }]; },
-        async close(tabs: unknown[]) { rec.tabs = rec.tabs.filter((t) => !tabs.includes(t)); return true; },
+        /** The last tab opened is the active one. */
+        get activeTabGroup() { return { tabs: [...rec.tabs], activeTab: rec.tabs.at(-1) }; },
+        async close(tabs: unknown[]) {
+          const closed = rec.tabs.filter((t) => tabs.includes(t));
+          rec.tabs = rec.tabs.filter((t) => !tabs.includes(t));
+          if (closed.length) tabsEmitter.fire({ opened: [], closed, changed: [] });
+          return true;
+        },
+        onDidChangeTabs: tabsEmitter.event,
+        onDidChangeTabGroups: tabGroupsEmitter.event,
       },
       get visibleTextEditors() { return activeTextEditor ? [activeTextEditor] : []; },
       showInformationMessage: show('info'),
@@ -277,10 +297,12 @@ export function createFakeVscode(config: Record<string, unknown>) {
         const accept = new EventEmitter<void>();
         const hide = new EventEmitter<void>();
         const button = new EventEmitter<{ button: unknown; item: unknown }>();
+        const changeValue = new EventEmitter<string>();
         type Item = FakeQuickPick['items'][number];
         const pick: FakeQuickPick & Record<string, unknown> = {
-          items: [], activeItems: [], visible: false, disposed: false, selectedItems: [] as Item[],
-          onDidAccept: accept.event, onDidHide: hide.event, onDidTriggerItemButton: button.event,
+          items: [], activeItems: [], visible: false, disposed: false, selectedItems: [] as Item[], value: '',
+          onDidAccept: accept.event, onDidHide: hide.event, onDidTriggerItemButton: button.event, onDidChangeValue: changeValue.event,
+          type(value: string) { pick.value = value; changeValue.fire(value); },
           show() { pick.visible = true; },
           hide() { if (pick.visible) { pick.visible = false; hide.fire(); } },
           dispose() { pick.disposed = true; },
@@ -334,9 +356,16 @@ export function createFakeVscode(config: Record<string, unknown>) {
         rec.panels.push(panel);
         return panel;
       },
-      async showTextDocument(uri: unknown, options?: { selection?: Range }) {
-        rec.opened.push({ uri: String(uri), ...(options?.selection ? { selection: options.selection } : {}) });
-        return undefined;
+      async showTextDocument(target: unknown, options?: { selection?: Range }) {
+        const uri = target && typeof target === 'object' && 'uri' in target ? (target as { uri: Uri }).uri : target;
+        const entry: { uri: string; selection?: Range; selections?: Selection[] } = { uri: String(uri), ...(options?.selection ? { selection: options.selection } : {}) };
+        rec.opened.push(entry);
+        // The editor shown: what the extension sets on it (its selections) is recorded with the entry.
+        return {
+          document: target,
+          get selections() { return entry.selections ?? []; },
+          set selections(v: Selection[]) { entry.selections = v; },
+        };
       },
     },
     workspace: {
@@ -358,6 +387,7 @@ export function createFakeVscode(config: Record<string, unknown>) {
       onDidChangeConfiguration: configEmitter.event,
       onDidGrantWorkspaceTrust: trustEmitter.event,
       onDidChangeTextDocument: documentChangeEmitter.event,
+      onDidCloseTextDocument: documentCloseEmitter.event,
       textDocuments,
       workspaceFolders,
       getWorkspaceFolder: folderOf,
@@ -389,7 +419,7 @@ export function createFakeVscode(config: Record<string, unknown>) {
           const doc = textDocuments.find((d) => d.uri.toString() === e.uri.toString());
           if (!doc) return false;
           doc.edit(e.range, e.newText);
-          documentChangeEmitter.fire({ document: doc });
+          documentChangeEmitter.fire({ document: doc, contentChanges: [{ range: e.range, text: e.newText }] });
         }
         return true;
       },
@@ -398,7 +428,11 @@ export function createFakeVscode(config: Record<string, unknown>) {
         return rec.files.map((f) => Uri.file(f));
       },
     },
-    languages: { async getLanguages() { return ['plaintext', 'python', 'typescript']; } },
+    languages: {
+      async getLanguages() { return ['plaintext', 'python', 'typescript']; },
+      /** A test replaces it to give documents problems (`#problems`). */
+      getDiagnostics: (_uri: Uri): unknown[] => [],
+    },
     comments: {
       createCommentController(id: string) {
         const d = track(`comments:${id}`);
@@ -433,7 +467,19 @@ export function createFakeVscode(config: Record<string, unknown>) {
   };
   /** The user grants the workspace trust. */
   const grantTrust = () => { rec.trusted = true; trustEmitter.fire(); };
-  return { vscode, rec, updateConfig, setActiveEditor, grantTrust };
+  /** The user types into an open document (fires onDidChangeTextDocument, as the editor would). */
+  const typeInto = (doc: ReturnType<typeof fakeDocument>, at: Range, text: string) => {
+    doc.edit(at, text);
+    documentChangeEmitter.fire({ document: doc, contentChanges: [{ range: at, text }] });
+  };
+  /** The user opens a file's editor tab (fires onDidChangeTabs). */
+  const openTab = (uri: Uri) => {
+    const tab = { input: new TabInputText(uri), label: uri.path };
+    rec.tabs.push(tab);
+    tabsEmitter.fire({ opened: [tab], closed: [], changed: [] });
+    return tab;
+  };
+  return { vscode, rec, updateConfig, setActiveEditor, grantTrust, typeInto, openTab };
 }
 
 /** Makes `require('vscode')` return `api` for modules loaded after this call; returns the undo function. */

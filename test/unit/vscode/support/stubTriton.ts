@@ -33,11 +33,12 @@ export interface StubOptions {
  * Answers: a prompt containing "slow" streams a delta every 20 ms until the client goes away; one containing
  * "long answer" ends at the length limit (finish_reason `length`), as max_new_tokens would end it; one containing
  * "lose the connection" sends a delta and then drops the connection the first time it is asked (the server itself
- * stays up: a connection lost on the way), and answers normally when it is asked again.
+ * stays up: a connection lost on the way), and answers normally when it is asked again. Edit Selection's prompts
+ * ("Rewrite this…") get their code back upper-cased, in a fenced block between two sentences.
  */
 export async function startStubTriton(options: StubOptions = {}): Promise<StubTriton> {
   const requests: StubRequest[] = [];
-  const state = { closedEarly: 0, active: 0, maxConcurrent: 0, cut: new Set<string>() };
+  const state = { closedEarly: 0, active: 0, maxConcurrent: 0, cut: new Set<string>(), model: 'READY' as 'READY' | 'UNAVAILABLE' | 'LOADING' };
   const sockets = new Set<import('node:net').Socket>();
   const server: Server = createServer((req, res) => void handle(req, res));
   server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
@@ -52,8 +53,16 @@ export async function startStubTriton(options: StubOptions = {}): Promise<StubTr
     requests.push({ path, body, at: Date.now() });
     const json = (status: number, value: unknown) => { res.writeHead(status, { 'content-type': 'application/json' }); res.end(JSON.stringify(value)); };
     if (path === '/v2/health/live' || path === '/v2/health/ready') return void res.writeHead(200).end();
-    if (path === '/v2/repository/index') return json(200, [{ name: MODEL, version: '1', state: 'READY' }]);
-    if (path === `/v2/models/${MODEL}/ready`) return void res.writeHead(200).end();
+    if (path === '/v2/repository/index') return json(200, [{ name: MODEL, version: '1', state: state.model, ...(state.model === 'UNAVAILABLE' ? { reason: 'unloaded' } : {}) }]);
+    if (path === `/v2/models/${MODEL}/ready`) return void res.writeHead(state.model === 'READY' ? 200 : 400).end();
+    // Unload at once; a load takes 50 ms (LOADING meanwhile), as the explicit model control of Triton does.
+    if (path === `/v2/repository/models/${MODEL}/unload`) { state.model = 'UNAVAILABLE'; return json(200, {}); }
+    if (path === `/v2/repository/models/${MODEL}/load`) {
+      state.model = 'LOADING';
+      await new Promise((r) => setTimeout(r, 50));
+      state.model = 'READY';
+      return json(200, {});
+    }
     if (path === `/v2/models/${MODEL}/stats`) {
       return json(200, { model_stats: [{ name: MODEL, version: '1', inference_count: 4, execution_count: 2, inference_stats: { success: { count: 4, ns: 8e6 }, queue: { count: 4, ns: 4e6 } } }] });
     }
@@ -79,6 +88,22 @@ export async function startStubTriton(options: StubOptions = {}): Promise<StubTr
       send({ response: 'half an ' });
       await sleep(20);
       res.socket?.destroy();
+      return;
+    }
+    // Edit Selection: the code of the prompt's fence, upper-cased, in a fenced block with prose around it. Rewrites
+    // wait (like explanations below) for a second one, briefly; "slowly" streams four characters every 30 ms.
+    if (prompt.startsWith('Rewrite this')) {
+      const code = /\n(`{3,})[^\n]*\n([\s\S]*)\n\1$/.exec(prompt)?.[2] ?? '';
+      for (const giveUp = Date.now() + 1_000; state.active < 2 && Date.now() < giveUp && !res.destroyed;) await sleep(5);
+      const reply = `Sure, here it is:\n\n\`\`\`python\n${code.toUpperCase()}\n\`\`\`\n\nEvery name is upper case now.`;
+      for (const part of reply.match(/[\s\S]{1,4}/g) ?? []) {
+        if (res.destroyed) return;
+        send({ response: part });
+        await sleep(prompt.includes('slowly') ? 30 : 2);
+      }
+      finished = true;
+      send({ response: '', finish_reason: 'stop', prompt_tokens: 3, completion_tokens: 2, history_trimmed: 0, history: '[]' });
+      res.end();
       return;
     }
     if (prompt.includes('slow')) {

@@ -13,6 +13,7 @@ triton/README.md.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Dict, Optional
 
@@ -21,6 +22,7 @@ import triton_python_backend_utils as pb_utils
 import chatglm.log as log
 from chatglm.engine.factory import load_engine
 from chatglm.engine.types import EngineOptions, is_step_engine
+from chatglm.model.checkpoint import generation_defaults
 from chatglm.serving.answer import AnswerStream
 from chatglm.serving.continuous_scheduler import ContinuousScheduler, SchedulerLimits
 from chatglm.serving.io import read_inputs
@@ -46,7 +48,9 @@ class TritonPythonModel:
         params = {k: v.get("string_value", "") for k, v in config.get("parameters", {}).items()}
         self.decoupled = bool(pb_utils.using_decoupled_model_transaction_policy(config))
         options = ServingOptions.from_parameters(params, int(config.get("max_batch_size", 0) or 0))
-        self.limits = options.limits
+        # top_k's default is the checkpoint's generation_config.json value where it has one (else transformers' 50).
+        self.limits = dataclasses.replace(options.limits, **{
+            f"default_{k}": v for k, v in generation_defaults(params.get("weights_path", "")).items()})
         device = "cpu"
         if args.get("model_instance_kind") == "GPU":
             device = f"cuda:{int(args.get('model_instance_device_id', '0'))}"
@@ -66,6 +70,8 @@ class TritonPythonModel:
         self.max_context: Optional[int] = self.engine.max_context if step_engine else None
         self.metrics = Metrics(args.get("model_name", "chatglm3-6b"), args.get("model_version", "1"),
                                args.get("model_instance_name", "0"))
+        self.metrics.describe_weights(getattr(self.engine, "quantization", "none"),
+                                      str(getattr(self.engine, "dtype", params.get("dtype", "float16"))).replace("torch.", ""))
         if self.continuous:
             self.scheduler = ContinuousScheduler(self.engine, SchedulerLimits(
                 options.max_active_rows, options.max_waiting, options.prefill_token_budget, options.stream_interval_s,
@@ -78,6 +84,11 @@ class TritonPythonModel:
             f"max_active_rows={options.max_active_rows}, max_waiting={options.max_waiting}, "
             f"max_input_tokens={self.limits.max_input_tokens}, max_new_tokens_limit={self.limits.max_new_tokens_limit}"
         )
+
+    def is_ready(self) -> bool:
+        """Triton 26.03+ asks this for model readiness: False once a device fault stopped the model (the cause is
+        in every refusal, the log and the chatglm3_model_failed gauge; older servers only see those)."""
+        return getattr(getattr(self, "scheduler", None), "failed", None) is None
 
     def execute(self, requests):
         # The continuous scheduler answers after execute() returned, so it always needs the response senders.

@@ -2,7 +2,9 @@
 
 One `model.generate` call per batch, with
 - a NaN/inf guard (ChatGLM's InvalidScoreLogitsProcessor, per row; matters in fp16),
-- per-row temperature / top-p as a LogitsProcessor (generate's own warpers are disabled: they are global),
+- per-row repetition penalty / temperature / top-k / top-p as a LogitsProcessor (generate's own warpers are
+  disabled: they are global); a request's `seed` is not honoured here (generate samples with torch's global
+  generator), only by the native engine,
 - per-row stopping as a StoppingCriteria returning BoolTensor[B] (transformers >= 4.39): stop ids, each row's
   own max_new_tokens and cancellation, polled at every decode step,
 - a batched BaseStreamer that forwards each step's tokens to the tracker (TextStreamer only handles batch 1).
@@ -16,7 +18,7 @@ from transformers.generation.streamers import BaseStreamer
 
 from chatglm.engine.types import TokenizerPrompts
 from chatglm.engine.generation import CHATGLM_NAN_FALLBACK_ID, FINISH_LENGTH, BatchTracker, RowWarper, guard_invalid_scores, \
-    left_pad
+    left_pad, seen_from_ids
 from chatglm.model.checkpoint import DTYPES
 
 
@@ -29,13 +31,14 @@ class InvalidScoreGuard(LogitsProcessor):
 
 
 class PerRowSampling(LogitsProcessor):
-    """Row i gets settings[i].temperature and top_p; temperature 0 leaves only the argmax (greedy row)."""
+    """Row i gets settings[i]'s penalty, temperature, top-k and top-p; a greedy row keeps only its argmax."""
 
     def __init__(self, warper: RowWarper):
         self.warper = warper
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
-        return self.warper(scores)
+        seen = seen_from_ids(input_ids, scores.shape[-1]) if self.warper.penalized else None
+        return self.warper(scores, seen=seen)
 
 
 class PerRowStopping(StoppingCriteria):

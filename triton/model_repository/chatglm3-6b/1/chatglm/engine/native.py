@@ -2,28 +2,35 @@
 batching, driven one step at a time by the continuous scheduler (or, for `scheduler: per_execute`, by its own
 loop over the same steps).
 
-Load: the tokenizer (ChatGLM3's own, AutoTokenizer from the weights folder), config.json, a memory check (weights +
-cache must fit in what the device has free), the weights by ChatGLM3's parameter names, then the cache, whose size
-is logged. Everything runs on torch 1.13 (tests) and 2.x (the image, where attention uses SDPA).
+Load: the tokenizer (ChatGLM3's own, AutoTokenizer from the weights folder), config.json, the memory plan
+(chatglm.engine.memory_plan: weights + cache + transients against what the device has free; it picks the
+quantization and the prefill chunk, or refuses the load with what does fit), the weights by ChatGLM3's parameter
+names (int8 layers quantized as they are read), then the cache; the plan is logged as a table. Everything runs on
+torch 1.13 (tests) and 2.x (the image, where attention uses SDPA).
 
 Decode steps have static shapes and, on CUDA with `cuda_graphs: auto`, replay one captured graph per row bucket
 (chatglm.engine.decode_step); the sampled ids come back through one pinned, non-blocking copy (`readback`).
 """
 from __future__ import annotations
 
+import os
+import random
 from typing import Dict, List, Optional, Sequence
 
 import torch
 
 import chatglm.log as log
-from chatglm.model.checkpoint import DTYPES, ChatGLMConfig, CheckpointError, load_weights, read_config, weight_bytes
+from chatglm.engine.memory_plan import plan_load, split_prefill
+from chatglm.model.checkpoint import DTYPES, ChatGLMConfig, CheckpointError, load_weights, read_config
 from chatglm.engine.types import EngineOptions, PrefillChunk, TokenizerPrompts
 from chatglm.model.forward import HAS_SDPA, ChatGLMModel, logits_rows
-from chatglm.engine.generation import BatchTracker, choose_tokens
+from chatglm.engine.generation import BatchTracker, choose_tokens, random_seed
 from chatglm.engine.decode_step import StaticDecoder, TokenReadback
-from chatglm.model.kv_cache import KVCache, describe_bytes, free_memory_bytes
+from chatglm.model.kv_cache import KVCache, describe_bytes, free_memory_bytes, total_memory_bytes
+from chatglm.model.quantization import (DequantizeLinear, choose_int8_matmul, load_converter, quantize_tensors,
+                                        weight_nbytes)
 
-CUDA_HEADROOM_BYTES = 1 << 30  # activations of a prefill chunk, the logits, the CUDA context's own allocations
+DEFAULT_PREFILL_CHUNK = 2048  # config.pbtxt's prefill_token_budget when it is not set (chatglm.serving.options)
 
 
 class NativeEngine(TokenizerPrompts):
@@ -49,13 +56,20 @@ class NativeEngine(TokenizerPrompts):
         self.config = config
         self.max_rows = options.max_rows
         self.max_context = min(config.seq_length, options.max_context or options.context_needed)
-        cache_bytes = KVCache.bytes_needed(config.num_layers, config.multi_query_group_num, config.head_dim,
-                                           self.max_rows, self.max_context, dtype)
-        check_memory(self.device, weight_bytes(config, dtype) if tensors is None else 0, cache_bytes,
-                     self.max_rows, self.max_context)
+        # Tensors passed in (tests, gpu_check) already take their part of the device's memory.
+        loaded = 0 if tensors is None else sum(weight_nbytes(t) for t in tensors.values())
+        self.memory_plan = plan_device_memory(self.device, config, options, self.max_rows, self.max_context, dtype, loaded)
+        self.prefill_chunk = self.memory_plan.prefill_chunk  # padded tokens per prefill forward, at most
+        self.quantization = self.memory_plan.quantization
         if tensors is None:
-            tensors = load_weights(options.weights_path, config, dtype, self.device)
-        self.model = ChatGLMModel(config, tensors, self.max_context)
+            # One line per shard: the extension reads "loading weights i/n" as the load's progress.
+            tensors = load_weights(options.weights_path, config, dtype, self.device,
+                                   convert=load_converter(self.device, dtype, self.quantization),
+                                   on_shard=lambda i, n, path: log.info(f"loading weights {i}/{n} ({os.path.basename(path)})"))
+        elif self.quantization == "int8":
+            quantize_tensors(tensors)
+        int8_linear = choose_int8_matmul(self.device, dtype) if self.quantization == "int8" else DequantizeLinear
+        self.model = ChatGLMModel(config, tensors, self.max_context, int8_linear)
         self.cache = KVCache(config.num_layers, config.multi_query_group_num, config.head_dim, self.max_rows,
                              self.max_context, dtype, self.device)
         self.decoder = StaticDecoder(self.model, self.cache, (options.parameters.get("cuda_graphs") or "auto").strip())
@@ -65,14 +79,19 @@ class NativeEngine(TokenizerPrompts):
             self.generator.seed()
         else:
             self.generator.manual_seed(sampling_seed)
+        # Seeds for requests without one: from the OS, or reproducible when the engine has a sampling seed (tests).
+        self.seeds = None if sampling_seed is None else random.Random(sampling_seed)
         log.info(
             f"native engine: {config.num_layers} layers, hidden {config.hidden_size}, {config.num_attention_heads} heads / "
             f"{config.multi_query_group_num} KV groups, {str(dtype).replace('torch.', '')} on {self.device} "
             f"({'SDPA' if HAS_SDPA else 'plain'} attention); weights {describe_bytes(self.model.parameter_bytes())}; "
             f"KV cache {self.max_rows} rows x {self.max_context} tokens = {describe_bytes(self.cache.nbytes)} "
-            f"({describe_bytes(config.kv_bytes_per_token(dtype))} per token); decode step: row buckets "
-            f"{', '.join(map(str, self.decoder.buckets))}, {self.decoder.graph_note}"
+            f"({describe_bytes(config.kv_bytes_per_token(dtype))} per token); quantization {self.model.quantization}; "
+            f"decode step: row buckets {', '.join(map(str, self.decoder.buckets))}, {self.decoder.graph_note}"
         )
+        log.info(self.memory_plan.table())
+        for reason in self.memory_plan.reasons:
+            log.info(reason)
 
     # -- steps (the continuous scheduler's interface, chatglm.engine.types.StepEngine)
     def open_row(self) -> int:
@@ -87,8 +106,20 @@ class NativeEngine(TokenizerPrompts):
         for c in chunks:
             if self.cache.length(c.slot) != c.start or not c.start < c.stop <= len(c.prompt):
                 raise RuntimeError(f"prefill chunk [{c.start}, {c.stop}) does not continue slot {c.slot}")
-        return self._run([c.slot for c in chunks], [list(c.prompt[c.start:c.stop]) for c in chunks],
-                         [i for i, c in enumerate(chunks) if c.complete])
+        complete = [i for i, c in enumerate(chunks) if c.complete]
+        if len(chunks) * max(c.stop - c.start for c in chunks) <= self.prefill_chunk:
+            return self._run([c.slot for c in chunks], [list(c.prompt[c.start:c.stop]) for c in chunks], complete)
+        # More padded tokens than the memory plan allows in one forward: pieces, in order, each within the bound;
+        # the output layer runs for the piece that completes a prompt only.
+        last: Dict[int, torch.Tensor] = {}
+        for forward in split_prefill([(c.start, c.stop) for c in chunks], self.prefill_chunk):
+            ends = [k for k, (i, _, stop) in enumerate(forward) if stop == chunks[i].stop]
+            logits = self._run([chunks[i].slot for i, _, _ in forward],
+                               [list(chunks[i].prompt[start:stop]) for i, start, stop in forward],
+                               [k for k in ends if chunks[forward[k][0]].complete])
+            for k in ends:
+                last[forward[k][0]] = logits[k]
+        return torch.stack([last[i] for i in range(len(chunks))])
 
     def decode_step(self, slots: Sequence[int], tokens: Sequence[int]) -> torch.Tensor:
         """The static-shape step (chatglm.engine.decode_step): no host synchronisation inside."""
@@ -131,9 +162,15 @@ class NativeEngine(TokenizerPrompts):
         try:
             for r in rows:
                 slots[r] = self.open_row()
+            seeds = {r: settings[r].seed if settings[r].seed is not None else random_seed(self.seeds) for r in rows}
             logits = self.prefill([PrefillChunk(slots[r], prompts[r], 0, len(prompts[r])) for r in rows])
+            step = 0
             while rows:
-                tokens = choose_tokens(logits, [settings[r] for r in rows], self.generator)
+                penalized = any(settings[r].repetition_penalty != 1.0 for r in rows)
+                seen = self._seen(rows, prompts, tracker, logits.shape[-1]) if penalized else None
+                tokens = choose_tokens(logits, [settings[r] for r in rows], [step] * len(rows),
+                                       [seeds[r] for r in rows], seen)
+                step += 1
                 tracker.step(tokens, rows)
                 kept = [(r, t) for r, t in zip(rows, tokens) if tracker.rows[r].finish is None]
                 for r in rows:
@@ -146,6 +183,13 @@ class NativeEngine(TokenizerPrompts):
         finally:
             for slot in slots.values():
                 self.close_row(slot)
+
+    def _seen(self, rows, prompts, tracker: BatchTracker, vocab: int) -> torch.Tensor:
+        """The tokens each row has seen so far (prompt + answer), for the repetition penalty."""
+        seen = torch.zeros((len(rows), vocab), dtype=torch.bool)
+        for i, r in enumerate(rows):
+            seen[i, torch.tensor(list(prompts[r]) + tracker.rows[r].tokens, dtype=torch.long)] = True
+        return seen.to(self.device)
 
     def close(self) -> None:
         self.decoder = None
@@ -165,17 +209,14 @@ def check_dtype(device: torch.device, dtype: torch.dtype) -> None:
                               f"{torch.__version__} ({exc}); use float32 or bfloat16 there") from None
 
 
-def check_memory(device: torch.device, weights: int, cache: int, rows: int, context: int) -> None:
-    """Fails the load before anything large is allocated if weights + cache cannot fit in free memory."""
+def plan_device_memory(device: torch.device, config: ChatGLMConfig, options: EngineOptions, rows: int, context: int,
+                       dtype: torch.dtype, loaded: int = 0):
+    """The load's memory plan against the device's free memory (CUDA's, or the host's MemAvailable); raises
+    chatglm.engine.memory_plan.MemoryPlanError with what does fit."""
+    params = options.parameters or {}
+    quantization = (params.get("quantization") or "auto").strip()
+    chunk = int(params.get("prefill_token_budget") or DEFAULT_PREFILL_CHUNK)
+    where = f"this GPU ({device})" if device.type == "cuda" else f"this host ({device}, MemAvailable)"
     free = free_memory_bytes(device)
-    if free is None:
-        return
-    headroom = CUDA_HEADROOM_BYTES if device.type == "cuda" else 0
-    if weights + cache + headroom > free:
-        where = "GPU memory" if device.type == "cuda" else "host memory (MemAvailable)"
-        raise CheckpointError(
-            f"the model does not fit: weights {describe_bytes(weights)} + KV cache {describe_bytes(cache)} "
-            f"({rows} rows x {context} tokens) + headroom {describe_bytes(headroom)} > {describe_bytes(free)} of free "
-            f"{where} on {device}. Lower tritonChatglm.maxBatchSize (max_active_rows) or the context "
-            f"(max_input_tokens + max_new_tokens_limit, or max_context), or free the device."
-        )
+    return plan_load(config, rows, context, chunk, str(dtype).replace("torch.", ""), quantization,
+                     None if free is None else free + loaded, total_memory_bytes(device), where)

@@ -11,7 +11,7 @@ import inspect
 import json
 import os
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 
 import torch
 
@@ -122,6 +122,11 @@ def parse_config(raw: Mapping, source: str = "config.json") -> ChatGLMConfig:
     if isinstance(kv_channels, bool) or not isinstance(kv_channels, int) or kv_channels < 4 or kv_channels % 4:
         problems.append(f"kv_channels must be a positive multiple of 4 (rotary on half of each head), got {kv_channels!r}")
         kv_channels = 4
+    if raw.get("multi_query_attention", False) is not True:
+        # Without multi-query attention THUDM's code lays query_key_value out per head ([q k v] of head 0, then
+        # head 1, ...); the forward pass reads the grouped layout ([all q][all k][all v]) and would compute garbage.
+        problems.append(f"multi_query_attention = {raw.get('multi_query_attention', False)!r}: checkpoints without "
+                        f"multi-query attention (per-head query_key_value layout) are not supported")
     groups = integer("multi_query_group_num", heads) if raw.get("multi_query_attention", False) else heads
     if heads % groups:
         problems.append(f"num_attention_heads ({heads}) must be a multiple of multi_query_group_num ({groups})")
@@ -211,6 +216,19 @@ def checkpoint_files(folder: str) -> List[str]:
 
 
 def _read_shard(path: str) -> Iterable[Tuple[str, torch.Tensor]]:
+    """(name, tensor) of one shard; a file that cannot be read (truncated, corrupt, not a checkpoint) is a load
+    error naming it."""
+    try:
+        yield from _shard_tensors(path)
+    except CheckpointError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - safetensors, pickle and zip each raise their own kinds
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise CheckpointError(f"cannot read {path}: {detail[:300]} (the file is truncated or corrupt: download it "
+                              f"again)") from None
+
+
+def _shard_tensors(path: str) -> Iterable[Tuple[str, torch.Tensor]]:
     """(name, tensor) of one shard, one tensor at a time where the format allows it (safetensors)."""
     if path.endswith(".safetensors"):
         try:
@@ -233,22 +251,34 @@ def _read_shard(path: str) -> Iterable[Tuple[str, torch.Tensor]]:
     yield from state.items()
 
 
-def load_weights(folder: str, config: ChatGLMConfig, dtype: torch.dtype, device) -> Dict[str, torch.Tensor]:
+def load_weights(folder: str, config: ChatGLMConfig, dtype: torch.dtype, device,
+                 convert: Optional[Callable[[str, torch.Tensor], object]] = None,
+                 on_shard: Optional[Callable[[int, int, str], None]] = None) -> Dict[str, torch.Tensor]:
     """Every tensor of `parameter_shapes`, converted to `dtype` on `device` shard by shard (so the host holds one
-    shard at a time). Missing, unexpected or misshapen tensors are one load error naming them."""
+    shard at a time), or by `convert(name, tensor)` as it is read (int8: chatglm.model.quantization.load_converter).
+    Missing, unexpected or misshapen tensors are one load error naming them. `on_shard(i, n, path)` is told before
+    shard i of n (1-based) is read: the load's progress as the extension shows it."""
     expected = parameter_shapes(config)
     tensors: Dict[str, torch.Tensor] = {}
     unexpected, misshapen = [], []
-    for path in checkpoint_files(folder):
+    source: Dict[str, str] = {}
+    files = checkpoint_files(folder)
+    for number, path in enumerate(files, start=1):
+        if on_shard is not None:
+            on_shard(number, len(files), path)
         for name, tensor in _read_shard(path):
             if name == INV_FREQ:
                 continue
+            if name in source:  # which copy would win is an accident of file order: refuse instead
+                raise CheckpointError(f"tensor {name} is in two shards: {os.path.basename(source[name])} and "
+                                      f"{os.path.basename(path)} ({folder!r})")
+            source[name] = path
             if name not in expected:
                 unexpected.append(name)
             elif tuple(tensor.shape) != expected[name]:
                 misshapen.append(f"{name} {tuple(tensor.shape)} (expected {expected[name]})")
             else:
-                tensors[name] = tensor.to(device=device, dtype=dtype)
+                tensors[name] = convert(name, tensor) if convert else tensor.to(device=device, dtype=dtype)
     missing = sorted(set(expected) - set(tensors))
     problems = []
     if missing:
@@ -260,3 +290,19 @@ def load_weights(folder: str, config: ChatGLMConfig, dtype: torch.dtype, device)
     if problems:
         raise CheckpointError(f"the weights in {folder!r} do not match config.json: " + "; ".join(problems))
     return tensors
+
+
+def generation_defaults(folder: str) -> Dict[str, object]:
+    """The sampling defaults of the checkpoint's generation_config.json (only the keys the model serves: top_k);
+    {} when the file is absent or unreadable (then transformers' defaults apply, as for ChatGLM3's chat())."""
+    path = os.path.join(folder, "generation_config.json") if folder else ""
+    if not path or not os.path.isfile(path):
+        return {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            raw = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    top_k = raw.get("top_k") if isinstance(raw, dict) else None
+    return {"top_k": top_k} if isinstance(top_k, int) and not isinstance(top_k, bool) and top_k >= 0 else {}
+

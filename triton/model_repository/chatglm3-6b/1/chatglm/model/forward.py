@@ -25,29 +25,37 @@ import torch.nn.functional as F
 
 from chatglm.model.checkpoint import ChatGLMConfig
 from chatglm.model.kv_cache import KVCache, Rows, cache_positions
+from chatglm.model.quantization import DequantizeLinear, Linear, WeightValue, make_linear, weight_nbytes
 
 HAS_SDPA = hasattr(F, "scaled_dot_product_attention")  # torch >= 2.0; Debian's 1.13 takes the plain path
+MASK_ALIGN = 16  # elements: the prefill mask's row stride (memory-efficient SDPA wants it aligned)
 
 
 class Layer:
-    """The tensors of one transformer layer, by what they do (norm weights kept in float32: RMSNorm runs there)."""
+    """The tensors of one transformer layer, by what they do (norm weights kept in float32: RMSNorm runs there).
+    The four linear layers are callables (chatglm.model.quantization): float, or int8 as ChatGLM3 quantizes them."""
 
-    def __init__(self, tensors: Dict[str, torch.Tensor], prefix: str, bias: bool):
+    def __init__(self, tensors: Dict[str, WeightValue], prefix: str, bias: bool, dtype: torch.dtype, int8_linear):
+        def linear(name: str, with_bias: bool = False):
+            return make_linear(tensors[prefix + name + ".weight"], tensors[prefix + name + ".bias"] if with_bias else None,
+                               dtype, int8_linear)
+
         self.input_norm = tensors[prefix + "input_layernorm.weight"].float()
-        self.qkv = tensors[prefix + "self_attention.query_key_value.weight"]
-        self.qkv_bias = tensors[prefix + "self_attention.query_key_value.bias"] if bias else None
-        self.dense = tensors[prefix + "self_attention.dense.weight"]
+        self.qkv = linear("self_attention.query_key_value", bias)
+        self.dense = linear("self_attention.dense")
         self.post_norm = tensors[prefix + "post_attention_layernorm.weight"].float()
-        self.up = tensors[prefix + "mlp.dense_h_to_4h.weight"]
-        self.down = tensors[prefix + "mlp.dense_4h_to_h.weight"]
+        self.up = linear("mlp.dense_h_to_4h")
+        self.down = linear("mlp.dense_4h_to_h")
 
 
 class ChatGLMModel:
-    def __init__(self, config: ChatGLMConfig, tensors: Dict[str, torch.Tensor], context: int):
+    def __init__(self, config: ChatGLMConfig, tensors: Dict[str, WeightValue], context: int,
+                 int8_linear=DequantizeLinear):
         self.config = config
         self.embedding = tensors["transformer.embedding.word_embeddings.weight"]
         self.dtype, self.device = self.embedding.dtype, self.embedding.device
-        self.layers = [Layer(tensors, f"transformer.encoder.layers.{i}.", config.add_qkv_bias) for i in range(config.num_layers)]
+        self.layers = [Layer(tensors, f"transformer.encoder.layers.{i}.", config.add_qkv_bias, self.dtype, int8_linear)
+                       for i in range(config.num_layers)]
         final_norm = tensors.get("transformer.encoder.final_layernorm.weight")
         self.final_norm = None if final_norm is None else final_norm.float()
         self.output = tensors["transformer.output_layer.weight"]
@@ -59,10 +67,12 @@ class ChatGLMModel:
         self._row_index = torch.arange(0)
         heads = config.num_attention_heads + 2 * config.multi_query_group_num
         self._value_heads = (torch.arange(heads, device=self.device) >= heads - config.multi_query_group_num).view(heads, 1)
-        self._bytes = sum(t.numel() * t.element_size() for t in tensors.values())
+        self._bytes = sum(weight_nbytes(t) for t in tensors.values())
+        quantized = [layer.qkv for layer in self.layers if not isinstance(layer.qkv, Linear)]
+        self.quantization = quantized[0].mode if quantized else "none"
 
     def parameter_bytes(self) -> int:
-        """Bytes of the weights as loaded (in the model's dtype)."""
+        """Bytes of the weights as loaded (int8 layers with their scales, the rest in the model's dtype)."""
         return self._bytes
 
     @torch.no_grad()
@@ -74,25 +84,16 @@ class ChatGLMModel:
         Returns float32 logits [B, V] after each row's last token, or [B, T, V] at every position (all_logits;
         positions past a row's own tokens are padding). `wanted`: the rows whose logits are used (a prompt chunk
         that does not end its prompt needs none); the output layer runs for those only, other rows are 0."""
-        cfg = self.config
         batch, counts = len(rows), [len(t) for t in tokens]
         width = max(counts)
-        step = _StepLayout(rows, tokens, starts, counts, width, cache.context, self.device)
+        eps = self.config.layernorm_epsilon
+        step = _StepLayout(rows, tokens, starts, counts, width, cache.context, self.device, self.dtype)
         cos, sin = self.cos[step.positions].unsqueeze(2), self.sin[step.positions].unsqueeze(2)  # [B, T, 1, head_dim]
-        heads, groups, head_dim = cfg.num_attention_heads, cfg.multi_query_group_num, cfg.head_dim
-        eps = cfg.layernorm_epsilon
 
         x = F.embedding(step.ids, self.embedding)
         for index, layer in enumerate(self.layers):
-            qkv = F.linear(rms_norm(x, layer.input_norm, eps), layer.qkv, layer.qkv_bias)
-            qkv = qkv.view(batch, width, heads + 2 * groups, head_dim)
-            qk = rotate_pairs(qkv[:, :, :heads + groups], cos, sin)  # queries and keys rotated together
-            q, k, v = qk[:, :, :heads], qk[:, :, heads:], qkv[:, :, heads + groups:]
-            cache.write(index, step.write_rows, step.write_positions, step.flat(k), step.flat(v))
-            keys, values = cache.read(index, block, step.keys_len)
-            x = x + F.linear(self.attend(q, keys, values, step.bias, groups), layer.dense)
-            up, gate = F.linear(rms_norm(x, layer.post_norm, eps), layer.up).chunk(2, dim=-1)
-            x = x + F.linear(F.silu(up) * gate, layer.down)
+            x = self._attention_block(x, index, layer, cache, block, step, cos, sin)
+            x = self._mlp_block(x, layer)
 
         if not all_logits:
             x = x[:, 0] if width == 1 else x[torch.arange(batch, device=self.device), step.count - 1]  # each row's last token
@@ -135,26 +136,46 @@ class ChatGLMModel:
 
         x = F.embedding(ids, self.embedding)  # [B, hidden]
         for index, layer in enumerate(self.layers):
-            qkv = F.linear(rms_norm(x, layer.input_norm, eps), layer.qkv, layer.qkv_bias).view(batch, heads + 2 * groups, head_dim)
+            qkv = layer.qkv(rms_norm(x, layer.input_norm, eps)).view(batch, heads + 2 * groups, head_dim)
             qkv = rotate_pairs(qkv, cos, sin)
             cache.write_step(index, rows, positions, qkv[:, heads:].view(batch, 2, groups, head_dim))
             q = qkv[:, :heads].view(batch, groups, per_group, head_dim)
             keys, values = cache.keys[index, :batch, :, :window], cache.values[index, :batch, :, :window]
             out = self.attend_step(q, keys, values, bias)
-            x = torch.addmm(x, out.reshape(batch, heads * head_dim), layer.dense.t())  # the residual inside the matmul
-            up, gate = F.linear(rms_norm(x, layer.post_norm, eps), layer.up).chunk(2, dim=-1)
-            x = torch.addmm(x, F.silu(up) * gate, layer.down.t())
+            x = _plus_linear(x, layer.dense, out.reshape(batch, heads * head_dim))
+            up, gate = layer.up(rms_norm(x, layer.post_norm, eps)).chunk(2, dim=-1)
+            x = _plus_linear(x, layer.down, F.silu(up) * gate)
         if self.final_norm is not None:
             x = rms_norm(x, self.final_norm, eps)
         return F.linear(x, self.output).float()
+
+    # One method per half-layer, so that its temporaries (qkv, the MLP's up/gate) are freed when it returns and
+    # never live on into the other half: the prefill transient is the larger half, not their sum.
+    def _attention_block(self, x, index: int, layer: Layer, cache: KVCache, block: Rows, step: "_StepLayout", cos, sin):
+        cfg = self.config
+        heads, groups, head_dim = cfg.num_attention_heads, cfg.multi_query_group_num, cfg.head_dim
+        batch, width = x.shape[:2]
+        qkv = layer.qkv(rms_norm(x, layer.input_norm, cfg.layernorm_epsilon))
+        qkv = qkv.view(batch, width, heads + 2 * groups, head_dim)
+        qk = rotate_pairs(qkv[:, :, :heads + groups], cos, sin)  # queries and keys rotated together
+        q, k, v = qk[:, :, :heads], qk[:, :, heads:], qkv[:, :, heads + groups:]
+        cache.write(index, step.write_rows, step.write_positions, step.flat(k), step.flat(v))
+        del qkv, k, v
+        keys, values = cache.read(index, block, step.keys_len)
+        return x + layer.dense(self.attend(q, keys, values, step.bias, groups))
+
+    def _mlp_block(self, x, layer: Layer):
+        up, gate = layer.up(rms_norm(x, layer.post_norm, self.config.layernorm_epsilon)).chunk(2, dim=-1)
+        return x + layer.down(F.silu(up) * gate)
 
 
 class _StepLayout:
     """Where one forward call's tokens go: ids, positions, the cache cells written, and the attention mask
     (query t of row b sees key j iff j <= start + t and j < start + count: its row's cached tokens and its own
-    tokens up to t, never padding or what an earlier row left in the slot). Built once per call, for every layer."""
+    tokens up to t, never padding or what an earlier row left in the slot). Built once per call, for every layer,
+    in the compute dtype and without a head dimension: [B, 1, T, S], broadcast over the heads by the attention."""
 
-    def __init__(self, rows, tokens, starts, counts, width: int, context: int, device):
+    def __init__(self, rows, tokens, starts, counts, width: int, context: int, device, dtype: torch.dtype = torch.float32):
         batch = len(rows)
         self.keys_len = max(s + c for s, c in zip(starts, counts))
         self.dense = all(c == width for c in counts)  # no padding: decode steps, equal chunks
@@ -164,7 +185,8 @@ class _StepLayout:
             self.count = None
             self.positions = start.view(batch, 1)
             key_pos = torch.arange(self.keys_len, device=device)
-            self.bias = _mask_bias(key_pos.view(1, 1, 1, -1) <= start.view(batch, 1, 1, 1))  # [B, 1, 1, S]
+            self.bias = torch.zeros(batch, 1, 1, self.keys_len, dtype=dtype, device=device).masked_fill_(
+                key_pos.view(1, 1, 1, -1) > start.view(batch, 1, 1, 1), float("-inf"))  # [B, 1, 1, S]
             self.write_rows, self.write_positions = row_index, start
             return
         ids = torch.zeros(batch, width, dtype=torch.long)
@@ -176,9 +198,13 @@ class _StepLayout:
         offsets = torch.arange(width, device=device)
         self.valid = offsets.unsqueeze(0) < self.count.unsqueeze(1)  # [B, T]
         self.positions = (start.unsqueeze(1) + offsets).clamp(max=context - 1)
-        key_pos = torch.arange(self.keys_len, device=device).view(1, 1, -1)
-        visible = (key_pos <= self.positions.unsqueeze(2)) & (key_pos < (start + self.count).view(-1, 1, 1))
-        self.bias = _mask_bias(visible.unsqueeze(1))  # [B, 1, T, S]
+        key_pos = torch.arange(self.keys_len, device=device).view(1, 1, 1, -1)
+        # Two in-place fills: at most one [B, T, S] boolean exists at a time besides the mask itself. Rows start at
+        # multiples of MASK_ALIGN elements, as fused attention kernels want them (else they copy the mask per call).
+        padded = -(-self.keys_len // MASK_ALIGN) * MASK_ALIGN
+        self.bias = torch.zeros(batch, 1, width, padded, dtype=dtype, device=device)[..., :self.keys_len]
+        self.bias.masked_fill_(key_pos > self.positions.view(batch, 1, width, 1), float("-inf"))  # the future
+        self.bias.masked_fill_(key_pos >= (start + self.count).view(batch, 1, 1, 1), float("-inf"))  # padding
         row_index = torch.tensor(rows, dtype=torch.long, device=device).unsqueeze(1).expand(batch, width)
         self.write_rows = row_index.reshape(-1) if self.dense else row_index[self.valid]
         self.write_positions = self.positions.reshape(-1) if self.dense else self.positions[self.valid]
@@ -191,6 +217,14 @@ class _StepLayout:
 def _mask_bias(visible: torch.Tensor, dtype: torch.dtype = torch.float32) -> torch.Tensor:
     """0 where attention is allowed, -inf elsewhere (added to the scores: float32 for the plain path)."""
     return torch.zeros(visible.shape, dtype=dtype, device=visible.device).masked_fill_(~visible, float("-inf"))
+
+
+def _plus_linear(x: torch.Tensor, linear, inputs: torch.Tensor) -> torch.Tensor:
+    """x + linear(inputs) for the decode step's [B, hidden] rows: a float layer without bias takes the residual
+    inside its matmul (one op); an int8 layer (chatglm.model.quantization) adds it after its own call."""
+    if isinstance(linear, Linear) and linear.bias is None:
+        return torch.addmm(x, inputs, linear.weight.t())
+    return x + linear(inputs)
 
 
 def rms_norm(x: torch.Tensor, weight32: torch.Tensor, eps: float) -> torch.Tensor:
@@ -222,17 +256,15 @@ def rotate_pairs(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch
     return x * cos + swapped * sin
 
 
-def _grouped(q: torch.Tensor, bias: torch.Tensor, groups: int):
-    """q [B, T, heads, d] → [B, groups, heads_per_group * T, d] (a group's heads as one block of queries) and the
-    mask bias [B, 1, 1 or heads_per_group * T, S] that goes with it."""
+def _grouped(q: torch.Tensor, groups: int):
+    """q [B, T, heads, d] → [B, groups, heads_per_group * T, d]: a group's heads as one block of queries, in
+    (head, position) order, so that the scores of a head are a [T, S] block the [T, S] mask lines up with."""
     batch, width, heads, head_dim = q.shape
     per_group = heads // groups
     if width == 1:  # a decode step: a reshape of what is there
-        return q.reshape(batch, groups, per_group, head_dim), bias.view(batch, 1, 1, -1), per_group
+        return q.reshape(batch, groups, per_group, head_dim), per_group
     q = q.reshape(batch, width, groups, per_group, head_dim).permute(0, 2, 3, 1, 4).reshape(batch, groups, per_group * width, head_dim)
-    if per_group > 1:
-        bias = bias.unsqueeze(2).expand(batch, 1, per_group, width, bias.shape[-1]).reshape(batch, 1, per_group * width, -1)
-    return q, bias, per_group
+    return q, per_group
 
 
 def _ungrouped(out: torch.Tensor, batch: int, width: int, groups: int, per_group: int) -> torch.Tensor:
@@ -243,20 +275,33 @@ def _ungrouped(out: torch.Tensor, batch: int, width: int, groups: int, per_group
 
 
 def attend_plain(q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, bias: torch.Tensor, groups: int) -> torch.Tensor:
-    """Scaled dot-product attention, softmax in float32 (torch 1.13 has no fused kernel)."""
+    """Scaled dot-product attention, softmax in float32 (torch 1.13 has no fused kernel). The mask [B, 1, T, S] is
+    added to a [B, groups, heads_per_group, T, S] view of the scores: broadcast over the heads, never copied."""
     batch, width = q.shape[:2]
-    grouped, bias, per_group = _grouped(q, bias, groups)
+    grouped, per_group = _grouped(q, groups)
     scores = torch.matmul(grouped * (1.0 / math.sqrt(q.shape[-1])), keys.transpose(-1, -2))
-    probs = torch.softmax(scores.float() + bias, dim=-1).to(values.dtype)
+    shape = scores.shape
+    scores = scores.float().view(batch, groups, -1, width, shape[-1]) + bias.view(batch, 1, 1, width, shape[-1])
+    probs = torch.softmax(scores, dim=-1).to(values.dtype).view(shape)
     return _ungrouped(torch.matmul(probs, values), batch, width, groups, per_group)
 
 
 def attend_sdpa(q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, bias: torch.Tensor, groups: int) -> torch.Tensor:
-    """torch 2.x fused attention (softmax in float32 inside the kernel)."""
-    batch, width = q.shape[:2]
-    grouped, bias, per_group = _grouped(q, bias, groups)
-    out = F.scaled_dot_product_attention(grouped, keys, values, attn_mask=bias.to(grouped.dtype))
-    return _ungrouped(out, batch, width, groups, per_group)
+    """torch 2.x fused attention (softmax in float32 inside the kernel). A decode step runs the group's heads as
+    one block of queries against the group's keys ([B, 1, 1, S] mask). A prefill runs one call per head of a group
+    (the j-th head of every group together), so the [B, 1, T, S] mask broadcasts over heads as it is and neither
+    the mask nor the keys are ever expanded to the query heads."""
+    batch, width, heads, head_dim = q.shape
+    if width == 1:
+        grouped, per_group = _grouped(q, groups)
+        return _ungrouped(F.scaled_dot_product_attention(grouped, keys, values, attn_mask=bias), batch, width, groups, per_group)
+    per_group = heads // groups
+    by_group = q.view(batch, width, groups, per_group, head_dim)
+    out = torch.empty_like(by_group)
+    for j in range(per_group):
+        head = by_group[:, :, :, j].transpose(1, 2)  # [B, groups, T, d]
+        out[:, :, :, j] = F.scaled_dot_product_attention(head, keys, values, attn_mask=bias).transpose(1, 2)
+    return out.view(batch, width, heads * head_dim)
 
 
 def attend_step_plain(q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:

@@ -153,3 +153,10 @@ def free_memory_bytes(device: torch.device) -> Optional[int]:
     except OSError:
         pass
     return None
+
+
+def total_memory_bytes(device: torch.device) -> Optional[int]:
+    """The device's whole memory (CUDA), for the memory plan's messages; None on the host."""
+    if device.type == "cuda":
+        return int(torch.cuda.mem_get_info(device)[1])
+    return None

@@ -19,6 +19,15 @@ queue is full) and returns. One engine thread owns the model and repeats an iter
 Every request gets exactly one FINAL: normal end, cancellation, refusal, engine failure (the open rows fail, the
 cache is reset and the next requests are served) and unload (`close`: every running and waiting request ends
 with "model unloaded"; the thread is joined with a timeout, so unloading never hangs).
+
+Faults stay with their request where the state allows it (chatglm/serving/faults.py classifies them):
+- a row whose sampled distribution is invalid (the sampler's id -1), whose text cannot be detokenized, or whose
+  own prefill chunk runs out of memory ends alone with an error; every other row goes on with exactly the tokens
+  it would have had (its sampling depends only on its own seed and counter, and a failed chunk left no length in
+  the cache, so nothing of it is read);
+- any other error of a forward pass leaves the cache unknown: the open rows fail and the cache is reset;
+- a device error that is not out-of-memory (a CUDA fault poisons the context) makes the model `failed`: every
+  open, waiting and later request is answered "the model failed: ... reload it" and model.py reports not ready.
 """
 from __future__ import annotations
 
@@ -33,15 +42,17 @@ import triton_python_backend_utils as pb_utils
 
 import chatglm.log as log
 from chatglm.engine.types import PrefillChunk
-from chatglm.engine.device_sampling import INVALID_TOKEN, sample_tokens
-from chatglm.engine.generation import FINISH_CANCELLED, RowProgress, RowResult
+from chatglm.engine.generation import FINISH_CANCELLED, INVALID_TOKEN, RowProgress, RowResult, SamplingTensors, \
+    TokenPresence, invalid_distribution_message, random_seed, sample_tokens
+from chatglm.serving.faults import is_device_fault, is_out_of_memory, model_failed_message
 from chatglm.serving.metrics import MetricsBuffer
 from chatglm.serving.reply import Reply, error_response
 from chatglm.serving.responder import Responder
 
 METRICS_INTERVAL = 0.25  # seconds between two metric updates while rows run (and always before a FINAL)
-# The seam to the sampler: (float logits [rows, V] on the device, per-row settings, generator) -> int64 ids [rows]
-# on the device, -1 for a row whose distribution is invalid. One call per iteration.
+# The seam to the sampler (chatglm.engine.generation.sample_tokens): (float logits [rows, V] on the device,
+# SamplingTensors of the rows, seen-token mask or None) -> int64 ids [rows] on the device, -1 for a row whose
+# distribution is invalid. One call per iteration, no host synchronisation inside.
 SAMPLER = sample_tokens
 
 
@@ -100,7 +111,7 @@ class ChunkSizer:
 class Row:
     """A request inside the scheduler: its KV cache slot, how much of its prompt is in the cache, its tokens."""
 
-    def __init__(self, reply: Reply, stop_ids: frozenset):
+    def __init__(self, reply: Reply, stop_ids: frozenset, seeds=None):
         self.reply = reply
         self.prompt = reply.plan.ids
         self.progress = RowProgress(reply.settings.max_new_tokens, stop_ids)
@@ -109,6 +120,9 @@ class Row:
         self.last_token: Optional[int] = None
         self.admitted_step: Optional[int] = None
         self.first_token_step: Optional[int] = None
+        settings = reply.settings
+        self.seed = settings.seed if settings.seed is not None else random_seed(seeds)
+        self.sampled = 0  # tokens sampled so far: the counter of the row's random numbers
 
     @property
     def decoding(self) -> bool:
@@ -131,6 +145,8 @@ class ContinuousScheduler:
         self._waiting: Deque[Row] = deque()
         self._active: List[Row] = []  # the engine thread's own (and close()'s once that thread stopped)
         self._stopping = False
+        self.failed: Optional[str] = None  # set once a device fault made the model unusable (model_failed_message)
+        self._presence: Optional[TokenPresence] = None  # tokens each slot has seen (repetition penalty)
         self._responder = Responder(ready_probe)
         self._thread = threading.Thread(target=self._run, name="chatglm3-engine", daemon=True)
         self._thread.start()
@@ -145,14 +161,16 @@ class ContinuousScheduler:
                 self._final_now(reply, RowResult([], FINISH_CANCELLED))
                 continue
             with self._lock:
-                if self._stopping:
+                if self.failed is not None:
+                    refused.append((reply, self.failed))
+                elif self._stopping:
                     refused.append((reply, "model unloaded: the model is being unloaded"))
                 elif self.limits.max_waiting and len(self._waiting) >= self.limits.max_waiting:
                     refused.append((reply, f"server busy: the waiting queue is full ({self.limits.max_waiting} requests "
                                            f"wait for one of {self.limits.max_active_rows} rows); try again shortly"))
                     self.metrics.busy.increment(1)
                 else:
-                    self._waiting.append(Row(reply, self.stop_ids))
+                    self._waiting.append(Row(reply, self.stop_ids, getattr(self.engine, "seeds", None)))
                     self._lock.notify()
                 waiting = len(self._waiting)
             self.metrics.waiting.set(waiting)
@@ -204,6 +222,9 @@ class ContinuousScheduler:
             try:
                 self._iteration()
             except Exception as exc:  # noqa: BLE001 - the open rows fail, the next requests are served
+                if is_device_fault(exc):
+                    self._model_failed(exc)
+                    return
                 self._engine_failed(exc)
 
     def _iteration(self) -> None:
@@ -217,10 +238,10 @@ class ContinuousScheduler:
         decoding = any(r.decoding for r in self._active)  # rows past their prompt as the iteration begins
         first, first_logits, prefilled = self._prefill(self.chunks.tokens(decoding))
         if first:  # first tokens at once (time to first token), before the step those rows then join
-            self._take_tokens(first, first_logits, counted_step=False)
+            self._sample_and_take(first, first_logits, counted_step=False)
         rows = [r for r in self._active if r.decoding]
         if rows:
-            self._take_tokens(rows, self._decode(rows), counted_step=True)
+            self._sample_and_take(rows, self._decode(rows), counted_step=True)
         self.chunks.observe(time.monotonic() - started, prefilled, decoding)
         with self._lock:
             waiting = [row.reply.channel for row in self._waiting]
@@ -277,7 +298,17 @@ class ContinuousScheduler:
             take(row)
         if not chunks:
             return [], None, 0
-        logits = self.engine.prefill(chunks)
+        for row, chunk in zip(rows, chunks):
+            if chunk.start == 0 and row.reply.settings.repetition_penalty != 1.0:
+                self._presence_of(None).start(row.slot, row.prompt)
+        try:
+            logits = self.engine.prefill(chunks)
+        except Exception as exc:  # noqa: BLE001 - out of memory: retried chunk by chunk, the culprit fails alone
+            if not is_out_of_memory(exc):
+                raise
+            rows, chunks, logits = self._prefill_alone(rows, chunks, exc)
+            if not chunks:
+                return [], None, 0
         prefilled = sum(c.stop - c.start for c in chunks)
         self._figures.increment("prefill_tokens", prefilled)
         for row, chunk in zip(rows, chunks):
@@ -287,38 +318,90 @@ class ContinuousScheduler:
             logits = logits.index_select(0, torch.tensor(done, dtype=torch.long, device=logits.device))
         return [rows[i] for i in done], (logits if done else None), prefilled
 
+    def _prefill_alone(self, rows: List[Row], chunks: List[PrefillChunk], error: Exception):
+        """After an out-of-memory prefill: with several chunks, each again on its own; a chunk that runs out of
+        memory alone (or the only chunk) ends its request. A failed chunk advanced no cache length, so nothing
+        of it is ever read and the other rows are unaffected."""
+        self._release_cached_memory()
+        kept = []
+        for row, chunk in zip(rows, chunks):
+            logits = None
+            if len(chunks) > 1:
+                try:
+                    logits = self.engine.prefill([chunk])
+                except Exception as exc:  # noqa: BLE001 - only out of memory is this row's own failure
+                    if not is_out_of_memory(exc):
+                        raise
+                    error = exc
+            if logits is None:
+                self._release_cached_memory()
+                log.warn(f"request {row.reply.channel.request_id()}: out of memory in its prefill chunk "
+                         f"[{chunk.start}, {chunk.stop}): {error}")
+                self._retire_failed(row, f"out of memory while reading the prompt ({len(row.prompt)} tokens, chunk of "
+                                         f"{chunk.stop - chunk.start}): send a shorter prompt or history, or lower "
+                                         f"prefill_token_budget / max_active_rows", pb_utils.TritonError.INTERNAL)
+                continue
+            kept.append((row, chunk, logits))
+        if not kept:
+            return [], [], None
+        return [k[0] for k in kept], [k[1] for k in kept], torch.cat([k[2] for k in kept])
+
+    def _release_cached_memory(self) -> None:
+        if getattr(getattr(self.engine, "device", None), "type", None) == "cuda":
+            torch.cuda.empty_cache()
+
+    def _presence_of(self, logits) -> TokenPresence:
+        if self._presence is None:
+            vocab = int(logits.shape[-1]) if logits is not None else int(self.engine.config.padded_vocab_size)
+            self._presence = TokenPresence(self.engine.max_rows, vocab, self.engine.device)
+        return self._presence
+
     def _decode(self, rows: List[Row]):
         """One decode step for `rows`; their logits."""
         return self.engine.decode_step([r.slot for r in rows], [r.last_token for r in rows])
 
-    def _take_tokens(self, rows: List[Row], logits, counted_step: bool) -> None:
-        """One sampling call on the device and one readback of the ids for `rows` (each with its own settings)."""
-        ids = SAMPLER(logits, [r.reply.settings for r in rows], self.engine.generator)
+    def _sample_and_take(self, rows: List[Row], logits, counted_step: bool) -> None:
+        """One sampling call on the device for `rows` (each with its own settings, seed and counter) and one
+        readback of the ids (pinned and non-blocking on the native engine), the iteration's wait on the device."""
+        settings = [r.reply.settings for r in rows]
+        params = SamplingTensors.build(settings, [r.sampled for r in rows], logits.device, [r.seed for r in rows])
+        penalized = any(s.repetition_penalty != 1.0 for s in settings)
+        slots = (torch.tensor([r.slot for r in rows], dtype=torch.long).to(logits.device, non_blocking=True)
+                 if penalized else None)  # non-blocking: a blocking copy to CUDA waits for the stream
+        seen = self._presence_of(logits).rows(slots) if penalized else None
+        ids = SAMPLER(logits, params, seen)
+        if penalized:
+            self._presence.add(slots, ids)
         tokens = self._readback.start(ids).wait() if self._readback is not None else ids.tolist()
         if counted_step:
             self.steps += 1
             self._figures.increment("decode_steps", 1)
             self._figures.increment("decode_rows", len(rows))
         for row, token in zip(rows, tokens):
+            row.sampled += 1
             self._take(row, token)
 
     def _take(self, row: Row, token: int) -> None:
-        if token == INVALID_TOKEN:  # its own settings left no valid distribution: this row ends, the others go on
-            self._active.remove(row)
-            self.engine.close_row(row.slot)
-            log.error(f"request {row.reply.channel.request_id()}: no valid token distribution after its sampling settings")
-            self._fail(row, "generation failed: the sampling settings (temperature, top_p) left no valid token "
-                            "distribution; use a larger temperature or top_p", pb_utils.TritonError.INVALID_ARG)
-            return
         now = time.monotonic()
         if row.first_token_step is None:
             row.first_token_step = self.steps
             row.reply.first_token_at = now
             self._figures.increment("first_tokens", 1)
             self._figures.increment("first_token_seconds", max(0.0, now - row.reply.received_at))
+        if token == INVALID_TOKEN:  # this row's own settings made its distribution invalid: it alone ends
+            message = invalid_distribution_message(row.reply.settings)
+            log.warn(f"request {row.reply.channel.request_id()}: {message}")
+            self._retire_failed(row, message, pb_utils.TritonError.INTERNAL)
+            return
         row.last_token = token
         if row.progress.accept(token):
-            text = row.reply.push(token, now, self.limits.stream_interval)
+            try:
+                text = row.reply.push(token, now, self.limits.stream_interval)
+            except Exception as exc:  # noqa: BLE001 - the detokenizer failed on this row's tokens: it alone ends
+                log.warn(f"request {row.reply.channel.request_id()}: detokenizing failed: {exc!r}")
+                self._retire_failed(row, f"could not turn the answer's tokens into text: {exc}",
+                                    pb_utils.TritonError.INTERNAL)
+                return
             response = row.reply.channel.delta_response(text) if text else None
             if response is not None:
                 self._responder.send(row.reply.channel, response, False)
@@ -331,10 +414,23 @@ class ContinuousScheduler:
         self.engine.close_row(row.slot)
         self._finish(row, row.progress.result(reason))
 
+    def _retire_failed(self, row: Row, message: str, code) -> None:
+        """Ends one running row with an error; its slot is free, the other rows go on."""
+        self._active.remove(row)
+        self.engine.close_row(row.slot)
+        self._figures.increment("generated", len(row.progress.tokens))
+        self._fail(row, message, code)
+        self._send_figures(force=True)
+
     def _finish(self, row: Row, result: RowResult) -> None:
         channel = row.reply.channel
         if channel.claim_final():
-            response = self._final(row.reply, result, row)
+            try:
+                response = self._final(row.reply, result, row)
+            except Exception as exc:  # noqa: BLE001 - the detokenizer failed on the last tokens: this row only
+                log.warn(f"request {channel.request_id()}: building the final response failed: {exc!r}")
+                response = error_response(f"could not turn the answer's tokens into text: {exc}",
+                                          pb_utils.TritonError.INTERNAL)
             self._send_figures(force=True)
             self._responder.send(channel, response, True)
 
@@ -367,6 +463,22 @@ class ContinuousScheduler:
             self._fail(row, message, pb_utils.TritonError.UNAVAILABLE)
         self.engine.reset()
         self._figures.set("waiting", 0)
+        self._send_figures(force=True)
+
+    def _model_failed(self, exc: Exception) -> None:
+        """A device fault: nothing on the device can be trusted any more. Every open and waiting request fails,
+        later ones are refused at once, and model.py reports the model not ready until it is reloaded."""
+        message = model_failed_message(exc)
+        with self._lock:
+            self.failed = message
+            rows = self._active + list(self._waiting)
+            self._active, self._waiting = [], deque()
+        log.error(f"device fault with {len(rows)} open or waiting requests at step {self.steps}: {exc!r}; the model "
+                  f"stops accepting requests until it is reloaded")
+        for row in rows:
+            self._fail(row, message, pb_utils.TritonError.UNAVAILABLE)
+        self._figures.set("waiting", 0)
+        self._figures.set("failed", 1)
         self._send_figures(force=True)
 
     def _engine_failed(self, exc: Exception) -> None:

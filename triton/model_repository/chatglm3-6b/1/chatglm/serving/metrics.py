@@ -23,6 +23,7 @@ FAMILIES = {
     "busy": ("chatglm3_rejected_busy_total", "Requests refused as server busy (the waiting queue was full)", COUNTER),
     "active_rows": ("chatglm3_active_rows", "Rows generating (KV cache slots in use)", GAUGE),
     "waiting": ("chatglm3_waiting_requests", "Requests waiting for a free row", GAUGE),
+    "failed": ("chatglm3_model_failed", "1 once a device fault stopped the model (reload it), else 0", GAUGE),
     "decode_steps": ("chatglm3_decode_steps_total", "Decode steps run (one token for every active row)", COUNTER),
     "decode_rows": ("chatglm3_decode_rows_total", "Rows summed over decode steps (divide by steps: rows per step)", COUNTER),
     "prefill_tokens": ("chatglm3_prefill_tokens_total", "Prompt tokens run through prefill", COUNTER),
@@ -32,11 +33,15 @@ FAMILIES = {
 }
 
 
+WEIGHTS_INFO = ("chatglm3_weights_info", "The weights as loaded: always 1, with labels quantization (none | int8) and dtype")
+
+
 class Metrics:
     def __init__(self, model_name: str, version: str, instance: str):
         # One series per instance: each instance is its own stub process, and a series removed when one instance
         # unloads must not be another instance's.
         labels = {"model": model_name, "version": str(version), "instance": instance}
+        self._labels = labels
         # MetricFamily is injected by the stub at run time (it is absent while Triton auto-completes the config).
         kinds = {COUNTER: pb_utils.MetricFamily.COUNTER, GAUGE: pb_utils.MetricFamily.GAUGE}
         self._families = []
@@ -44,6 +49,13 @@ class Metrics:
             family = pb_utils.MetricFamily(name, description, kinds[kind])
             self._families.append(family)
             setattr(self, attribute, family.Metric(labels=labels))
+
+    def describe_weights(self, quantization: str, dtype: str) -> None:
+        """An info metric (value 1) whose labels say how the weights run, for Server Status and `triton-chatglm stats`."""
+        family = pb_utils.MetricFamily(WEIGHTS_INFO[0], WEIGHTS_INFO[1], pb_utils.MetricFamily.GAUGE)
+        self._families.append(family)
+        self.weights_info = family.Metric(labels={**self._labels, "quantization": quantization, "dtype": dtype})
+        self.weights_info.set(1)
 
     def apply(self, counts: Dict[str, float], gauges: Dict[str, float]) -> None:
         """Counter increments and gauge values by attribute name (each one an IPC round trip to the server)."""

@@ -15,7 +15,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import triton_python_backend_utils as pb_utils
 
 import chatglm.log as log
-from chatglm.engine.generation import FINISH_CANCELLED, RowResult
+from chatglm.engine.generation import FINISH_CANCELLED, FINISH_FAILED, RowResult
 from chatglm.serving.reply import Channel, Reply, error_response
 
 
@@ -116,6 +116,10 @@ class PerExecuteScheduler:
     def finish(self, reply: Reply, result: RowResult) -> None:
         """Sends the row's FINAL with all final outputs (called by the engine as soon as the row ends)."""
         if not reply.channel.claim_final():
+            return
+        if result.finish_reason == FINISH_FAILED:  # this row alone failed; the others go on
+            log.warn(f"request {reply.channel.request_id()} failed after {len(result.token_ids)} tokens: {result.error}")
+            reply.channel.send_final(error_response(result.error or "generation failed", pb_utils.TritonError.INTERNAL))
             return
         completion = len(result.token_ids)
         self.metrics.generated.increment(completion)

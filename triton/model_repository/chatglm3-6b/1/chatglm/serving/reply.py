@@ -93,7 +93,8 @@ class Reply:
         self.chat = chat
         self.plan = plan
         self.answer = answer
-        self.settings = RowSettings(chat.temperature, chat.top_p, chat.max_new_tokens)
+        self.settings = RowSettings(chat.temperature, chat.top_p, chat.max_new_tokens, chat.top_k,
+                                    chat.repetition_penalty, chat.seed)
         self.received_at = time.monotonic()
         self.first_token_at: Optional[float] = None
         self.unsent = ""  # stream text not yet sent (coalesced up to the stream interval)

@@ -22,6 +22,9 @@ MAX_HISTORY_BYTES = 1024 * 1024
 MAX_HISTORY_MESSAGES = 1000
 MAX_LITERAL_DEPTH = 8  # list > message dict > tools list > tool schema ... ; deeper input is rejected
 MAX_TEMPERATURE = 2.0
+MAX_REPETITION_PENALTY = 10.0  # above ~2 answers degrade already; far above, scores overflow
+DEFAULT_TOP_K = 50  # transformers' default, which ChatGLM3's chat() gets unless generation_config.json says otherwise
+GREEDY_BELOW = 1e-5  # chatglm.engine.generation.GREEDY_BELOW: a smaller temperature means greedy
 
 
 class RequestError(ValueError):
@@ -41,6 +44,7 @@ class Limits:
     default_max_new_tokens: int = 512
     default_temperature: float = 0.8
     default_top_p: float = 0.8
+    default_top_k: int = DEFAULT_TOP_K  # model.py takes the checkpoint's generation_config.json value when it has one
 
     @staticmethod
     def from_parameters(params: Mapping[str, str]) -> "Limits":
@@ -78,6 +82,9 @@ class ChatRequest:
     top_p: float
     max_new_tokens: int
     history_len: Optional[int] = None  # turns to keep; None = all that fit
+    top_k: int = 0  # 0 = off
+    repetition_penalty: float = 1.0
+    seed: Optional[int] = None  # None: random per request
 
 
 @dataclass
@@ -118,11 +125,23 @@ def _text(name: str, value, max_bytes: int) -> str:
 
 
 def _number(name: str, value, kind):
+    """A number of the declared kind; NaN and infinities are refused here, before any range check."""
     try:
         number = kind(value)
     except (TypeError, ValueError, OverflowError):
-        raise RequestError(f"input '{name}' must be a number") from None
+        raise RequestError(f"input '{name}' must be a finite number, got {_show(value)}") from None
+    if isinstance(number, float) and not math.isfinite(number):
+        raise RequestError(f"input '{name}' must be a finite number, got {number}")
     return number
+
+
+def _optional(inputs, name: str, kind, default):
+    value = _single(name, inputs.get(name))
+    if isinstance(value, np.floating):
+        # An FP32 input as the decimal the client wrote (0.8, not 0.800000011920929), so that top_p's threshold
+        # 1 - top_p is what ChatGLM3's chat() computes from a Python float.
+        value = float(str(value)) if np.isfinite(value) else float(value)
+    return default if value is None else _number(name, value, kind)
 
 
 def parse_request(inputs: Mapping[str, Optional[np.ndarray]], limits: Limits) -> ChatRequest:
@@ -137,15 +156,24 @@ def parse_request(inputs: Mapping[str, Optional[np.ndarray]], limits: Limits) ->
     raw_history = _single("history", inputs.get("history"))
     history = [] if raw_history is None else parse_history(_text("history", raw_history, MAX_HISTORY_BYTES))
 
-    temperature = _single("temperature", inputs.get("temperature"))
-    temperature = limits.default_temperature if temperature is None else _number("temperature", temperature, float)
-    if not math.isfinite(temperature) or not 0 <= temperature <= MAX_TEMPERATURE:
-        raise RequestError(f"input 'temperature' must be between 0 and {MAX_TEMPERATURE:g} (0 = greedy), got {temperature:g}")
+    temperature = _optional(inputs, "temperature", float, limits.default_temperature)
+    if not 0 <= temperature <= MAX_TEMPERATURE:
+        raise RequestError(f"input 'temperature' must be between 0 and {MAX_TEMPERATURE:g} (below {GREEDY_BELOW:g} = "
+                           f"greedy), got {temperature:g}")
 
-    top_p = _single("top_p", inputs.get("top_p"))
-    top_p = limits.default_top_p if top_p is None else _number("top_p", top_p, float)
-    if not math.isfinite(top_p) or not 0 < top_p <= 1:
+    top_p = _optional(inputs, "top_p", float, limits.default_top_p)
+    if not 0 < top_p <= 1:
         raise RequestError(f"input 'top_p' must be in (0, 1], got {top_p:g}")
+
+    top_k = _optional(inputs, "top_k", int, limits.default_top_k)
+    if top_k < 0:
+        raise RequestError(f"input 'top_k' must be >= 0 (0 = off), got {top_k}")
+
+    penalty = _optional(inputs, "repetition_penalty", float, 1.0)
+    if not 0 < penalty <= MAX_REPETITION_PENALTY:
+        raise RequestError(f"input 'repetition_penalty' must be in (0, {MAX_REPETITION_PENALTY:g}] (1 = off), got {penalty:g}")
+
+    seed = _optional(inputs, "seed", int, None)
 
     max_new = _single("max_new_tokens", inputs.get("max_new_tokens"))
     max_new = limits.default_max_new_tokens if max_new is None else _number("max_new_tokens", max_new, int)
@@ -158,7 +186,8 @@ def parse_request(inputs: Mapping[str, Optional[np.ndarray]], limits: Limits) ->
         if history_len < 0:
             raise RequestError(f"input 'history_len' must be >= 0 (turns to keep), got {history_len}")
 
-    return ChatRequest(prompt, history, float(temperature), float(top_p), int(max_new), history_len)
+    return ChatRequest(prompt, history, float(temperature), float(top_p), int(max_new), history_len, int(top_k),
+                       float(penalty), None if seed is None else int(seed))
 
 
 # ---------------------------------------------------------------------------------------------- history

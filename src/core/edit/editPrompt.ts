@@ -1,0 +1,67 @@
+// Edit Selection's question and how its answer is read: the prompt asks for the rewritten code only, in one fenced
+// block; the model may still talk around it, so the code is the first fenced block when there is one (streaming
+// included: an open fence yields what has arrived so far), otherwise the whole reply without blank edges.
+import { fenceFor } from '../explain/explainPrompt';
+
+export interface EditRequest {
+  /** What the user asked for, e.g. "use math.tau". */
+  instruction: string;
+  /** The selected text, verbatim. */
+  code: string;
+  /** VS Code language id of the document. */
+  languageId: string;
+  /** Base name of the file. */
+  fileName: string;
+}
+
+/**
+ * Produces the localized instruction lines for one edit: the rules (code only, same language, keep what is not
+ * asked to change) around the user's own words.
+ */
+export type EditTemplate = (instruction: string, languageId: string, fileName: string) => string;
+
+/** The model's input for one selection: our template, then the code in a fence the code cannot close. */
+export function buildEditPrompt(request: EditRequest, template: EditTemplate): string {
+  const instruction = request.instruction.trim();
+  if (!instruction) throw new RangeError('the edit instruction is empty');
+  const code = request.code.replace(/\r\n?/g, '\n');
+  const fence = fenceFor(code);
+  const lang = /^[A-Za-z0-9_+#.-]{1,40}$/.test(request.languageId) ? request.languageId : '';
+  return `${template(instruction, request.languageId, request.fileName)}\n\n${fence}${lang}\n${code}\n${fence}`;
+}
+
+export interface ExtractedCode {
+  code: string;
+  /** The code came from a fenced block (else: the whole reply). */
+  fenced: boolean;
+  /** The block's closing fence has arrived (always true for an unfenced reply that is final). */
+  closed: boolean;
+}
+
+/**
+ * The code of a reply (or of the part streamed so far). The first fenced block wins: CommonMark's rule that a
+ * fence of n backticks (or tildes) is closed by a line of at least n of the same character, nothing else on it.
+ * Before any fence arrives a streaming reply yields "": it may still be prose that precedes one.
+ */
+export function extractCode(reply: string, options: { final: boolean }): ExtractedCode {
+  const text = reply.replace(/\r\n?/g, '\n');
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i += 1) {
+    const open = /^ {0,3}(`{3,}|~{3,})[^`]*$/.exec(lines[i]!);
+    // The last line of a streaming reply may be a fence still being written ("``" + "`python"): wait for it.
+    if (!open || (!options.final && i === lines.length - 1)) continue;
+    const marker = open[1]!;
+    const closer = new RegExp(`^ {0,3}${marker[0] === '`' ? '`' : '~'}{${marker.length},}\\s*$`);
+    const body: string[] = [];
+    for (let j = i + 1; j < lines.length; j += 1) {
+      if (closer.test(lines[j]!)) return { code: body.join('\n'), fenced: true, closed: true };
+      body.push(lines[j]!);
+    }
+    // Open fence: while streaming, its last line may be incomplete (the next delta continues it) or a closing
+    // fence on its way; keep only whole lines. A final reply whose fence never closed keeps all it has.
+    if (!options.final) body.pop();
+    return { code: body.join('\n'), fenced: true, closed: false };
+  }
+  if (!options.final) return { code: '', fenced: false, closed: false };
+  return { code: text.replace(/^\s*\n/, '').replace(/\s+$/, ''), fenced: false, closed: true };
+}

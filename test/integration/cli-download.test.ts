@@ -1,0 +1,143 @@
+// The built CLI's `download` against the fake Hub (test/support/fake-hub.mjs): HF_ENDPOINT and HF_TOKEN honoured,
+// one line per file when stderr is not a terminal, --json events, the weights folder printed last, Ctrl+C keeping
+// what was received and the next run resuming it, and a gated repository's error with its fix.
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import * as esbuild from 'esbuild';
+import { projectRoot } from '../fake-docker/harness';
+
+const cliPath = join(projectRoot, 'dist/cli.js');
+
+interface FakeHub {
+  endpoint: string;
+  commit: string;
+  files: { path: string; size: number; lfs: boolean }[];
+  knobs: { bytesPerSecond: number };
+  stats: { bytes: number; byFile: Record<string, number> };
+  log: { server: string; authorization?: string }[];
+  reset(): void;
+  close(): Promise<void>;
+}
+type StartHub = (o?: object) => Promise<FakeHub>;
+let startFakeHub: StartHub;
+let hub: FakeHub;
+const work = mkdtempSync(join(tmpdir(), 'cli-download-'));
+
+before(async () => {
+  await esbuild.build({
+    entryPoints: { cli: join(projectRoot, 'src/cli/main.ts') },
+    outdir: join(projectRoot, 'dist'),
+    bundle: true, platform: 'node', format: 'cjs', target: 'node20', sourcemap: 'linked', legalComments: 'none',
+    banner: { js: '#!/usr/bin/env node' }, logLevel: 'warning',
+  });
+  ({ startFakeHub } = (await import(pathToFileURL(join(projectRoot, 'test/support/fake-hub.mjs')).href)) as { startFakeHub: StartHub });
+  hub = await startFakeHub();
+});
+after(async () => {
+  await hub.close();
+  rmSync(work, { recursive: true, force: true });
+});
+
+interface Run { code: number; stdout: string; stderr: string }
+
+function cli(args: string[], env: NodeJS.ProcessEnv): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [cliPath, ...args], { env: { PATH: process.env.PATH, HOME: work, ...env }, cwd: work, timeout: 120_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
+    });
+  });
+}
+
+const selected = () => hub.files.filter((f) => !['README.md', '.gitattributes', 'images/logo.png'].includes(f.path));
+
+test('download: HF_ENDPOINT honoured, one line per file, the weights folder printed last', async () => {
+  const dir = join(work, 'plain');
+  const r = await cli(['download', '--dir', dir], { HF_ENDPOINT: hub.endpoint });
+  assert.equal(r.code, 0, r.stderr);
+  const snapshot = join(dir, 'models--THUDM--chatglm3-6b', 'snapshots', hub.commit);
+  assert.equal(r.stdout.trim(), snapshot);
+  for (const f of selected()) assert.match(r.stderr, new RegExp(`^${f.path.replace(/\./g, '\\.')} verified$`, 'm'));
+  assert.match(r.stderr, /a newer snapshot than the one tested/);
+  assert.match(r.stderr, /start with: triton-chatglm start --weights /);
+  assert.ok(!r.stderr.includes('\r'), 'no progress bar when stderr is not a terminal');
+  assert.ok(existsSync(join(snapshot, '.triton-chatglm-download.json')));
+  // Run again: nothing is fetched.
+  hub.reset();
+  const again = await cli(['download', '--dir', dir], { HF_ENDPOINT: hub.endpoint });
+  assert.equal(again.code, 0, again.stderr);
+  assert.equal(hub.stats.bytes, 0);
+  assert.match(again.stderr, /resuming: .* already here/);
+});
+
+test('download --json: one event a line, resolved first and done last', async () => {
+  const r = await cli(['download', '--json', '--endpoint', hub.endpoint, '--dir', join(work, 'json')], {});
+  assert.equal(r.code, 0, r.stderr);
+  const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; commit?: string; files?: string[] });
+  assert.equal(events[0]!.type, 'resolved');
+  assert.deepEqual(events[0]!.files!.slice().sort(), selected().map((f) => f.path).sort());
+  assert.equal(events.at(-1)!.type, 'done');
+  assert.equal(events.filter((e) => e.type === 'file-done').length, selected().length);
+  assert.ok(events.some((e) => e.type === 'progress'));
+});
+
+test('download: Ctrl+C keeps what was received; the next run resumes and fetches only the rest', async () => {
+  const dir = join(work, 'interrupted');
+  hub.reset();
+  hub.knobs.bytesPerSecond = 100_000;
+  const child = spawn(process.execPath, [cliPath, 'download', '--json', '--dir', dir], { env: { PATH: process.env.PATH, HOME: work, HF_ENDPOINT: hub.endpoint }, cwd: work });
+  let out = '';
+  let err = '';
+  child.stderr.on('data', (d: Buffer) => { err += d.toString(); });
+  let interrupted = false;
+  const code = await new Promise<number | null>((resolve) => {
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      // Interrupt once a shard is under way (once: a second Ctrl+C quits at once).
+      if (!interrupted && /"type":"file","file":"model-00001/.test(out) && /"type":"progress"/.test(out.split('model-00001')[1] ?? '')) {
+        interrupted = true;
+        child.kill('SIGINT');
+      }
+    });
+    child.on('exit', (c) => resolve(c));
+  });
+  assert.equal(code, 130, err);
+  assert.match(err, /what was received is kept/);
+  const servedFirst = hub.stats.bytes;
+  hub.knobs.bytesPerSecond = 0;
+  const r = await cli(['download', '--dir', dir], { HF_ENDPOINT: hub.endpoint });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /resuming: .* already here/);
+  const total = selected().reduce((n, f) => n + f.size, 0);
+  assert.ok(servedFirst > 0);
+  assert.equal(hub.stats.bytes, total, 'both runs together served each byte once');
+});
+
+test('download from a gated repository: HF_TOKEN is sent to the endpoint only; without it the error says what to do', async () => {
+  const token = 'hf_cli_test_token_0123456789';
+  const gated = await startFakeHub({ gated: true, token });
+  try {
+    const denied = await cli(['download', '--dir', join(work, 'gated')], { HF_ENDPOINT: gated.endpoint });
+    assert.equal(denied.code, 1);
+    assert.match(denied.stderr, /gated or private/);
+    assert.match(denied.stderr, /fix: .*HF_TOKEN/);
+    const ok = await cli(['download', '--dir', join(work, 'gated')], { HF_ENDPOINT: gated.endpoint, HF_TOKEN: token });
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.ok(!ok.stderr.includes(token) && !ok.stdout.includes(token), 'the token is never printed');
+    assert.ok(gated.log.filter((l) => l.server === 'cdn').every((l) => l.authorization === undefined));
+    assert.ok(!readFileSync(join(ok.stdout.trim(), '.triton-chatglm-download.json'), 'utf8').includes(token));
+  } finally {
+    await gated.close();
+  }
+});
+
+test('download with an endpoint that is not http(s): the error and its fix, nothing fetched', async () => {
+  const r = await cli(['download', '--endpoint', 'ftp://example.org', '--dir', join(work, 'bad')], {});
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /error: The Hub endpoint "ftp:\/\/example.org" must be an http or https URL/);
+  assert.match(r.stderr, /fix: Give --endpoint/);
+});
