@@ -6,6 +6,7 @@
 // render cost, the package footprint and the activation time recorded by the e2e suite.
 //
 // Usage: node bench/run-all.mjs [--quick | --smoke] [--only=curve,client,...] [--skip=...] [--out=<file>]
+//   --only keeps the figures of the parts it does not run from the existing result file (marked `kept_from`).
 //                               [--no-readme] [--silent] [--part-timeout-s=N]
 //   (full)    about 10 minutes; writes bench/results/latest.json, bench/results/concurrency.svg, README section
 //   --quick   a few minutes, fewer rounds and shorter answers; writes bench/results/quick.json (+ quick SVG)
@@ -13,13 +14,14 @@
 // Benchmarks report figures and targets; they do not fail on a missed target. Exit status 1 = a part failed.
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from './lib/args.mjs';
 import { composeResults, TARGETS } from './lib/compose.mjs';
 import { describeMachine, loadAverages, PINNED_THREADS } from './lib/machine.mjs';
+import { keepFiguresNotRun } from './lib/merge.mjs';
 import { MODES, partCommand, PART_NAMES } from './lib/parts.mjs';
 import { resultsMarkdown, updateReadme } from './lib/report.mjs';
 import { concurrencyCurveSvg } from './lib/svg-chart.mjs';
@@ -95,13 +97,14 @@ async function main() {
     rmSync(tmp, { recursive: true, force: true });
   }
 
-  const latest = composeResults({
+  let latest = composeResults({
     parts: results, machine, mode, startedAt, finishedAt: new Date(), loadAverage: { start: loadStart, end: loadAverages() },
   });
+  if (only && existsSync(outFile)) latest = keepFiguresNotRun(latest, JSON.parse(readFileSync(outFile, 'utf8')));
   mkdirSync(dirname(outFile), { recursive: true });
   writeFileSync(outFile, `${JSON.stringify(latest, null, 2)}\n`);
   const caption = `Test tritonserver ${latest.concurrency_curve.server_version ?? ''} on CPU (tiny engine), ${machine.nproc} cores, ${latest.generated_at.slice(0, 16)}Z; bars: min–max of the rounds`;
-  if (latest.concurrency_curve.configurations) writeFileSync(svgFile, concurrencyCurveSvg(latest.concurrency_curve, caption));
+  if (latest.concurrency_curve.configurations && !latest.concurrency_curve.kept_from) writeFileSync(svgFile, concurrencyCurveSvg(latest.concurrency_curve, caption));
   if (mode === 'full' && !args.has('no-readme') && parts.length === PART_NAMES.length) {
     updateReadme(join(root, 'bench/README.md'), resultsMarkdown(latest, basename(svgFile)));
   }

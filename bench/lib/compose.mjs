@@ -18,6 +18,9 @@ export const TARGETS = {
   extension_bundle_bytes: { op: null, unit: 'B', what: 'dist/extension.js (production bundle)' },
   webview_bundle_bytes: { op: null, unit: 'B', what: 'dist/webview.js (production bundle)' },
   activation_ms: { op: null, unit: 'ms', what: 'activate() to first registered command, real VS Code of the e2e suite' },
+  decode_host_syncs_per_step: { op: '<=', value: 1, unit: '', what: 'host synchronisations per decode step (step, sampler, readback), counted by a TorchDispatchMode on CPU' },
+  decode_ops_per_layer: { op: null, unit: '', what: 'compute ops (no views) per layer of one decode step, plain attention, float32' },
+  prefill_stall_ratio: { op: '<=', value: 3, unit: '×', what: 'p99 gap between decode steps of running rows while a 4,000-token prompt is admitted ÷ their median gap before (unpaced, continuous scheduler)' },
   prefill_peak_transient_mib: { op: '<=', value: 384, unit: 'MiB', what: 'peak bytes the native engine creates for one 2,048-token prefill chunk at position 6,144, ChatGLM3-6B shapes, float16 (meta device, attention kernel excepted)' },
   int8_weight_bytes_ratio: { op: null, unit: '', what: 'int8 model bytes ÷ float16 model bytes at ChatGLM3-6B shapes (ChatGLM3\'s quantized layers; embeddings and output layer stay float16)' },
   download_throughput_ratio: { op: '>=', value: 0.9, unit: '×', what: 'bytes/s of the weights download (sha256 while streaming + write to the Hub cache) ÷ a plain undici GET of the same bytes to /dev/null, same fake Hub on loopback' },
@@ -178,6 +181,11 @@ export function composeResults({ parts, machine, mode, startedAt, finishedAt, lo
     out.activation_ms = missing('activation_ms', act?.reason ?? `activation: ${why('activation')}`);
   }
 
+  const engine = ok('engine');
+  for (const key of ['decode_host_syncs_per_step', 'decode_ops_per_layer', 'prefill_stall_ratio']) {
+    if (engine?.[key]) out[key] = entry(key, pick(engine[key]), { source: 'bench/engine_bench.py', raw: strip(engine[key]) });
+    else out[key] = missing(key, `engine bench: ${why('engine')}`);
+  }
   const memory = ok('memory');
   for (const key of ['prefill_peak_transient_mib', 'int8_weight_bytes_ratio']) {
     if (memory?.[key]) out[key] = entry(key, pick(memory[key]), { source: 'bench/memory_plan_bench.py', raw: memory[key].raw });

@@ -1,11 +1,10 @@
 // The benchmark parts run-all.mjs runs, one child process each (one at a time, so they never compete for the
 // CPU), with the sizes of each mode: `full` (what bench/results/latest.json holds), `quick` (a few minutes, for
 // a look while working) and `smoke` (tiny, for the unit test that keeps this code from rotting).
-
 import { fileURLToPath } from 'node:url';
 import { benchPython } from './machine.mjs';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
+const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
 
 export const MODES = {
   full: {
@@ -25,7 +24,7 @@ export const MODES = {
   },
 };
 
-export const PART_NAMES = ['server', 'scheduler', 'curve', 'client', 'webview', 'footprint', 'activation', 'memory', 'download'];
+export const PART_NAMES = ['server', 'scheduler', 'engine', 'curve', 'client', 'webview', 'footprint', 'activation', 'memory', 'download'];
 
 /**
  * Command line of each part (relative to the project root) writing its JSON to `out`, and its time limit. The
@@ -46,6 +45,8 @@ export function partCommand(name, mode, out, nodePath) {
         timeoutMs: 8 * 60_000,
       };
     }
+    case 'engine':
+      return { argv: [benchPython(projectRoot), 'bench/engine_bench.py', `--out=${out}`, `--rounds=${m.rounds}`, ...(mode === 'smoke' ? ['--smoke'] : [])], timeoutMs: 12 * 60_000 };
     case 'curve':
       return { argv: [nodePath, 'bench/curve.mjs', `--out=${out}`, `--rounds=${m.rounds}`, `--tokens=${m.curveTokens}`, `--levels=${m.levels.join(',')}`], timeoutMs: 9 * 60_000 };
     case 'client':
@@ -65,7 +66,7 @@ export function partCommand(name, mode, out, nodePath) {
     case 'activation':
       return { argv: [nodePath, 'bench/activation.mjs', `--out=${out}`], timeoutMs: 60_000 };
     case 'memory': // byte counts at ChatGLM3-6B's shapes on torch's meta device (no GPU): the same in every mode but smoke
-      return { argv: [benchPython(root), 'bench/memory_plan_bench.py', `--out=${out}`, ...(mode === 'smoke' ? ['--smoke'] : [])], timeoutMs: 5 * 60_000 };
+      return { argv: [benchPython(projectRoot), 'bench/memory_plan_bench.py', `--out=${out}`, ...(mode === 'smoke' ? ['--smoke'] : [])], timeoutMs: 5 * 60_000 };
     case 'download':
       return { argv: [...tsx, 'bench/download.ts', `--out=${out}`, `--rounds=${m.rounds}`, `--mb=${m.downloadMb}`], timeoutMs: 5 * 60_000 };
     default:

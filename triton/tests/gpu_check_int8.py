@@ -18,13 +18,17 @@ from chatglm.model.checkpoint import DTYPES, parse_config
 from chatglm.model.quantization import DequantizeLinear, quantize_tensors
 
 
-def check_int8_fixture(device: str) -> dict:
+def check_int8_fixture(device: str, path=None) -> dict:
+    """path: the fixture gpu_check reads (--fixture), default fixture_check.FIXTURE; None-like = that default."""
+    from pathlib import Path
+
     from fixture_check import FIXTURE, run_checks
     from int8_fixture import Int8Fixture
 
-    if not (FIXTURE / "golden-int8.json").is_file():
-        return {"ok": False, "error": f"the fixture's int8 files are missing at {FIXTURE}"}
-    fixture = Int8Fixture()
+    path = Path(path) if path else FIXTURE
+    if not (path / "golden-int8.json").is_file():
+        return {"ok": False, "error": f"the fixture's int8 files are missing at {path}"}
+    fixture = Int8Fixture(path)
     engine = fixture.engine(device=device, dtype="float32")
     out = {"matmul": engine.model.quantization, "chosen": run_checks(fixture, engine)}
     ok = max(out["chosen"].values()) < 1e-4
@@ -42,12 +46,17 @@ def check_int8_fixture(device: str) -> dict:
     return out
 
 
-def measure_int8(device: str, dtype: str, small: bool, rows_list=(1, 8), steps: int = 64, float_decode=None) -> dict:
-    """The int8 engine on random 6B-shaped weights; `float_decode`: gpu_check's float16 decode figures, for ratios."""
+def measure_int8(device: str, dtype: str, small: bool, rows_list=(1, 8), steps: int = 64, float_decode=None,
+                 fixture_path=None) -> dict:
+    """The int8 engine on random 6B-shaped weights; `float_decode`: gpu_check's float16 decode figures (at its
+    shortest context), for ratios; `fixture_path`: gpu_check's --fixture (None: left out, or the default)."""
     import gpu_check
 
     cuda = device.startswith("cuda")
-    result = {"fixture": check_int8_fixture(device)}
+    if fixture_path is False:  # --no-fixture
+        result = {"fixture": {"ok": True, "left_out": "--no-fixture"}}
+    else:
+        result = {"fixture": check_int8_fixture(device, fixture_path)}
     config = parse_config(gpu_check.SMALL if small else gpu_check.CHATGLM3_6B)
     tensors = gpu_check.random_tensors(config, DTYPES[dtype], device)
     gpu_check.sync(device)
@@ -67,7 +76,8 @@ def measure_int8(device: str, dtype: str, small: bool, rows_list=(1, 8), steps: 
         if cuda:
             result["allocated_after_load_gib"] = round(torch.cuda.memory_allocated() / 2**30, 2)
             torch.cuda.reset_peak_memory_stats()
-        result["decode"] = gpu_check.decode_throughput(engine, device, list(rows_list), steps)
+        by_context = gpu_check.decode_throughput(engine, device, list(rows_list), [32], steps, lambda: None)
+        result["decode"] = {rows: entry["best"] for rows, entry in by_context["32"].items()}
         if cuda:
             result["peak_memory_gib"] = round(torch.cuda.max_memory_allocated() / 2**30, 2)
         if float_decode:

@@ -90,7 +90,7 @@ def test_a_16_gb_card_holds_the_default_settings():
     assert plan.quantization == "none" and plan.prefill_chunk == CHUNK and plan.fits
     assert "float16 weights fit" in plan.reasons[0]
     assert plan.weights == model_weight_bytes(CONFIG, "float16") and 11.6 * GiB < plan.weights < 11.7 * GiB
-    assert plan.kv_cache == 8 * 8192 * 28 * 1024  # 1.75 GiB
+    assert plan.kv_cache == 8 * 8208 * 28 * 1024  # 1.75 GiB: 8,192 positions + the scratch cell, rounded to 16
     table = plan.table()
     for part in ("weights", "KV cache", "prefill transient", "decode buffers", "reserve", "total", "free"):
         assert part in table
@@ -162,10 +162,11 @@ def test_the_fixture_holds_its_logits_with_a_small_prefill_chunk():
     assert engine.prefill_chunk == 16
     widths = []
     run = engine._run
-    engine._run = lambda slots, tokens: widths.append(len(tokens) * max(map(len, tokens))) or run(slots, tokens)
+    engine._run = lambda slots, tokens, wanted: widths.append(len(tokens) * max(map(len, tokens))) or run(slots, tokens, wanted)
     checks = run_checks(fixture, engine)
     assert max(checks.values()) < 1e-4, checks
-    assert widths and max(widths) <= 16 and len(widths) > 20
+    # prefill forwards only (decode steps take the static step, chatglm.engine.decode_step, not _run)
+    assert widths and max(widths) <= 16 and len(widths) > 8, widths
 
 
 PLAN_CONFIGS = [

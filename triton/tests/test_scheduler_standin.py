@@ -104,7 +104,7 @@ def test_a_long_prompt_is_prefilled_in_budget_chunks_while_the_others_keep_decod
         alone = run(alone_model, [make_request(long_prompt, request_id="alone", temperature=0.0, max_new_tokens=12)])[0]
     finally:
         alone_model.finalize()
-    m = load_model(prefill_token_budget="64")
+    m = load_model(prefill_token_budget="64", prefill_stall_target="off")  # fixed chunks (the sizer: below)
     try:
         runner = make_request("keep going", request_id="runner", temperature=0.0, max_new_tokens=60)
         m.execute([runner])

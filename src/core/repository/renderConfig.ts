@@ -27,6 +27,8 @@ export interface ModelSettings {
   /** Weights directory inside the container (absolute POSIX path). */
   weightsPath: string;
   dtype: ModelDtype;
+  /** Decode steps as CUDA graphs (one per row bucket, captured at load; falls back to eager if capture fails), or 'off'. */
+  cudaGraphs: 'auto' | 'off';
   /** Prompt + history token budget (history is trimmed from the oldest end to fit). 16..131 072. */
   maxInputTokens: number;
   /** Upper bound a request's max_new_tokens is clamped to. 1..131 072. */
@@ -56,6 +58,7 @@ export const DEFAULT_MODEL_SETTINGS: Readonly<ModelSettings> = Object.freeze({
   streaming: true,
   weightsPath: '/weights/chatglm3-6b',
   dtype: 'float16',
+  cudaGraphs: 'auto',
   maxInputTokens: 6144,
   maxNewTokensLimit: 2048,
   defaultMaxNewTokens: 512,
@@ -131,6 +134,7 @@ export function validateModelSettings(s: ModelSettings): SettingsIssue[] {
     issues.push({ field: 'quantization', message: `must be one of ${QUANTIZATIONS.join(', ')} (got ${JSON.stringify(s.quantization)})` });
   }
   if (!DTYPES.includes(s.dtype)) issues.push({ field: 'dtype', message: `must be one of ${DTYPES.join(', ')} (got ${JSON.stringify(s.dtype)})` });
+  if (s.cudaGraphs !== 'auto' && s.cudaGraphs !== 'off') issues.push({ field: 'cudaGraphs', message: `must be 'auto' or 'off' (got ${JSON.stringify(s.cudaGraphs)})` });
   int('maxInputTokens', 16, 131_072);
   const limitOk = int('maxNewTokensLimit', 1, 131_072);
   if (limitOk) int('defaultMaxNewTokens', 1, s.maxNewTokensLimit);
@@ -250,6 +254,7 @@ export function renderConfig(partial: Partial<ModelSettings> = {}): string {
     param('max_waiting', String(s.maxQueueSize)),
     param('weights_path', s.weightsPath),
     param('dtype', s.dtype),
+    param('cuda_graphs', s.cudaGraphs),
     '# Setting: tritonChatglm.quantization (auto: float16 when the memory plan fits it, else int8).',
     param('quantization', s.quantization),
     param('max_input_tokens', String(s.maxInputTokens)),

@@ -76,8 +76,26 @@ export function modelWeightBytes(c: PlanModelConfig, dtype: PlanDtype, quantizat
   return total;
 }
 
+/** kv_cache.py's `cache_positions`: the context and the decode step's scratch cell, rounded up to 16. */
+export function cachePositions(context: number): number {
+  return Math.ceil((context + 1) / 16) * 16;
+}
+
+/** decode_step.py's row buckets (1, 2, 4, ... below maxRows, then maxRows) and key windows (256, 512, ...). */
+function rowBuckets(maxRows: number): number[] {
+  const out: number[] = [];
+  for (let size = 1; size < maxRows; size *= 2) out.push(size);
+  return [...out, maxRows];
+}
+
+function keyWindows(positions: number): number[] {
+  const out: number[] = [];
+  for (let size = 256; size < positions; size *= 2) out.push(size);
+  return [...out, positions];
+}
+
 export function kvCacheBytes(c: PlanModelConfig, rows: number, context: number, dtype: PlanDtype): number {
-  return 2 * c.num_layers * rows * c.multi_query_group_num * context * c.kv_channels * ELEMENT_BYTES[dtype];
+  return 2 * c.num_layers * rows * c.multi_query_group_num * cachePositions(context) * c.kv_channels * ELEMENT_BYTES[dtype];
 }
 
 function dequantizeBlockRows(outFeatures: number, inFeatures: number): number {
@@ -127,10 +145,13 @@ export function prefillTransientBytes(c: PlanModelConfig, tokens: number, contex
 export function decodeBufferBytes(c: PlanModelConfig, rows: number, context: number, dtype: PlanDtype, quantization: WeightsKind): number {
   const e = ELEMENT_BYTES[dtype];
   const v = c.padded_vocab_size;
-  const steps = prefillTransientBytes(c, rows, context, rows, dtype, quantization);
-  const scores = rows * c.num_attention_heads * context * 4 * 2;
+  const window = cachePositions(context);
+  const steps = prefillTransientBytes(c, rows, window, rows, dtype, quantization);
+  const rotary = 2 * rows * (c.num_attention_heads + 2 * c.multi_query_group_num) * c.kv_channels * e;
+  const scores = rows * c.num_attention_heads * window * 4 * 2;
   const sampling = rows * v * (4 * 3 + 8);
-  return steps + scores + sampling + rows * v * e;
+  const graphs = rowBuckets(rows).reduce((a, b) => a + b, 0) * keyWindows(window).length * v * 4;
+  return steps + rotary + scores + sampling + rows * v * e + graphs;
 }
 
 /** memory_plan.py's `memory_plan`: the figures of one configuration. */

@@ -162,3 +162,21 @@ test('the no-batcher baseline config drops exactly the dynamic_batching block', 
   assert.throws(() => t.withoutDynamicBatching('max_batch_size: 1\n'), /no dynamic_batching block/);
   assert.throws(() => t.withoutDynamicBatching('dynamic_batching {\n  x { y }\n'), /unbalanced/);
 });
+
+test('--only keeps the figures of the parts it did not run from the previous file, marked with their run', async () => {
+  const c = await load<Compose>('lib/compose.mjs');
+  const m = await load<{ keepFiguresNotRun(latest: unknown, previous: unknown): Record<string, Figure & { kept_from?: string }> & { kept_from_previous_run: Record<string, string> } }>('lib/merge.mjs');
+  const previous = { ...c.composeResults(composeInput({ server: { ok: true, result: serverFixture }, curve: { ok: true, result: curveFixture } })), generated_at: '2026-01-01T00:00:00.000Z' };
+  const engine = { decode_host_syncs_per_step: { value: 1, median_of: 5, min: 1, max: 1 }, decode_ops_per_layer: { value: 28, median_of: 1, min: 28, max: 28 },
+    prefill_stall_ratio: { value: 2.1, median_of: 5, min: 1.8, max: 2.6 } };
+  const now = c.composeResults(composeInput({ engine: { ok: true, result: engine }, client: { ok: false, error: 'exit 1: boom' } }));
+  const merged = m.keepFiguresNotRun(now, previous);
+  assert.equal(merged.prefill_stall_ratio.value, 2.1);
+  assert.equal(merged.prefill_stall_ratio.met, true);
+  assert.equal(merged.decode_host_syncs_per_step.met, true);
+  assert.equal(merged.server_batching_speedup.value, 4.5);
+  assert.equal(merged.server_batching_speedup.kept_from, '2026-01-01T00:00:00.000Z');
+  assert.equal(merged.explain_fanout_speedup.value, null, 'a part that ran and failed is not papered over');
+  assert.equal(merged.kept_from_previous_run.server_batching_speedup, '2026-01-01T00:00:00.000Z');
+  assert.equal(m.keepFiguresNotRun(now, { ...previous, mode: 'quick' }), now, 'never across modes');
+});

@@ -17,7 +17,7 @@ test('variants change exactly the lines they own', () => {
   const out = renderConfig({
     maxBatchSize: 4, queueDelayMs: 5.5, maxQueueSize: 0, gpuIds: [0, 1], instanceCount: 2, streaming: false,
     weightsPath: '/weights/chatglm3-6b-32k', dtype: 'bfloat16', maxInputTokens: 4096, maxNewTokensLimit: 1024,
-    defaultMaxNewTokens: 256, defaultTemperature: 0.95, defaultTopP: 0.7,
+    defaultMaxNewTokens: 256, defaultTemperature: 0.95, defaultTopP: 0.7, cudaGraphs: 'off',
   });
   const diff = out.split('\n').filter((l, i) => l !== committed.split('\n')[i]);
   assert.deepEqual(diff, [
@@ -30,6 +30,7 @@ test('variants change exactly the lines they own', () => {
     'parameters { key: "max_waiting" value { string_value: "0" } }',
     'parameters { key: "weights_path" value { string_value: "/weights/chatglm3-6b-32k" } }',
     'parameters { key: "dtype" value { string_value: "bfloat16" } }',
+    'parameters { key: "cuda_graphs" value { string_value: "off" } }',
     'parameters { key: "max_input_tokens" value { string_value: "4096" } }',
     'parameters { key: "max_new_tokens_limit" value { string_value: "1024" } }',
     'parameters { key: "default_max_new_tokens" value { string_value: "256" } }',
@@ -92,13 +93,13 @@ test('invalid settings are rejected with every bad field named', () => {
   const bad = () => renderConfig({
     maxBatchSize: 0, queueDelayMs: -1, maxQueueSize: 1.5, gpuIds: [], instanceCount: 99,
     weightsPath: '/w" } } parameters { key: "EXECUTION_ENV_PATH', dtype: 'int4' as never, maxNewTokensLimit: 100,
-    defaultMaxNewTokens: 512, defaultTemperature: Number.NaN, defaultTopP: 0, engine: 'x; rm',
+    defaultMaxNewTokens: 512, defaultTemperature: Number.NaN, defaultTopP: 0, engine: 'x; rm', cudaGraphs: 'on' as never,
   });
   assert.throws(bad, (e: unknown) => {
     assert.ok(e instanceof ModelSettingsError);
     assert.equal(e.code, 'settings-invalid');
     assert.deepEqual(e.issues.map((i) => i.field).sort(), [
-      'defaultMaxNewTokens', 'defaultTemperature', 'defaultTopP', 'dtype', 'engine', 'gpuIds', 'instanceCount',
+      'cudaGraphs', 'defaultMaxNewTokens', 'defaultTemperature', 'defaultTopP', 'dtype', 'engine', 'gpuIds', 'instanceCount',
       'maxBatchSize', 'maxQueueSize', 'queueDelayMs', 'weightsPath',
     ]);
     assert.match(e.message, /maxBatchSize: must be a whole number from 1 to 64 \(got 0\)/);

@@ -174,7 +174,7 @@ class TokenPresence:
     def start(self, slot: int, prompt: Sequence[int]) -> None:
         self.bits[slot] = False
         if prompt:
-            ids = torch.tensor(list(prompt), dtype=torch.long).to(self.bits.device)
+            ids = torch.tensor(list(prompt), dtype=torch.long).to(self.bits.device, non_blocking=True)
             self.bits[slot].index_fill_(0, ids, True)
 
     def add(self, slots: torch.Tensor, tokens: torch.Tensor) -> None:

@@ -2,11 +2,14 @@
 alone, before anything large is allocated.
 
     weights            the model as it will run (float, or int8 layers + float16 scales + the float rest)
-    KV cache           rows x context positions x layers x KV groups x head_dim, keys and values
+    KV cache           rows x cache positions (the context + the decode step's scratch cell, rounded up to 16:
+                       chatglm.model.kv_cache.cache_positions) x layers x KV groups x head_dim, keys and values
     prefill transient  the worst moment of one prefill forward of `prefill_chunk` tokens late in the context: the
                        residual stream, the [tokens, keys] mask, the larger half-layer's temporaries (the MLP's
                        up/gate at 6B), int8's dequantized weight block, and the logits of the chunk's last token
-    decode buffers     the same for one decode step of every row (mask, scores, logits, sampling)
+    decode buffers     the same for one static decode step of every row over the whole key window (mask, scores,
+                       per-head rotary rows, logits, sampling), plus the logits each captured CUDA graph keeps
+                       (one per row bucket x key window, chatglm.engine.decode_step; counted as if captured)
     reserve            what the CUDA caching allocator loses to rounding and fragmentation
 
 `memory_plan(...)` is the plain figure (stable name: gpu_check.py compares it with torch.cuda.mem_get_info);
@@ -22,7 +25,9 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 from chatglm.model.checkpoint import ChatGLMConfig, CheckpointError, parameter_shapes
+from chatglm.engine.decode_step import key_windows, row_buckets
 from chatglm.model.forward import MASK_ALIGN
+from chatglm.model.kv_cache import cache_positions
 from chatglm.model.quantization import QUANTIZATIONS, dequantize_block_rows, is_quantized_weight
 
 ELEMENT_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8}
@@ -106,7 +111,8 @@ def model_weight_bytes(config: ChatGLMConfig, dtype: str, quantization: str = "n
 
 
 def kv_cache_bytes(config: ChatGLMConfig, rows: int, context: int, dtype: str) -> int:
-    return 2 * config.num_layers * rows * config.multi_query_group_num * context * config.head_dim * ELEMENT_BYTES[dtype]
+    positions = cache_positions(context)
+    return 2 * config.num_layers * rows * config.multi_query_group_num * positions * config.head_dim * ELEMENT_BYTES[dtype]
 
 
 def _dequantize_bytes(out_features: int, in_features: int, tokens: int, element: int) -> int:
@@ -157,13 +163,18 @@ def prefill_transient_bytes(config: ChatGLMConfig, tokens: int, context: int, ro
 
 
 def decode_buffer_bytes(config: ChatGLMConfig, rows: int, context: int, dtype: str, quantization: str = "none") -> int:
-    """One decode step of `rows` rows: the prefill formula at one token per row, plus the float32 scores of a
-    plain attention and the sampler's float32 copies of the logits (softmax, sorted values and their int64 ids)."""
+    """One static decode step of `rows` rows over the largest key window (every cache position): the prefill
+    formula at one token per row, the per-head cos/sin rows of the fused rotation, the float32 scores of a plain
+    attention and the sampler's float32 copies of the logits (softmax, sorted values and their int64 ids); plus the
+    float32 logits that every captured graph keeps as its output (chatglm.engine.decode_step)."""
     e, v = ELEMENT_BYTES[dtype], config.padded_vocab_size
-    steps = prefill_transient_bytes(config, rows, context, rows, dtype, quantization)
-    scores = rows * config.num_attention_heads * context * 4 * 2
+    window = cache_positions(context)
+    steps = prefill_transient_bytes(config, rows, window, rows, dtype, quantization)
+    rotary = 2 * rows * (config.num_attention_heads + 2 * config.multi_query_group_num) * config.head_dim * e
+    scores = rows * config.num_attention_heads * window * 4 * 2
     sampling = rows * v * (4 * 3 + 8)
-    return steps + scores + sampling + rows * v * e
+    graphs = sum(row_buckets(rows)) * len(key_windows(window)) * v * 4
+    return steps + rotary + scores + sampling + rows * v * e + graphs
 
 
 def memory_plan(config: ChatGLMConfig, rows: int, context: int, prefill_chunk: int, dtype: str = "float16",

@@ -7,6 +7,9 @@ Load: the tokenizer (ChatGLM3's own, AutoTokenizer from the weights folder), con
 quantization and the prefill chunk, or refuses the load with what does fit), the weights by ChatGLM3's parameter
 names (int8 layers quantized as they are read), then the cache; the plan is logged as a table. Everything runs on
 torch 1.13 (tests) and 2.x (the image, where attention uses SDPA).
+
+Decode steps have static shapes and, on CUDA with `cuda_graphs: auto`, replay one captured graph per row bucket
+(chatglm.engine.decode_step); the sampled ids come back through one pinned, non-blocking copy (`readback`).
 """
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ from chatglm.model.checkpoint import DTYPES, ChatGLMConfig, CheckpointError, loa
 from chatglm.engine.types import EngineOptions, PrefillChunk, TokenizerPrompts
 from chatglm.model.forward import HAS_SDPA, ChatGLMModel, logits_rows
 from chatglm.engine.generation import BatchTracker, choose_tokens, random_seed
+from chatglm.engine.decode_step import StaticDecoder, TokenReadback
 from chatglm.model.kv_cache import KVCache, describe_bytes, free_memory_bytes, total_memory_bytes
 from chatglm.model.quantization import (DequantizeLinear, choose_int8_matmul, load_converter, quantize_tensors,
                                         weight_nbytes)
@@ -68,6 +72,8 @@ class NativeEngine(TokenizerPrompts):
         self.model = ChatGLMModel(config, tensors, self.max_context, int8_linear)
         self.cache = KVCache(config.num_layers, config.multi_query_group_num, config.head_dim, self.max_rows,
                              self.max_context, dtype, self.device)
+        self.decoder = StaticDecoder(self.model, self.cache, (options.parameters.get("cuda_graphs") or "auto").strip())
+        self.readback = TokenReadback(self.max_rows, self.device)
         self.generator = torch.Generator(device=self.device)
         if sampling_seed is None:
             self.generator.seed()
@@ -80,7 +86,8 @@ class NativeEngine(TokenizerPrompts):
             f"{config.multi_query_group_num} KV groups, {str(dtype).replace('torch.', '')} on {self.device} "
             f"({'SDPA' if HAS_SDPA else 'plain'} attention); weights {describe_bytes(self.model.parameter_bytes())}; "
             f"KV cache {self.max_rows} rows x {self.max_context} tokens = {describe_bytes(self.cache.nbytes)} "
-            f"({describe_bytes(config.kv_bytes_per_token(dtype))} per token); quantization {self.model.quantization}"
+            f"({describe_bytes(config.kv_bytes_per_token(dtype))} per token); quantization {self.model.quantization}; "
+            f"decode step: row buckets {', '.join(map(str, self.decoder.buckets))}, {self.decoder.graph_note}"
         )
         log.info(self.memory_plan.table())
         for reason in self.memory_plan.reasons:
@@ -94,31 +101,45 @@ class NativeEngine(TokenizerPrompts):
         self.cache.release(slot)
 
     def prefill(self, chunks: Sequence[PrefillChunk]) -> torch.Tensor:
+        """Logits after each chunk; those of a chunk that does not complete its prompt are 0 (never sampled: the
+        output layer, as many weights as a decode step reads, runs for complete chunks only)."""
         for c in chunks:
             if self.cache.length(c.slot) != c.start or not c.start < c.stop <= len(c.prompt):
                 raise RuntimeError(f"prefill chunk [{c.start}, {c.stop}) does not continue slot {c.slot}")
+        complete = [i for i, c in enumerate(chunks) if c.complete]
         if len(chunks) * max(c.stop - c.start for c in chunks) <= self.prefill_chunk:
-            return self._run([c.slot for c in chunks], [list(c.prompt[c.start:c.stop]) for c in chunks])
-        # More padded tokens than the memory plan allows in one forward: pieces, in order, each within the bound.
+            return self._run([c.slot for c in chunks], [list(c.prompt[c.start:c.stop]) for c in chunks], complete)
+        # More padded tokens than the memory plan allows in one forward: pieces, in order, each within the bound;
+        # the output layer runs for the piece that completes a prompt only.
         last: Dict[int, torch.Tensor] = {}
         for forward in split_prefill([(c.start, c.stop) for c in chunks], self.prefill_chunk):
+            ends = [k for k, (i, _, stop) in enumerate(forward) if stop == chunks[i].stop]
             logits = self._run([chunks[i].slot for i, _, _ in forward],
-                               [list(chunks[i].prompt[start:stop]) for i, start, stop in forward])
-            for k, (i, _, stop) in enumerate(forward):
-                if stop == chunks[i].stop:
-                    last[i] = logits[k]
+                               [list(chunks[i].prompt[start:stop]) for i, start, stop in forward],
+                               [k for k in ends if chunks[forward[k][0]].complete])
+            for k in ends:
+                last[forward[k][0]] = logits[k]
         return torch.stack([last[i] for i in range(len(chunks))])
 
     def decode_step(self, slots: Sequence[int], tokens: Sequence[int]) -> torch.Tensor:
-        return self._run(slots, [[int(t)] for t in tokens])
+        """The static-shape step (chatglm.engine.decode_step): no host synchronisation inside."""
+        positions = [self.cache.length(s) for s in slots]
+        if any(p >= self.max_context for p in positions):
+            raise RuntimeError(f"a row would exceed the context of {self.max_context} tokens")
+        logits = self.decoder.step([self.cache.row_of(s) for s in slots], [int(t) for t in tokens], positions)
+        for s in slots:
+            self.cache.advance(s, 1)
+        return logits
 
-    def _run(self, slots: Sequence[int], tokens: List[List[int]]) -> torch.Tensor:
+    def _run(self, slots: Sequence[int], tokens: List[List[int]], wanted: Sequence[int]) -> torch.Tensor:
         order, rows, block = self.cache.plan(slots)
         starts = [self.cache.length(slots[i]) for i in order]
         ordered = [tokens[i] for i in order]
         if any(s + len(t) > self.max_context for s, t in zip(starts, ordered)):
             raise RuntimeError(f"a row would exceed the context of {self.max_context} tokens")
-        logits = self.model.forward(self.cache, rows, block, ordered, starts)
+        wanted = set(wanted)
+        logits = self.model.forward(self.cache, rows, block, ordered, starts,
+                                    wanted=[k for k, i in enumerate(order) if i in wanted])
         for i in order:
             self.cache.advance(slots[i], len(tokens[i]))
         return logits_rows(logits, order)
@@ -171,6 +192,7 @@ class NativeEngine(TokenizerPrompts):
         return seen.to(self.device)
 
     def close(self) -> None:
+        self.decoder = None
         self.model = None
         self.cache = None
         if self.device.type == "cuda":

@@ -84,7 +84,8 @@ class StepEngine(Engine, Protocol):
         """Frees the slot for the next row."""
 
     def prefill(self, chunks: Sequence[PrefillChunk]):
-        """Runs each chunk into its slot; returns the logits after each chunk's last token."""
+        """Runs each chunk into its slot; returns the logits after each chunk's last token (a chunk that does not
+        complete its prompt may get zeros: its logits are never sampled)."""
 
     def decode_step(self, slots: Sequence[int], tokens: Sequence[int]):
         """Appends one token to each slot's row; returns the logits for the token after it."""

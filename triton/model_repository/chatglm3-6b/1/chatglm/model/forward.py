@@ -10,17 +10,21 @@ One call runs a batch of rows, each appending its own number of tokens at its ow
 one token of a decode step): rows are right-padded to the longest, padding is never written to the cache and
 never attended to. Key/value heads are not expanded to the query heads: the query heads of a group attend as one
 block to their group's keys, so a decode step reads each cached key once.
+
+`decode` is the decode step with static shapes: its tensors depend only on the row bucket and the key window (a
+bucket of the cache's positions, the whole cache at most), masked by each row's length, never on a row's own
+length, so the same step can be captured once per bucket as a CUDA graph (chatglm.engine.decode_step).
 """
 from __future__ import annotations
 
 import math
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import torch
 import torch.nn.functional as F
 
 from chatglm.model.checkpoint import ChatGLMConfig
-from chatglm.model.kv_cache import KVCache, Rows
+from chatglm.model.kv_cache import KVCache, Rows, cache_positions
 from chatglm.model.quantization import DequantizeLinear, Linear, WeightValue, make_linear, weight_nbytes
 
 HAS_SDPA = hasattr(F, "scaled_dot_product_attention")  # torch >= 2.0; Debian's 1.13 takes the plain path
@@ -55,8 +59,14 @@ class ChatGLMModel:
         final_norm = tensors.get("transformer.encoder.final_layernorm.weight")
         self.final_norm = None if final_norm is None else final_norm.float()
         self.output = tensors["transformer.output_layer.weight"]
-        self.cos, self.sin = rotary_table(config, context, self.dtype, self.device)
+        # One entry past the context: the decode step's scratch position (chatglm.model.kv_cache).
+        self.cos, self.sin = rotary_table(config, context + 1, self.dtype, self.device)
         self.attend = attend_sdpa if HAS_SDPA else attend_plain
+        self.attend_step = attend_step_sdpa if HAS_SDPA else attend_step_plain
+        self._key_positions = torch.arange(cache_positions(context), device=self.device)
+        self._row_index = torch.arange(0)
+        heads = config.num_attention_heads + 2 * config.multi_query_group_num
+        self._value_heads = (torch.arange(heads, device=self.device) >= heads - config.multi_query_group_num).view(heads, 1)
         self._bytes = sum(weight_nbytes(t) for t in tensors.values())
         quantized = [layer.qkv for layer in self.layers if not isinstance(layer.qkv, Linear)]
         self.quantization = quantized[0].mode if quantized else "none"
@@ -67,11 +77,13 @@ class ChatGLMModel:
 
     @torch.no_grad()
     def forward(self, cache: KVCache, rows: Sequence[int], block: Rows, tokens: Sequence[Sequence[int]],
-                starts: Sequence[int], all_logits: bool = False) -> torch.Tensor:
+                starts: Sequence[int], all_logits: bool = False,
+                wanted: Optional[Sequence[int]] = None) -> torch.Tensor:
         """Appends tokens[i] to physical cache row rows[i] (which holds starts[i] tokens); `block` reads those rows.
 
         Returns float32 logits [B, V] after each row's last token, or [B, T, V] at every position (all_logits;
-        positions past a row's own tokens are padding)."""
+        positions past a row's own tokens are padding). `wanted`: the rows whose logits are used (a prompt chunk
+        that does not end its prompt needs none); the output layer runs for those only, other rows are 0."""
         batch, counts = len(rows), [len(t) for t in tokens]
         width = max(counts)
         eps = self.config.layernorm_epsilon
@@ -85,6 +97,54 @@ class ChatGLMModel:
 
         if not all_logits:
             x = x[:, 0] if width == 1 else x[torch.arange(batch, device=self.device), step.count - 1]  # each row's last token
+            if wanted is not None and len(wanted) < batch:  # the output layer is a decode step's worth of weights
+                logits = torch.zeros(batch, self.output.shape[0], dtype=torch.float32, device=self.device)
+                if wanted:
+                    index = torch.tensor(list(wanted), dtype=torch.long, device=self.device)
+                    logits[index] = self._logits(x.index_select(0, index))
+                return logits
+        return self._logits(x)
+
+    def _logits(self, x: torch.Tensor) -> torch.Tensor:
+        if self.final_norm is not None:
+            x = rms_norm(x, self.final_norm, self.config.layernorm_epsilon)
+        return F.linear(x, self.output).float()
+
+
+    @torch.no_grad()
+    def decode(self, cache: KVCache, ids: torch.Tensor, positions: torch.Tensor, window: int) -> torch.Tensor:
+        """One decode step over physical cache rows 0..B-1 (B = the bucket, len(ids)), with static shapes.
+
+        ids, positions: int64 [B] on the device. Row b appends token ids[b] at positions[b] (its length) and
+        attends to its keys 0..positions[b], read from the first `window` cache positions (> every position of
+        the step); a row outside the step has position cache.scratch, where its write is never read. Returns
+        float32 logits [B, V]. No host synchronisation and no shape that depends on the values: what a CUDA
+        graph can capture."""
+        cfg = self.config
+        batch = ids.shape[0]
+        heads, groups, head_dim = cfg.num_attention_heads, cfg.multi_query_group_num, cfg.head_dim
+        per_group, eps = heads // groups, cfg.layernorm_epsilon
+        if self._row_index.shape[0] < batch:
+            self._row_index = torch.arange(cache.rows, device=self.device)
+        rows = self._row_index[:batch]
+        # Rotation of every head of the fused qkv output at once: queries and keys by position, values by the
+        # identity (cos 1, sin 0: exact), so the rotated key and value of a row are one block for the cache.
+        cos = torch.where(self._value_heads, 1.0, self.cos.index_select(0, positions).unsqueeze(1))  # [B, heads, d]
+        sin = torch.where(self._value_heads, 0.0, self.sin.index_select(0, positions).unsqueeze(1))
+        visible = self._key_positions[:window].unsqueeze(0) <= positions.unsqueeze(1)  # [B, window]: keys 0..position
+        bias = _mask_bias(visible, torch.float32 if self.attend_step is attend_step_plain else self.dtype).view(batch, 1, 1, -1)
+
+        x = F.embedding(ids, self.embedding)  # [B, hidden]
+        for index, layer in enumerate(self.layers):
+            qkv = layer.qkv(rms_norm(x, layer.input_norm, eps)).view(batch, heads + 2 * groups, head_dim)
+            qkv = rotate_pairs(qkv, cos, sin)
+            cache.write_step(index, rows, positions, qkv[:, heads:].view(batch, 2, groups, head_dim))
+            q = qkv[:, :heads].view(batch, groups, per_group, head_dim)
+            keys, values = cache.keys[index, :batch, :, :window], cache.values[index, :batch, :, :window]
+            out = self.attend_step(q, keys, values, bias)
+            x = _plus_linear(x, layer.dense, out.reshape(batch, heads * head_dim))
+            up, gate = layer.up(rms_norm(x, layer.post_norm, eps)).chunk(2, dim=-1)
+            x = _plus_linear(x, layer.down, F.silu(up) * gate)
         if self.final_norm is not None:
             x = rms_norm(x, self.final_norm, eps)
         return F.linear(x, self.output).float()
@@ -152,6 +212,19 @@ class _StepLayout:
     def flat(self, x: torch.Tensor) -> torch.Tensor:
         """[B, T, groups, head_dim] → the written cells [N, groups, head_dim] (padding left out)."""
         return x.reshape(-1, *x.shape[2:]) if self.dense else x[self.valid]
+
+
+def _mask_bias(visible: torch.Tensor, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """0 where attention is allowed, -inf elsewhere (added to the scores: float32 for the plain path)."""
+    return torch.zeros(visible.shape, dtype=dtype, device=visible.device).masked_fill_(~visible, float("-inf"))
+
+
+def _plus_linear(x: torch.Tensor, linear, inputs: torch.Tensor) -> torch.Tensor:
+    """x + linear(inputs) for the decode step's [B, hidden] rows: a float layer without bias takes the residual
+    inside its matmul (one op); an int8 layer (chatglm.model.quantization) adds it after its own call."""
+    if isinstance(linear, Linear) and linear.bias is None:
+        return torch.addmm(x, inputs, linear.weight.t())
+    return x + linear(inputs)
 
 
 def rms_norm(x: torch.Tensor, weight32: torch.Tensor, eps: float) -> torch.Tensor:
@@ -229,6 +302,19 @@ def attend_sdpa(q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, bias:
         head = by_group[:, :, :, j].transpose(1, 2)  # [B, groups, T, d]
         out[:, :, :, j] = F.scaled_dot_product_attention(head, keys, values, attn_mask=bias).transpose(1, 2)
     return out.view(batch, width, heads * head_dim)
+
+
+def attend_step_plain(q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    """Decode-step attention: q [B, groups, heads_per_group, d] against keys/values [B, groups, S, d]; the mask
+    bias [B, 1, 1, S] is float32, as is the softmax."""
+    scores = torch.matmul(q * (1.0 / math.sqrt(q.shape[-1])), keys.transpose(-1, -2))
+    probs = torch.softmax(scores.float() + bias, dim=-1).to(values.dtype)
+    return torch.matmul(probs, values)
+
+
+def attend_step_sdpa(q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    """The same with torch 2.x's fused kernel (bias in the model's dtype, built once per step)."""
+    return F.scaled_dot_product_attention(q, keys, values, attn_mask=bias)
 
 
 def logits_rows(logits: torch.Tensor, order: List[int]) -> torch.Tensor:

@@ -6,6 +6,12 @@ the position of its next token (ChatGLM numbers a prompt's tokens 0..n-1, so no 
 The scheduler sees stable slot ids. Underneath, the slots in use are packed into the first physical rows: a
 released slot is filled by moving the last row into it (one copy of that row's length, at most once per finished
 request), so a decode step over all rows reads one contiguous block instead of gathering rows every step.
+
+Each row has at least one position more than the context (`cache_positions`: rounded up to a multiple of 16,
+which fused attention kernels want for the key length): the first of them, position `context`, is the scratch
+cell. The static-shape decode step (chatglm.model.forward.ChatGLMModel.decode) runs every physical row of its
+bucket; a row that takes no part in the step writes its key and value there, where no query ever looks (a query
+at position p sees keys 0..p < context).
 """
 from __future__ import annotations
 
@@ -15,15 +21,25 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 import torch
 
 Rows = Union[slice, torch.Tensor]  # a contiguous block of physical rows, or an index
+POSITION_ALIGNMENT = 16
+
+
+def cache_positions(context: int) -> int:
+    """Positions per row: the context, the scratch cell, rounded up to POSITION_ALIGNMENT."""
+    return -(-(context + 1) // POSITION_ALIGNMENT) * POSITION_ALIGNMENT
 
 
 class KVCache:
     def __init__(self, layers: int, groups: int, head_dim: int, rows: int, context: int, dtype: torch.dtype, device):
-        shape = (layers, rows, groups, context, head_dim)
-        self.keys = torch.zeros(shape, dtype=dtype, device=device)
-        self.values = torch.zeros(shape, dtype=dtype, device=device)
+        shape = (layers, rows, groups, cache_positions(context), head_dim)
+        # Keys and values of a layer side by side ([layer, 0] keys, [layer, 1] values): the decode step writes a
+        # token's key and value with one index_put (write_step); `keys` and `values` are views of it.
+        self.kv = torch.zeros((shape[0], 2) + shape[1:], dtype=dtype, device=device)
+        self.keys, self.values = self.kv[:, 0], self.kv[:, 1]
         self.rows = rows
         self.context = context
+        self.scratch = context  # the scratch position (see the module docstring)
+        self.positions = cache_positions(context)
         self._free: List[int] = list(range(rows))  # a heap: the lowest free slot id is handed out first
         self._row_of: Dict[int, int] = {}  # slot → physical row
         self._slot_at: List[int] = []  # physical row → slot (rows 0..len-1 are in use)
@@ -32,7 +48,7 @@ class KVCache:
     @staticmethod
     def bytes_needed(layers: int, groups: int, head_dim: int, rows: int, context: int, dtype: torch.dtype) -> int:
         element = torch.tensor([], dtype=dtype).element_size()
-        return 2 * layers * rows * groups * context * head_dim * element
+        return 2 * layers * rows * groups * cache_positions(context) * head_dim * element
 
     @property
     def nbytes(self) -> int:
@@ -68,6 +84,10 @@ class KVCache:
     def length(self, slot: int) -> int:
         return self._length[self._row_of[slot]]
 
+    def row_of(self, slot: int) -> int:
+        """The physical row that holds the slot now (it changes when a row below it is released)."""
+        return self._row_of[slot]
+
     def advance(self, slot: int, count: int) -> None:
         row = self._row_of[slot]
         if self._length[row] + count > self.context:
@@ -92,6 +112,10 @@ class KVCache:
         self.keys[layer, rows, :, positions] = keys
         self.values[layer, rows, :, positions] = values
 
+    def write_step(self, layer: int, rows: torch.Tensor, positions: torch.Tensor, kv: torch.Tensor) -> None:
+        """Stores kv [B, 2, groups, head_dim] (key and value of one token per row) at (rows[b], positions[b])."""
+        self.kv[layer, :, rows, :, positions] = kv
+
     def read(self, layer: int, rows: Rows, length: int) -> Tuple[torch.Tensor, torch.Tensor]:
         """Keys and values [B, groups, length, head_dim] of the given physical rows (a view for a block)."""
         keys, values = self.keys[layer, :, :, :length], self.values[layer, :, :, :length]
@@ -105,8 +129,7 @@ class KVCache:
         self._row_of.clear()
         self._slot_at.clear()
         self._length = [0] * self.rows
-        self.keys.zero_()
-        self.values.zero_()
+        self.kv.zero_()
 
 
 def describe_bytes(count: float) -> str:

@@ -5,9 +5,12 @@ queue is full) and returns. One engine thread owns the model and repeats an iter
 
 1. take the latest cancellation check (chatglm/serving/responder.py): cancelled rows end at once, their slots are free;
 2. prefill: rows still in their prompt continue, then waiting requests are admitted while slots are free, within
-   a budget of prompt tokens per iteration (a long prompt is prefilled in chunks over several iterations, so it
-   never stalls the running rows for more than one budget); a row whose prompt is complete gets its first token;
-3. one decode step for every row past its prompt: a token each, sampled with the row's own settings;
+   a budget of prompt tokens per iteration (a long prompt is prefilled in chunks over several iterations); while
+   rows are decoding, the chunk is sized by `ChunkSizer` so that an iteration with a chunk costs at most
+   `prefill_stall_target` decode-only iterations: running answers never pause for a whole chunk;
+   a row whose prompt is complete gets its first token at once (one device sampling call, one readback);
+3. one decode step for every row past its prompt: ONE sampling call on the device (each row with its own
+   settings) and one readback of the ids, the step's only wait on the device;
 4. each token is streamed (coalesced to one send per stream interval); a row that hit a stop id or its own
    max_new_tokens ends at once: its FINAL goes out and its KV cache slot takes the next request;
 5. the responder thread sends what the iteration produced and checks the open requests for cancellation while
@@ -47,6 +50,10 @@ from chatglm.serving.reply import Reply, error_response
 from chatglm.serving.responder import Responder
 
 METRICS_INTERVAL = 0.25  # seconds between two metric updates while rows run (and always before a FINAL)
+# The seam to the sampler (chatglm.engine.generation.sample_tokens): (float logits [rows, V] on the device,
+# SamplingTensors of the rows, seen-token mask or None) -> int64 ids [rows] on the device, -1 for a row whose
+# distribution is invalid. One call per iteration, no host synchronisation inside.
+SAMPLER = sample_tokens
 
 
 @dataclass(frozen=True)
@@ -55,6 +62,50 @@ class SchedulerLimits:
     max_waiting: int  # 0 = unbounded
     prefill_token_budget: int
     stream_interval: float  # seconds between two deltas of a request
+    prefill_stall_target: Optional[float] = 2.0  # an iteration with a chunk ≤ this many decode steps; None = off
+
+
+class ChunkSizer:
+    """Prompt tokens an iteration may prefill while rows decode, learnt from the iterations themselves.
+
+    `step` is a running mean of the time of an iteration that only decodes. After an iteration with a chunk, its
+    cost in decode-only iterations says where to go: under 0.8 x `target`, the next chunk may grow (by half when
+    well under, a fifth when nearer); between 0.8 x and 1 x it stays; over `target`, it shrinks in proportion to
+    how far the variable part of the cost overshot (so the chunk settles just under the target, leaving the
+    rest for noise). That needs no model of what a chunk costs (a forward pass's fixed cost, attention that grows
+    with the context, a paced test engine), never more than doubles, never goes under MIN_TOKENS (a prompt always
+    progresses) nor over the budget. It starts at PROBE_TOKENS. With no row decoding the whole budget is used:
+    nothing waits."""
+
+    MIN_TOKENS = 16
+    PROBE_TOKENS = 64
+    WEIGHT = 0.3  # of the newest decode-only iteration in the running mean
+
+    def __init__(self, budget: int, target: Optional[float]):
+        self.budget, self.target = budget, target
+        self.step: Optional[float] = None
+        self.chunk = min(budget, self.PROBE_TOKENS)
+
+    def tokens(self, decoding: bool) -> int:
+        if not decoding or self.target is None:
+            return self.budget
+        return self.chunk
+
+    def observe(self, seconds: float, prefilled: int, decoding: bool) -> None:
+        if not decoding or self.target is None:
+            return
+        if prefilled == 0:
+            self.step = seconds if self.step is None else (1 - self.WEIGHT) * self.step + self.WEIGHT * seconds
+            return
+        if self.step is None or prefilled < self.chunk:  # no yardstick yet, or a prompt's last, shorter chunk
+            return
+        cost = seconds / self.step
+        if cost < 0.8 * self.target:  # room to spare: grow (faster when far under)
+            grown = prefilled * (1.5 if cost < 0.6 * self.target else 1.2)
+            self.chunk = int(min(self.budget, max(self.chunk, grown)))
+        elif cost > self.target:
+            scale = max(0.25, (self.target - 1.0) / max(cost - 1.0, 1e-9))
+            self.chunk = int(max(self.MIN_TOKENS, min(self.budget, prefilled * scale)))
 
 
 class Row:
@@ -87,6 +138,8 @@ class ContinuousScheduler:
         self._figures_sent = 0.0
         self.stop_ids = frozenset(int(i) for i in engine.stop_ids)
         self.steps = 0  # decode steps run; log lines and tests count in these
+        self.chunks = ChunkSizer(limits.prefill_token_budget, limits.prefill_stall_target)
+        self._readback = getattr(engine, "readback", None)  # pinned ids of the iteration (native engine)
         self._iterations = 0
         self._lock = threading.Condition()
         self._waiting: Deque[Row] = deque()
@@ -181,8 +234,15 @@ class ContinuousScheduler:
             self._end_everything("model unloaded: the model is being unloaded")
             return
         self._retire_cancelled(cancelled)
-        self._prefill()
-        self._decode()
+        started = time.monotonic()
+        decoding = any(r.decoding for r in self._active)  # rows past their prompt as the iteration begins
+        first, first_logits, prefilled = self._prefill(self.chunks.tokens(decoding))
+        if first:  # first tokens at once (time to first token), before the step those rows then join
+            self._sample_and_take(first, first_logits, counted_step=False)
+        rows = [r for r in self._active if r.decoding]
+        if rows:
+            self._sample_and_take(rows, self._decode(rows), counted_step=True)
+        self.chunks.observe(time.monotonic() - started, prefilled, decoding)
         with self._lock:
             waiting = [row.reply.channel for row in self._waiting]
         self._responder.start_poll([row.reply.channel for row in self._active] + waiting, self._iterations)
@@ -212,8 +272,9 @@ class ContinuousScheduler:
         for row in gone:
             self._finish(row, row.progress.result(FINISH_CANCELLED))
 
-    def _prefill(self) -> None:
-        budget = self.limits.prefill_token_budget
+    def _prefill(self, budget: int):
+        """Runs this iteration's prompt chunks; returns the rows whose prompt is now complete, their logits and the
+        number of prompt tokens run."""
         chunks, rows = [], []
 
         def take(row: Row) -> None:
@@ -236,7 +297,7 @@ class ContinuousScheduler:
             self._active.append(row)
             take(row)
         if not chunks:
-            return
+            return [], None, 0
         for row, chunk in zip(rows, chunks):
             if chunk.start == 0 and row.reply.settings.repetition_penalty != 1.0:
                 self._presence_of(None).start(row.slot, row.prompt)
@@ -247,16 +308,15 @@ class ContinuousScheduler:
                 raise
             rows, chunks, logits = self._prefill_alone(rows, chunks, exc)
             if not chunks:
-                return
-        self._figures.increment("prefill_tokens", sum(c.stop - c.start for c in chunks))
+                return [], None, 0
+        prefilled = sum(c.stop - c.start for c in chunks)
+        self._figures.increment("prefill_tokens", prefilled)
         for row, chunk in zip(rows, chunks):
             row.prefilled = chunk.stop
         done = [i for i, c in enumerate(chunks) if c.complete]
-        if done:
-            first = [rows[i] for i in done]
-            if len(done) < len(chunks):
-                logits = logits.index_select(0, torch.tensor(done, dtype=torch.long, device=logits.device))
-            self._sample_and_take(first, logits)
+        if done and len(done) < len(chunks):
+            logits = logits.index_select(0, torch.tensor(done, dtype=torch.long, device=logits.device))
+        return [rows[i] for i in done], (logits if done else None), prefilled
 
     def _prefill_alone(self, rows: List[Row], chunks: List[PrefillChunk], error: Exception):
         """After an out-of-memory prefill: with several chunks, each again on its own; a chunk that runs out of
@@ -296,29 +356,30 @@ class ContinuousScheduler:
             self._presence = TokenPresence(self.engine.max_rows, vocab, self.engine.device)
         return self._presence
 
-    def _sample_and_take(self, rows: List[Row], logits) -> None:
-        """One token per row from its own settings, seed and counter; the ids come to the host in one copy."""
+    def _decode(self, rows: List[Row]):
+        """One decode step for `rows`; their logits."""
+        return self.engine.decode_step([r.slot for r in rows], [r.last_token for r in rows])
+
+    def _sample_and_take(self, rows: List[Row], logits, counted_step: bool) -> None:
+        """One sampling call on the device for `rows` (each with its own settings, seed and counter) and one
+        readback of the ids (pinned and non-blocking on the native engine), the iteration's wait on the device."""
         settings = [r.reply.settings for r in rows]
         params = SamplingTensors.build(settings, [r.sampled for r in rows], logits.device, [r.seed for r in rows])
         penalized = any(s.repetition_penalty != 1.0 for s in settings)
-        slots = torch.tensor([r.slot for r in rows], dtype=torch.long).to(logits.device) if penalized else None
+        slots = (torch.tensor([r.slot for r in rows], dtype=torch.long).to(logits.device, non_blocking=True)
+                 if penalized else None)  # non-blocking: a blocking copy to CUDA waits for the stream
         seen = self._presence_of(logits).rows(slots) if penalized else None
-        ids = sample_tokens(logits, params, seen)
+        ids = SAMPLER(logits, params, seen)
         if penalized:
             self._presence.add(slots, ids)
-        for row, token in zip(rows, ids.tolist()):
+        tokens = self._readback.start(ids).wait() if self._readback is not None else ids.tolist()
+        if counted_step:
+            self.steps += 1
+            self._figures.increment("decode_steps", 1)
+            self._figures.increment("decode_rows", len(rows))
+        for row, token in zip(rows, tokens):
             row.sampled += 1
             self._take(row, token)
-
-    def _decode(self) -> None:
-        rows = [r for r in self._active if r.decoding]
-        if not rows:
-            return
-        logits = self.engine.decode_step([r.slot for r in rows], [r.last_token for r in rows])
-        self.steps += 1
-        self._figures.increment("decode_steps", 1)
-        self._figures.increment("decode_rows", len(rows))
-        self._sample_and_take(rows, logits)
 
     def _take(self, row: Row, token: int) -> None:
         now = time.monotonic()

@@ -17,6 +17,9 @@ DEFAULT_STREAM_INTERVAL_MS = 20.0  # far below a human's notice; a 6B model's de
 DEFAULT_MAX_WAITING = 32
 DEFAULT_PREFILL_TOKEN_BUDGET = 2048  # one budget of prompt tokens per iteration, then every active row decodes
 MAX_ACTIVE_ROWS_LIMIT = 256
+# While rows decode, an iteration with a prompt chunk may cost this many decode-only iterations ("off": always the
+# whole prefill_token_budget); see chatglm.serving.continuous_scheduler.ChunkSizer.
+DEFAULT_PREFILL_STALL_TARGET = 2.0
 
 
 @dataclass(frozen=True)
@@ -26,6 +29,7 @@ class ServingOptions:
     max_active_rows: int  # rows generating together (continuous: KV cache slots)
     max_waiting: int  # requests queued for a slot; more are refused as "server busy" (0 = unbounded)
     prefill_token_budget: int
+    prefill_stall_target: Optional[float]  # None = off
     stream_interval_s: float
     max_context: Optional[int]  # tokens per row (prompt + answer); None = what the limits need, within the model's
     limits: Limits
@@ -51,12 +55,15 @@ class ServingOptions:
         if scheduler is not None and scheduler not in SCHEDULERS:
             raise ValueError(f"config parameter scheduler must be one of {', '.join(SCHEDULERS)}, got {scheduler!r}")
         max_context = number("max_context", None, 16, 1 << 20)
+        stall = None if text("prefill_stall_target").lower() == "off" else number(
+            "prefill_stall_target", DEFAULT_PREFILL_STALL_TARGET, 1.5, 100.0, float)
         return ServingOptions(
             engine=text("engine") or DEFAULT_ENGINE,
             scheduler=scheduler,
             max_active_rows=number("max_active_rows", max(1, max_batch_size), 1, MAX_ACTIVE_ROWS_LIMIT),
             max_waiting=number("max_waiting", DEFAULT_MAX_WAITING, 0, 1_000_000),
             prefill_token_budget=number("prefill_token_budget", DEFAULT_PREFILL_TOKEN_BUDGET, 16, 1 << 20),
+            prefill_stall_target=stall,
             stream_interval_s=number("stream_interval_ms", DEFAULT_STREAM_INTERVAL_MS, 0, 10_000, float) / 1000.0,
             max_context=max_context,
             limits=Limits.from_parameters(params),
