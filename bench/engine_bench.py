@@ -102,7 +102,8 @@ def ops_per_layer() -> dict:
 
 
 class StallEngine(NativeEngine):
-    """A mid-size random ChatGLM (STALL_CONFIG) that stamps every decode step: (time, slots)."""
+    """A mid-size random ChatGLM (STALL_CONFIG) that stamps every decode step, alone or with chunks in its pass:
+    (time, slots), and every chunk as its pass starts."""
 
     stamps = []
     chunks = []
@@ -122,6 +123,14 @@ class StallEngine(NativeEngine):
         logits = super().decode_step(slots, tokens)
         StallEngine.stamps.append((time.perf_counter(), list(slots)))
         return logits
+
+    def step_with_chunks(self, chunks, slots, tokens):
+        started = time.perf_counter()
+        out = super().step_with_chunks(chunks, slots, tokens)
+        if out is not None:  # else the scheduler runs prefill and decode_step, stamped there
+            StallEngine.chunks.append((started, [(c.slot, c.stop - c.start) for c in chunks]))
+            StallEngine.stamps.append((time.perf_counter(), list(slots)))
+        return out
 
 
 def chunk_cost_in_steps(engine, budget: int) -> dict:

@@ -163,31 +163,56 @@ class TinyEngine(NativeEngine):
     # -- the production steps, plus shaping and pacing
     def prefill(self, chunks: Sequence[PrefillChunk]) -> torch.Tensor:
         started = time.monotonic()
-        marker = os.environ.get("TINY_ENGINE_FAIL_MARKER", "")
-        for c in chunks:
-            if c.start == 0:
-                text = self._log_prompt(c.prompt)
-                faults = frozenset(kind for kind, key in (("oom", "TINY_ENGINE_OOM_MARKER"), ("overflow", "TINY_ENGINE_OVERFLOW_MARKER"),
-                                                          ("device", "TINY_ENGINE_DEVICE_FAULT_MARKER"))
-                                   if os.environ.get(key) and os.environ[key] in text)
-                self._shapes[c.slot] = _SlotShape(bool(marker) and marker in text, self._scripted_answer(c.prompt), faults)
-        if any("oom" in self._shapes[c.slot].faults for c in chunks):
-            raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 1.50 GiB (injected: TINY_ENGINE_OOM_MARKER)")
+        self._admit(chunks)
         logits = super().prefill(chunks)
         self._pace(started)
         return self._shape([c.slot for c in chunks], logits)
 
     def decode_step(self, slots: Sequence[int], tokens: Sequence[int]) -> torch.Tensor:
         started = time.monotonic()
+        self._took(slots, tokens)
+        logits = super().decode_step(slots, tokens)
+        self._pace(started)
+        return self._shape(slots, logits)
+
+    def step_with_chunks(self, chunks: Sequence[PrefillChunk], slots: Sequence[int], tokens: Sequence[int]):
+        started = time.monotonic()
+        self._admit(chunks, log=False)  # an injected out-of-memory error comes before anything ran
+        out = super().step_with_chunks(chunks, slots, tokens)
+        if out is None:  # the caller runs prefill and decode_step, which admit and log the chunks
+            return None
+        self._log_admitted(chunks)
+        self._took(slots, tokens)  # an injected failure of the step: after its forward pass, which it then fails
+        self._pace(started)  # one forward pass: paced once
+        first_logits, logits = out
+        return self._shape([c.slot for c in chunks if c.complete], first_logits), self._shape(slots, logits)
+
+    def _admit(self, chunks: Sequence[PrefillChunk], log: bool = True) -> None:
+        marker = os.environ.get("TINY_ENGINE_FAIL_MARKER", "")
+        for c in chunks:
+            if c.start == 0:
+                text = self.decode(c.prompt)
+                faults = frozenset(kind for kind, key in (("oom", "TINY_ENGINE_OOM_MARKER"), ("overflow", "TINY_ENGINE_OVERFLOW_MARKER"),
+                                                          ("device", "TINY_ENGINE_DEVICE_FAULT_MARKER"))
+                                   if os.environ.get(key) and os.environ[key] in text)
+                self._shapes[c.slot] = _SlotShape(bool(marker) and marker in text, self._scripted_answer(c.prompt), faults)
+        if log:
+            self._log_admitted(chunks)
+        if any("oom" in self._shapes[c.slot].faults for c in chunks):
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 1.50 GiB (injected: TINY_ENGINE_OOM_MARKER)")
+
+    def _log_admitted(self, chunks: Sequence[PrefillChunk]) -> None:
+        for c in chunks:
+            if c.start == 0:
+                self._log_prompt(c.prompt)
+
+    def _took(self, slots: Sequence[int], tokens: Sequence[int]) -> None:
         for slot, token in zip(slots, tokens):
             self._shapes[slot].took(int(token))
         if any(self._shapes[s].fails and self._shapes[s].produced >= 3 for s in slots):
             raise RuntimeError("injected engine failure (TINY_ENGINE_FAIL_MARKER)")
         if any("device" in self._shapes[s].faults and self._shapes[s].produced >= 3 for s in slots):
             raise RuntimeError("CUDA error: an illegal memory access was encountered (injected: TINY_ENGINE_DEVICE_FAULT_MARKER)")
-        logits = super().decode_step(slots, tokens)
-        self._pace(started)
-        return self._shape(slots, logits)
 
     def close_row(self, slot: int) -> None:
         self._shapes.pop(slot, None)
@@ -199,6 +224,8 @@ class TinyEngine(NativeEngine):
 
     def _shape(self, slots: Sequence[int], logits: torch.Tensor) -> torch.Tensor:
         """Adds each row's mask (one of SHAPES, by the row's state) to its logits."""
+        if not slots:
+            return logits
         stop_after = int(os.environ.get("TINY_ENGINE_STOP_AFTER", "0") or 0)
         masks = []
         for slot in slots:
@@ -242,13 +269,12 @@ class TinyEngine(NativeEngine):
         if remaining > 0:
             time.sleep(remaining)
 
-    def _log_prompt(self, ids: Sequence[int]) -> str:
-        text = self.decode(ids)
+    def _log_prompt(self, ids: Sequence[int]) -> None:
         path = os.environ.get("TINY_ENGINE_PROMPT_LOG")
         if path:
+            text = self.decode(ids)
             with self._log_lock, open(path, "a", encoding="utf-8") as f:
                 f.write(json.dumps({"prompt": text, "messages": _split_messages(self.tokenizer, ids)}, ensure_ascii=False) + "\n")
-        return text
 
 
 def _split_messages(tokenizer: TinyTokenizer, ids: Sequence[int]) -> List[dict]:

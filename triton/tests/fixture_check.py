@@ -105,6 +105,7 @@ def run_checks(fixture: Fixture, engine: NativeEngine) -> Dict[str, float]:
 
     results["join_mid_generation_decode"] = _join_mid_generation(fixture, engine)
     results["chunked_prefill_decode"] = _chunked_prefill(fixture, engine)
+    results["mixed_step_with_chunks"] = _mixed_steps(fixture, engine)
     return results
 
 
@@ -166,4 +167,49 @@ def _chunked_prefill(fixture: Fixture, engine: NativeEngine, chunk: int = 16) ->
         worst = max(worst, _diff(out, fixture.decode[long_row][s]))
     engine.close_row(slot)
     engine.close_row(other)
+    return worst
+
+
+def _mixed_steps(fixture: Fixture, engine: NativeEngine, chunk: int = 16) -> float:
+    """Chunks in the decode step's own forward pass (step_with_chunks), as the continuous scheduler runs them
+    while rows decode: prompts 0 and 2 decode while the longest prompt is prefilled in chunks of 16, its row
+    between theirs in the cache (inside the step's bucket); then prompt 1 joins whole in one more mixed pass
+    while those three decode, and every row decodes to the end. Every logit along the way must match."""
+    long_row, worst = len(fixture.prompts) - 1, 0.0
+    chunk = min(chunk, engine.prefill_chunk - 4)  # with the step's bucket of 4 rows, within one prefill forward
+    slots: Dict[int, int] = {0: engine.open_row()}
+    long_slot = engine.open_row()
+    slots[2] = engine.open_row()
+    step_of = {0: 1, 2: 1}
+    first = engine.prefill([PrefillChunk(slots[r], fixture.prompts[r], 0, len(fixture.prompts[r])) for r in (0, 2)])
+    worst = max(_diff(first[0], fixture.decode[0][0]), _diff(first[1], fixture.decode[2][0]))
+
+    def mixed(chunks: List[PrefillChunk]) -> torch.Tensor:
+        nonlocal worst
+        rows = list(slots)
+        out = engine.step_with_chunks(chunks, [slots[r] for r in rows], [fixture.greedy[r][step_of[r] - 1] for r in rows])
+        assert out is not None, "the chunks fit one forward pass"
+        chunk_logits, step_logits = out
+        worst = max(worst, max(_diff(step_logits[k], fixture.decode[r][step_of[r]]) for k, r in enumerate(rows)))
+        for r in rows:
+            step_of[r] += 1
+        return chunk_logits
+
+    prompt, start = fixture.prompts[long_row], 0
+    while start < len(prompt):
+        stop = min(len(prompt), start + chunk)
+        chunk_logits = mixed([PrefillChunk(long_slot, prompt, start, stop)])
+        assert chunk_logits.shape[0] == (1 if stop == len(prompt) else 0)
+        start = stop
+    worst = max(worst, _diff(chunk_logits[0], fixture.decode[long_row][0]))
+    slots[long_row], step_of[long_row] = long_slot, 1
+    joining = engine.open_row()
+    chunk_logits = mixed([PrefillChunk(joining, fixture.prompts[1], 0, len(fixture.prompts[1]))])
+    worst = max(worst, _diff(chunk_logits[0], fixture.decode[1][0]))
+    slots[1], step_of[1] = joining, 1
+    while slots:
+        for r in [r for r in slots if step_of[r] >= fixture.steps]:
+            engine.close_row(slots.pop(r))
+        if slots:
+            worst = max(worst, _step(fixture, engine, slots, step_of))
     return worst

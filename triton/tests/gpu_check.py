@@ -133,9 +133,16 @@ class RandomChatGLMEngine(NativeEngine):
     def prefill(self, chunks):
         """ChatGLM3 opens every answer with its (normally empty) metadata line; the random model is made to do the
         same at the first generated position, so streaming behaves as with the real model."""
-        logits = super().prefill(chunks)
-        logits[:, NEWLINE_ID] = logits.max(dim=-1).values + 100.0
-        return logits
+        return _newline_first(super().prefill(chunks))
+
+    def step_with_chunks(self, chunks, slots, tokens):
+        out = super().step_with_chunks(chunks, slots, tokens)
+        return None if out is None else (_newline_first(out[0]), out[1])
+
+
+def _newline_first(logits):
+    logits[:, NEWLINE_ID] = logits.max(dim=-1).values + 100.0
+    return logits
 
 
 def sync(device: str) -> None:

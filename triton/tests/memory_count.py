@@ -196,3 +196,27 @@ def count_prefill_and_decode(engine, chunk: int = 2048, position: int = 6144, de
         engine.close_row(s)
     return {"prefill_peak": prefill_peak, "prefill_allocations": allocations, "decode_peak": decode_peak,
             "left_after_prefill": before}
+
+
+def count_mixed(engine, chunk: int = 2040, position: int = 6144, decode_rows: int = 7) -> Dict[str, int]:
+    """Peak bytes the engine creates (both attention kernels excepted) for one pass that holds a decode step of
+    `decode_rows` rows at the end of the context and a `chunk`-token prompt chunk at `position`
+    (step_with_chunks: together, the prefill forward's tokens)."""
+    from chatglm.engine.types import PrefillChunk
+
+    counter = AllocationCounter("meta")
+    engine.model.attend = counter.outside(engine.model.attend)
+    engine.model.attend_step = counter.outside(engine.model.attend_step)
+    slots = [engine.open_row() for _ in range(decode_rows)]
+    for s in slots:
+        engine.cache.advance(s, engine.max_context - 1)
+    prompt = [5] * (position + chunk)
+    slot = engine.open_row()
+    engine.cache.advance(slot, position)
+    with counter:
+        out = engine.step_with_chunks([PrefillChunk(slot, prompt, position, position + chunk)], slots, [7] * decode_rows)
+    assert out is not None, "the pass fits the prefill bound"
+    del out
+    for s in slots + [slot]:
+        engine.close_row(s)
+    return {"mixed_peak": counter.peak, "mixed_allocations": counter.allocations}

@@ -155,7 +155,8 @@ def test_the_sdpa_branch_holds_the_fixtures_logits(fixture, monkeypatch):
 
 
 class RecordingEngine(TinyEngine):
-    """The tiny engine that records every forward pass: ("prefill", [(slot, tokens)]) or ("decode", slots)."""
+    """The tiny engine that records every forward pass: ("prefill", [(slot, tokens)]), ("decode", slots) or
+    ("mixed", [(slot, tokens)], slots): chunks and a decode step in one pass."""
 
     calls = []
 
@@ -166,6 +167,12 @@ class RecordingEngine(TinyEngine):
     def decode_step(self, slots, tokens):
         RecordingEngine.calls.append(("decode", list(slots)))
         return super().decode_step(slots, tokens)
+
+    def step_with_chunks(self, chunks, slots, tokens):
+        out = super().step_with_chunks(chunks, slots, tokens)
+        if out is not None:  # None: the scheduler runs prefill and decode_step instead (recorded there)
+            RecordingEngine.calls.append(("mixed", [(c.slot, c.stop - c.start) for c in chunks], list(slots)))
+        return out
 
 
 def test_every_running_row_gets_a_token_each_iteration_while_a_4000_token_prompt_is_admitted(monkeypatch):
@@ -187,14 +194,15 @@ def test_every_running_row_gets_a_token_each_iteration_while_a_4000_token_prompt
     assert all(outcome_of(r).completion_tokens == 500 for r in runners) and outcome_of(long).completion_tokens == 4
     calls = RecordingEngine.calls
     runner_slots, long_slot = {0, 1}, 2  # slots are handed out lowest first
-    admission = [i for i, (kind, part) in enumerate(calls) if kind == "prefill" and any(s == long_slot for s, _ in part)]
+    admission = [i for i, (kind, *part) in enumerate(calls) if kind != "decode" and any(s == long_slot for s, _ in part[0])]
     chunks = [n for i in admission for s, n in calls[i][1] if s == long_slot]
     assert sum(chunks) > 4000 and len(chunks) >= 2, chunks
-    # Each chunk's iteration also ran one decode step with every running row: prefill, decode, prefill, decode...
+    # Each chunk ran in the same forward pass as a decode step of every running row, one pass per iteration:
+    # mixed, mixed, mixed... with nothing in between.
     for i in admission:
-        kind, slots = calls[i + 1]
-        assert kind == "decode" and runner_slots <= set(slots), (i, calls[i + 1])
-    assert [calls[j][0] for j in range(admission[0], admission[-1] + 2)] == ["prefill", "decode"] * len(admission)
+        kind, _, slots = calls[i]
+        assert kind == "mixed" and runner_slots <= set(slots), (i, calls[i])
+    assert admission == list(range(admission[0], admission[-1] + 1)), admission
     # While rows decode the sizer starts with at most a probe chunk and at most doubles it from one iteration to the
     # next (the last chunk is what is left of the prompt).
     from chatglm.serving.continuous_scheduler import ChunkSizer

@@ -12,7 +12,7 @@ from chatglm.engine.memory_plan import (MemoryPlanError, memory_plan, model_weig
 from chatglm.model.checkpoint import parameter_shapes, parse_config
 from chatglm.model.quantization import is_quantized_weight, load_converter
 from fixture_check import run_checks
-from memory_count import CHATGLM3_6B, AllocationCounter, count_prefill_and_decode, meta_engine
+from memory_count import CHATGLM3_6B, AllocationCounter, count_mixed, count_prefill_and_decode, meta_engine
 
 GiB = 1 << 30
 MiB = 1 << 20
@@ -51,6 +51,17 @@ def test_a_2048_token_chunk_at_6144_stays_within_the_plan(counted):
     assert figures["left_after_prefill"] == 0
     if quantization == "none":
         assert figures["prefill_peak"] <= 384 * MiB  # the issue's target (bench key prefill_peak_transient_mib)
+
+
+def test_a_decode_step_with_a_chunk_in_its_pass_stays_within_the_prefill_transient():
+    """step_with_chunks: 7 decode rows at the end of the context and a 2,040-token chunk at 6,144 (the eighth row,
+    inside the step's bucket of 8) in one pass, the 2,048 tokens one prefill forward may hold: no more than the
+    plan's prefill transient."""
+    plan = memory_plan(CONFIG, ROWS, CONTEXT, CHUNK, "float16", "none")
+    figures = count_mixed(meta_engine(CONFIG, ROWS, CONTEXT, CHUNK), chunk=CHUNK - ROWS, position=6144,
+                          decode_rows=ROWS - 1)
+    assert figures["mixed_allocations"] > 100
+    assert figures["mixed_peak"] <= plan.prefill_transient, (figures, plan.prefill_transient)
 
 
 def test_a_decode_step_of_8_rows_stays_within_the_plan(counted):
@@ -218,7 +229,8 @@ def plan_cases():
 def test_the_plan_agrees_with_the_extensions_figures():
     """test/unit/server/memory-plan-cases.json holds the Python plan's figures and decisions; the TypeScript plan
     (src/core/server/memoryPlan.ts) is checked against the same file by test/unit/server/memoryPlan.test.ts.
-    After a change of the formulas: python3 triton/tests/test_memory_plan.py --write-cases."""
+    After a change of the formulas: PYTHONPATH=triton/tests:triton/testing:triton/model_repository/chatglm3-6b/1
+    python3 triton/tests/test_memory_plan.py --write-cases."""
     cases = json.loads(PLAN_CASES.read_text(encoding="utf-8"))
     assert cases == plan_cases()
     kinds = {d["expected"]["kind"] for d in cases["decisions"]}

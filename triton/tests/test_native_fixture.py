@@ -29,7 +29,8 @@ def checks(fixture):
 
 
 @pytest.mark.parametrize("case", ["alone_prefill", "alone_decode", "padded_batch_prefill", "padded_batch_decode",
-                                  "join_mid_generation_decode", "chunked_prefill_decode"])
+                                  "join_mid_generation_decode", "chunked_prefill_decode",
+                                  "mixed_step_with_chunks"])
 def test_logits_match_chatglm3s_own_code(checks, case):
     assert checks[case] < TOLERANCE, checks
 

@@ -158,3 +158,21 @@ def test_sampling_a_mixed_batch_never_synchronises_with_the_host():
 def test_choose_tokens_is_one_list_of_ids():
     logits = torch.randn(2, VOCAB)
     assert choose_tokens(logits, [RowSettings(0.0, 1.0, 1)] * 2, [0, 0], [1, 1]) == logits.argmax(-1).tolist()
+
+
+def test_an_all_greedy_call_takes_the_argmax_as_the_general_path_does():
+    """With every row greedy (known on the host) the sampler skips warping and drawing: the same ids as the general
+    path, for finite rows, a NaN row (ChatGLM's fallback id) and an infinite one."""
+    import dataclasses
+
+    generator = torch.Generator().manual_seed(3)
+    logits = torch.randn(5, 300, generator=generator)
+    logits[1, 7] = float("nan")
+    logits[2, 9] = float("inf")
+    settings = [RowSettings(0.0, 1.0, 16)] * 5
+    fast = SamplingTensors.build(settings, [0] * 5, None, [1, 2, 3, 4, 5])
+    assert fast.all_greedy
+    general = dataclasses.replace(fast, all_greedy=False)
+    assert torch.equal(sample_tokens(logits, fast), sample_tokens(logits, general))
+    mixed = SamplingTensors.build(settings[:4] + [RowSettings(0.8, 0.9, 16)], [0] * 5, None, [1, 2, 3, 4, 5])
+    assert not mixed.all_greedy

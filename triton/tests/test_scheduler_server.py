@@ -151,7 +151,11 @@ def test_finished_rows_cost_nothing(server):
     assert delta["chatglm3_first_tokens_total"] == 2
     assert delta["chatglm3_decode_rows_total"] == 416 - 2
     admitted = [wait_logged(server, r)[2] for r in ("cost-16", "cost-400")]
-    assert 399 <= delta["chatglm3_decode_steps_total"] <= 399 + abs(admitted[1] - admitted[0])
+    # 399 steps for the long row's other tokens, plus the steps between the two admissions; a row admitted while
+    # the other decodes takes its first token in that step's own pass (step_with_chunks), not in a pass before it:
+    # one step more then.
+    gap = abs(admitted[1] - admitted[0])
+    assert 399 <= delta["chatglm3_decode_steps_total"] <= 399 + gap + (1 if gap else 0)
 
 
 def test_an_engine_error_fails_only_the_open_rows_and_the_next_request_succeeds(server):

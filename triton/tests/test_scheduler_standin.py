@@ -2,6 +2,7 @@
 slots reused at once, the queue bound, the prefill budget, cancellation of waiting rows, engine failure, unload
 and finalize with requests running."""
 import re
+import statistics
 import threading
 import time
 
@@ -116,8 +117,9 @@ def test_a_long_prompt_is_prefilled_in_budget_chunks_while_the_others_keep_decod
     _, _, prompt_tokens, admitted, first, _ = finished("chunked")
     chunks = -(-prompt_tokens // 64)
     assert chunks >= 6
-    # One chunk per iteration, and every iteration also ran the decode step of the running row.
-    assert first - admitted == chunks - 1
+    # One chunk per iteration, each in the same pass as the decode step of the running row (so the pass of the
+    # last chunk is a step too, and its first token is sampled with that step's tokens).
+    assert first - admitted == chunks
     assert outs[0].text == alone.text and outs[0].completion_tokens == 12
     assert outcome_of(runner).completion_tokens == 60
 
@@ -206,3 +208,23 @@ def test_continuous_needs_a_step_engine():
         assert not m.continuous and run(m, [make_request("x", max_new_tokens=3)])[0].completion_tokens == 3
     finally:
         m.finalize()
+
+
+def test_the_chunk_sizer_settles_under_its_target_while_the_context_grows():
+    """A modelled cost (a step, a fixed part, and per prompt token a part that grows with the context, as
+    attention does): after the probe, never more than 0.9 x the target, near its aim, at most 1.5 x per step."""
+    from chatglm.serving.continuous_scheduler import ChunkSizer
+
+    sizer, step = ChunkSizer(2048, 2.0), 0.010
+    sizer.observe(step, 0, True)
+    done, sizes, costs = 0, [], []
+    while done < 4000:
+        tokens = sizer.tokens(True)
+        seconds = step + 0.001 + tokens * 0.00002 * (1 + done / 1000)
+        sizer.observe(seconds, tokens, True)
+        sizes.append(tokens)
+        costs.append(seconds / step)
+        done += tokens
+    assert sizes[0] == ChunkSizer.PROBE_TOKENS and all(b <= 1.5 * a for a, b in zip(sizes, sizes[1:])), sizes
+    assert max(costs) <= 0.92 * 2.0 and statistics.median(costs) >= 1.5, costs
+    assert sizer.tokens(False) == 2048  # with no row decoding, the whole budget

@@ -122,7 +122,9 @@ export function prefillTransientBytes(c: PlanModelConfig, tokens: number, contex
     return r * inF * 2 + (e !== 2 ? r * inF * e : 0) + (r < outF ? n * r * e : 0);
   };
   const maskRow = Math.ceil(s / MASK_ALIGN) * MASK_ALIGN; // the mask's rows are padded (forward.py)
-  const persistent = n * h * e + n * maskRow * e + 2 * n * d * e + 6 * n * INDEX_BYTES;
+  // A decode step of `rows` rows in the same pass (step_with_chunks): per-head cos/sin, its mask and the mask's source.
+  const stepTables = 2 * rows * (heads + 2 * g) * d * e + rows * cachePositions(s) * (e + 1) + 3 * rows * INDEX_BYTES;
+  const persistent = n * h * e + n * maskRow * e + 2 * n * d * e + 6 * n * INDEX_BYTES + stepTables;
   const rms = 3 * n * h * 4;
   const attention = Math.max(
     rms,

@@ -86,7 +86,25 @@ class StaticDecoder:
     def step(self, physical_rows: Sequence[int], tokens: Sequence[int], positions: Sequence[int]) -> torch.Tensor:
         """Appends tokens[i] at positions[i] of physical row physical_rows[i]; float32 logits [len(rows), V] in
         the caller's order (a view of the graph's output buffer when replayed: valid until the next step)."""
-        count = len(physical_rows)
+        ids, where, window = self.stage(physical_rows, tokens, positions)
+        graph = self._graphs.get((ids.shape[0], window))
+        if graph is not None:
+            graph.replay()
+            logits = self._graph_logits[(ids.shape[0], window)]
+        else:
+            logits = self.model.decode(self.cache, ids, where, window)
+        return self.in_callers_order(logits, physical_rows)
+
+    def step_with_chunks(self, physical_rows: Sequence[int], tokens: Sequence[int], positions: Sequence[int], rows,
+                         block, chunk_tokens, starts, wanted):
+        """The same step and prompt chunks in one eager pass (ChatGLMModel.mixed): (step logits in the caller's
+        order, logits of the `wanted` chunks)."""
+        ids, where, window = self.stage(physical_rows, tokens, positions)
+        logits, chunk_logits = self.model.mixed(self.cache, ids, where, window, rows, block, chunk_tokens, starts, wanted)
+        return self.in_callers_order(logits, physical_rows), chunk_logits
+
+    def stage(self, physical_rows: Sequence[int], tokens: Sequence[int], positions: Sequence[int]):
+        """The step's inputs through the pinned buffer: (ids [B], positions [B] on the device, key window)."""
         bucket = self.bucket_for(max(physical_rows) + 1)
         window = self.window_for(max(positions) + 1)
         if self._staged is not None:
@@ -99,13 +117,10 @@ class StaticDecoder:
         self._inputs.copy_(self._host, non_blocking=True)  # the whole (contiguous) buffer: one small copy
         if self._staged is not None:
             self._staged.record()
-        ids, where = self._inputs[0, :bucket], self._inputs[1, :bucket]
-        graph = self._graphs.get((bucket, window))
-        if graph is not None:
-            graph.replay()
-            logits = self._graph_logits[(bucket, window)]
-        else:
-            logits = self.model.decode(self.cache, ids, where, window)
+        return self._inputs[0, :bucket], self._inputs[1, :bucket], window
+
+    def in_callers_order(self, logits: torch.Tensor, physical_rows: Sequence[int]) -> torch.Tensor:
+        count = len(physical_rows)
         if list(physical_rows) == list(range(count)):
             return logits[:count]
         return logits.index_select(0, self._inputs[2, :count])

@@ -142,6 +142,7 @@ class SamplingTensors:
     penalty: torch.Tensor  # float32, 1 = off
     seed: torch.Tensor  # int64
     counter: torch.Tensor  # int64: tokens the row has sampled so far
+    all_greedy: bool = False  # known on the host: every row is greedy (the sampler then only takes the argmax)
 
     @staticmethod
     def build(settings: Sequence[RowSettings], counters: Sequence[int], device=None,
@@ -156,12 +157,13 @@ class SamplingTensors:
         if device is not None:
             floats, ints = floats.to(device, non_blocking=True), ints.to(device, non_blocking=True)
         return SamplingTensors(floats[:, 0], floats[:, 3] > 0, floats[:, 1], ints[:, 0], floats[:, 2], ints[:, 1],
-                               ints[:, 2])
+                               ints[:, 2], all(s.greedy for s in settings))
 
     def select(self, index: torch.Tensor) -> "SamplingTensors":
         """The rows `index` (a long tensor on the same device)."""
         return SamplingTensors(*(t.index_select(0, index) for t in (
-            self.temperature, self.greedy, self.top_p_tail, self.top_k, self.penalty, self.seed, self.counter)))
+            self.temperature, self.greedy, self.top_p_tail, self.top_k, self.penalty, self.seed, self.counter)),
+            self.all_greedy)
 
 
 class TokenPresence:
@@ -238,6 +240,8 @@ def sample_tokens(logits: torch.Tensor, params: SamplingTensors, seen: Optional[
     scores = penalize(guard_invalid_scores(logits.float(), fallback_id), params.penalty, seen)
     best = scores.argmax(dim=-1)
     greedy_ok = torch.isfinite(scores.gather(1, best.unsqueeze(1)).squeeze(1))
+    if params.all_greedy:  # what the general path gives greedy rows, without warping and drawing for nobody
+        return torch.where(greedy_ok, best, torch.full_like(best, INVALID_TOKEN))
     ordered, order, removed = _warp_sorted(scores, params)
     probs = torch.softmax(ordered.masked_fill(removed, float("-inf")), dim=-1)
     cdf = probs.cumsum(dim=-1)

@@ -138,9 +138,12 @@ def prefill_transient_bytes(config: ChatGLMConfig, tokens: int, context: int, ro
     def dq(out_features: int, in_features: int) -> int:
         return _dequantize_bytes(out_features, in_features, n, e) if int8 else 0
 
-    # Live for the whole forward: residual stream, mask, rotary rows, ids / positions / cache indices.
+    # Live for the whole forward: residual stream, mask, rotary rows, ids / positions / cache indices; and the
+    # tables of a decode step of `rows` rows that runs in the same pass (step_with_chunks: per-head cos/sin, the
+    # mask over the step's key window and its boolean source).
     mask_row = -(-s // MASK_ALIGN) * MASK_ALIGN  # the mask's rows are padded (forward.py)
-    persistent = n * h * e + n * mask_row * e + 2 * n * d * e + 6 * n * INDEX_BYTES
+    step_tables = 2 * rows * (heads + 2 * g) * d * e + rows * cache_positions(s) * (e + 1) + 3 * rows * INDEX_BYTES
+    persistent = n * h * e + n * mask_row * e + 2 * n * d * e + 6 * n * INDEX_BYTES + step_tables
     rms = 3 * n * h * 4  # float32 copy, its scaled copy, the weighted copy
     attention = max(
         rms,

@@ -103,9 +103,7 @@ class NativeEngine(TokenizerPrompts):
     def prefill(self, chunks: Sequence[PrefillChunk]) -> torch.Tensor:
         """Logits after each chunk; those of a chunk that does not complete its prompt are 0 (never sampled: the
         output layer, as many weights as a decode step reads, runs for complete chunks only)."""
-        for c in chunks:
-            if self.cache.length(c.slot) != c.start or not c.start < c.stop <= len(c.prompt):
-                raise RuntimeError(f"prefill chunk [{c.start}, {c.stop}) does not continue slot {c.slot}")
+        self._check_chunks(chunks)
         complete = [i for i, c in enumerate(chunks) if c.complete]
         if len(chunks) * max(c.stop - c.start for c in chunks) <= self.prefill_chunk:
             return self._run([c.slot for c in chunks], [list(c.prompt[c.start:c.stop]) for c in chunks], complete)
@@ -123,13 +121,49 @@ class NativeEngine(TokenizerPrompts):
 
     def decode_step(self, slots: Sequence[int], tokens: Sequence[int]) -> torch.Tensor:
         """The static-shape step (chatglm.engine.decode_step): no host synchronisation inside."""
-        positions = [self.cache.length(s) for s in slots]
-        if any(p >= self.max_context for p in positions):
-            raise RuntimeError(f"a row would exceed the context of {self.max_context} tokens")
+        positions = self._step_positions(slots)
         logits = self.decoder.step([self.cache.row_of(s) for s in slots], [int(t) for t in tokens], positions)
         for s in slots:
             self.cache.advance(s, 1)
         return logits
+
+    def step_with_chunks(self, chunks: Sequence[PrefillChunk], slots: Sequence[int], tokens: Sequence[int]):
+        """A decode step of `slots` and the prompt chunks in one forward pass (ChatGLMModel.mixed): (logits after
+        each chunk that completes its prompt, in the order of `chunks`; the step's logits). None when the chunks'
+        padded tokens and the step's rows are more than one prefill forward may hold (the memory plan's bound):
+        the caller runs `prefill` and `decode_step` instead. Nothing advances when it raises."""
+        self._check_chunks(chunks)
+        width = max(c.stop - c.start for c in chunks)
+        bucket = self.decoder.bucket_for(max(self.cache.row_of(s) for s in slots) + 1)
+        if len(chunks) * width + bucket > self.prefill_chunk:
+            return None
+        positions = self._step_positions(slots)
+        if any(c.stop > self.max_context for c in chunks):
+            raise RuntimeError(f"a row would exceed the context of {self.max_context} tokens")
+        order, rows, block = self.cache.plan([c.slot for c in chunks])
+        starts = [chunks[i].start for i in order]
+        wanted = [k for k, i in enumerate(order) if chunks[i].complete]
+        logits, chunk_logits = self.decoder.step_with_chunks(
+            [self.cache.row_of(s) for s in slots], [int(t) for t in tokens], positions, rows, block,
+            [list(chunks[i].prompt[chunks[i].start:chunks[i].stop]) for i in order], starts, wanted)
+        for c in chunks:
+            self.cache.advance(c.slot, c.stop - c.start)
+        for s in slots:
+            self.cache.advance(s, 1)
+        computed = [order[k] for k in wanted]  # chunk indices, in the order their logits were computed
+        rank = {i: r for r, i in enumerate(sorted(computed))}
+        return logits_rows(chunk_logits, [rank[i] for i in computed]), logits
+
+    def _check_chunks(self, chunks: Sequence[PrefillChunk]) -> None:
+        for c in chunks:
+            if self.cache.length(c.slot) != c.start or not c.start < c.stop <= len(c.prompt):
+                raise RuntimeError(f"prefill chunk [{c.start}, {c.stop}) does not continue slot {c.slot}")
+
+    def _step_positions(self, slots: Sequence[int]) -> List[int]:
+        positions = [self.cache.length(s) for s in slots]
+        if any(p >= self.max_context for p in positions):
+            raise RuntimeError(f"a row would exceed the context of {self.max_context} tokens")
+        return positions
 
     def _run(self, slots: Sequence[int], tokens: List[List[int]], wanted: Sequence[int]) -> torch.Tensor:
         order, rows, block = self.cache.plan(slots)

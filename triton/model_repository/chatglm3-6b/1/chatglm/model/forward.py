@@ -18,6 +18,7 @@ length, so the same step can be captured once per bucket as a CUDA graph (chatgl
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence
 
 import torch
@@ -120,53 +121,119 @@ class ChatGLMModel:
         the step); a row outside the step has position cache.scratch, where its write is never read. Returns
         float32 logits [B, V]. No host synchronisation and no shape that depends on the values: what a CUDA
         graph can capture."""
-        cfg = self.config
-        batch = ids.shape[0]
-        heads, groups, head_dim = cfg.num_attention_heads, cfg.multi_query_group_num, cfg.head_dim
-        per_group, eps = heads // groups, cfg.layernorm_epsilon
+        eps = self.config.layernorm_epsilon
+        tables = self._step_tables(cache, positions, window)
+        x = F.embedding(ids, self.embedding)  # [B, hidden]
+        for index, layer in enumerate(self.layers):
+            q = self._store_step(index, layer.qkv(rms_norm(x, layer.input_norm, eps)), cache, tables)
+            x = _plus_linear(x, layer.dense, self._attend_step(index, q, cache, tables))
+            up, gate = layer.up(rms_norm(x, layer.post_norm, eps)).chunk(2, dim=-1)
+            x = _plus_linear(x, layer.down, F.silu(up) * gate)
+        return self._logits(x)
+
+    @torch.no_grad()
+    def mixed(self, cache: KVCache, ids: torch.Tensor, positions: torch.Tensor, window: int, rows: Sequence[int],
+              block: Rows, tokens: Sequence[Sequence[int]], starts: Sequence[int], wanted: Sequence[int]):
+        """A decode step (as `decode`: bucket rows 0..B-1) and prompt chunks (as `forward`: tokens[i] appended to
+        physical row rows[i]) in one pass, as vLLM's chunked prefill does: every linear layer runs once over the
+        step's B tokens and the chunks' tokens together, so the weights are read once per iteration and running
+        rows never wait for a separate prefill pass; attention runs for each part on its own. A chunk's row may be
+        in the bucket: the step writes that row's scratch position only, which the chunk never reads.
+
+        Returns float32 logits: [B, V] of the step and [len(wanted), V] after the last token of the chunks
+        `wanted` (indices into rows: the chunks that complete their prompt), in one output-layer call."""
+        batch, count = ids.shape[0], len(rows)
+        counts = [len(t) for t in tokens]
+        width = max(counts)
+        step = _StepLayout(rows, tokens, starts, counts, width, cache.context, self.device, self.dtype)
+        cos, sin = self.cos[step.positions].unsqueeze(2), self.sin[step.positions].unsqueeze(2)
+        tables = self._step_tables(cache, positions, window)
+        x = torch.cat((F.embedding(ids, self.embedding), F.embedding(step.ids, self.embedding).flatten(0, 1)))
+        for index, layer in enumerate(self.layers):
+            x = self._mixed_attention_block(x, index, layer, cache, tables, block, step, cos, sin)
+            x = self._mlp_block(x, layer)
+        last = x[batch:].view(count, width, -1)
+        last = last[:, 0] if width == 1 else last[torch.arange(count, device=self.device), step.count - 1]
+        if len(wanted) < count:
+            last = last.index_select(0, torch.tensor(list(wanted), dtype=torch.long, device=self.device))
+        logits = self._logits(torch.cat((x[:batch], last)))
+        return logits[:batch], logits[batch:]
+
+    def _mixed_attention_block(self, x, index: int, layer: Layer, cache: KVCache, tables: "_StepTables", block: Rows,
+                               step: "_StepLayout", cos, sin):
+        """`mixed`'s attention half: one qkv projection over the step's and the chunks' tokens (x [B + N, hidden]),
+        each part's keys and values into the cache, each part's attention, one output projection."""
+        batch, (count, width) = tables.rows.shape[0], step.ids.shape
+        qkv = layer.qkv(rms_norm(x, layer.input_norm, self.config.layernorm_epsilon))
+        q_step = self._store_step(index, qkv[:batch], cache, tables)
+        q_chunk = self._store_chunk(index, qkv[batch:].view(count, width, -1), cache, step, cos, sin)
+        del qkv  # the cache holds the keys and values now: only the queries live on into attention
+        keys, values = cache.read(index, block, step.keys_len)
+        chunk_out = self.attend(q_chunk, keys, values, step.bias, self.config.multi_query_group_num)
+        return x + layer.dense(torch.cat((self._attend_step(index, q_step, cache, tables), chunk_out.flatten(0, 1))))
+
+    def _step_tables(self, cache: KVCache, positions: torch.Tensor, window: int) -> "_StepTables":
+        """What every layer of a decode step shares: the rows, the rotation of each row's position, the mask."""
+        batch = positions.shape[0]
         if self._row_index.shape[0] < batch:
             self._row_index = torch.arange(cache.rows, device=self.device)
-        rows = self._row_index[:batch]
         # Rotation of every head of the fused qkv output at once: queries and keys by position, values by the
         # identity (cos 1, sin 0: exact), so the rotated key and value of a row are one block for the cache.
         cos = torch.where(self._value_heads, 1.0, self.cos.index_select(0, positions).unsqueeze(1))  # [B, heads, d]
         sin = torch.where(self._value_heads, 0.0, self.sin.index_select(0, positions).unsqueeze(1))
         visible = self._key_positions[:window].unsqueeze(0) <= positions.unsqueeze(1)  # [B, window]: keys 0..position
         bias = _mask_bias(visible, torch.float32 if self.attend_step is attend_step_plain else self.dtype).view(batch, 1, 1, -1)
+        return _StepTables(self._row_index[:batch], positions, window, cos, sin, bias)
 
-        x = F.embedding(ids, self.embedding)  # [B, hidden]
-        for index, layer in enumerate(self.layers):
-            qkv = layer.qkv(rms_norm(x, layer.input_norm, eps)).view(batch, heads + 2 * groups, head_dim)
-            qkv = rotate_pairs(qkv, cos, sin)
-            cache.write_step(index, rows, positions, qkv[:, heads:].view(batch, 2, groups, head_dim))
-            q = qkv[:, :heads].view(batch, groups, per_group, head_dim)
-            keys, values = cache.keys[index, :batch, :, :window], cache.values[index, :batch, :, :window]
-            out = self.attend_step(q, keys, values, bias)
-            x = _plus_linear(x, layer.dense, out.reshape(batch, heads * head_dim))
-            up, gate = layer.up(rms_norm(x, layer.post_norm, eps)).chunk(2, dim=-1)
-            x = _plus_linear(x, layer.down, F.silu(up) * gate)
-        if self.final_norm is not None:
-            x = rms_norm(x, self.final_norm, eps)
-        return F.linear(x, self.output).float()
+    def _store_step(self, index: int, qkv: torch.Tensor, cache: KVCache, tables: "_StepTables") -> torch.Tensor:
+        """A decode step's fused qkv [B, ...] rotated, its key and value written to the cache; the queries
+        [B, groups, heads_per_group, head_dim]."""
+        cfg = self.config
+        heads, groups, head_dim = cfg.num_attention_heads, cfg.multi_query_group_num, cfg.head_dim
+        batch = qkv.shape[0]
+        qkv = rotate_pairs(qkv.view(batch, heads + 2 * groups, head_dim), tables.cos, tables.sin)
+        cache.write_step(index, tables.rows, tables.positions, qkv[:, heads:].view(batch, 2, groups, head_dim))
+        return qkv[:, :heads].view(batch, groups, heads // groups, head_dim)
+
+    def _attend_step(self, index: int, q: torch.Tensor, cache: KVCache, tables: "_StepTables") -> torch.Tensor:
+        """The step's attention over the first `window` cache positions of its rows: [B, heads * head_dim]."""
+        batch, window = q.shape[0], tables.window
+        keys, values = cache.keys[index, :batch, :, :window], cache.values[index, :batch, :, :window]
+        return self.attend_step(q, keys, values, tables.bias).reshape(batch, -1)
 
     # One method per half-layer, so that its temporaries (qkv, the MLP's up/gate) are freed when it returns and
     # never live on into the other half: the prefill transient is the larger half, not their sum.
     def _attention_block(self, x, index: int, layer: Layer, cache: KVCache, block: Rows, step: "_StepLayout", cos, sin):
+        q = self._store_chunk(index, layer.qkv(rms_norm(x, layer.input_norm, self.config.layernorm_epsilon)), cache, step,
+                              cos, sin)
+        keys, values = cache.read(index, block, step.keys_len)
+        return x + layer.dense(self.attend(q, keys, values, step.bias, self.config.multi_query_group_num))
+
+    def _store_chunk(self, index: int, qkv: torch.Tensor, cache: KVCache, step: "_StepLayout", cos, sin) -> torch.Tensor:
+        """Chunks' fused qkv [B, T, ...]: queries and keys rotated, keys and values written to the cache (padding
+        left out); returns the queries [B, T, heads, head_dim]. The caller's qkv is freed once it returns: the
+        attention reads keys and values from the cache."""
         cfg = self.config
         heads, groups, head_dim = cfg.num_attention_heads, cfg.multi_query_group_num, cfg.head_dim
-        batch, width = x.shape[:2]
-        qkv = layer.qkv(rms_norm(x, layer.input_norm, cfg.layernorm_epsilon))
+        batch, width = qkv.shape[:2]
         qkv = qkv.view(batch, width, heads + 2 * groups, head_dim)
         qk = rotate_pairs(qkv[:, :, :heads + groups], cos, sin)  # queries and keys rotated together
-        q, k, v = qk[:, :, :heads], qk[:, :, heads:], qkv[:, :, heads + groups:]
-        cache.write(index, step.write_rows, step.write_positions, step.flat(k), step.flat(v))
-        del qkv, k, v
-        keys, values = cache.read(index, block, step.keys_len)
-        return x + layer.dense(self.attend(q, keys, values, step.bias, groups))
+        cache.write(index, step.write_rows, step.write_positions, step.flat(qk[:, :, heads:]), step.flat(qkv[:, :, heads + groups:]))
+        return qk[:, :, :heads]
 
     def _mlp_block(self, x, layer: Layer):
         up, gate = layer.up(rms_norm(x, layer.post_norm, self.config.layernorm_epsilon)).chunk(2, dim=-1)
         return x + layer.down(F.silu(up) * gate)
+
+
+@dataclass(frozen=True)
+class _StepTables:
+    rows: torch.Tensor  # physical rows 0..B-1
+    positions: torch.Tensor  # [B]: where each row writes (its length, or the scratch position)
+    window: int  # cache positions the step reads
+    cos: torch.Tensor  # [B, heads + 2 groups, head_dim]
+    sin: torch.Tensor
+    bias: torch.Tensor  # [B, 1, 1, window]: 0 for keys 0..position, -inf after
 
 
 class _StepLayout:

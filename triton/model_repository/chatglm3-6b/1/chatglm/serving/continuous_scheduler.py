@@ -8,9 +8,12 @@ queue is full) and returns. One engine thread owns the model and repeats an iter
    a budget of prompt tokens per iteration (a long prompt is prefilled in chunks over several iterations); while
    rows are decoding, the chunk is sized by `ChunkSizer` so that an iteration with a chunk costs at most
    `prefill_stall_target` decode-only iterations: running answers never pause for a whole chunk;
-   a row whose prompt is complete gets its first token at once (one device sampling call, one readback);
-3. one decode step for every row past its prompt: ONE sampling call on the device (each row with its own
-   settings) and one readback of the ids, the step's only wait on the device;
+3. one decode step for every row past its prompt. While rows decode, the chunks run in the same forward pass as
+   their step (the native engine's `step_with_chunks`, as vLLM's chunked prefill: the weights are read once per
+   iteration), and a row whose prompt the chunk completed takes its first token in the same sampling call; with
+   no row decoding (or an engine that cannot mix), the chunks run on their own and a row whose prompt is
+   complete gets its first token at once, then joins the step. ONE sampling call on the device per pass (each
+   row with its own settings) and one readback of the ids, the iteration's only waits on the device;
 4. each token is streamed (coalesced to one send per stream interval); a row that hit a stop id or its own
    max_new_tokens ends at once: its FINAL goes out and its KV cache slot takes the next request;
 5. the responder thread sends what the iteration produced and checks the open requests for cancellation while
@@ -22,7 +25,8 @@ with "model unloaded"; the thread is joined with a timeout, so unloading never h
 
 Faults stay with their request where the state allows it (chatglm/serving/faults.py classifies them):
 - a row whose sampled distribution is invalid (the sampler's id -1), whose text cannot be detokenized, or whose
-  own prefill chunk runs out of memory ends alone with an error; every other row goes on with exactly the tokens
+  own prefill chunk runs out of memory ends alone with an error (a mixed pass that runs out of memory advanced
+  nothing: it runs again as separate passes, where the chunk that fails alone is found); every other row goes on with exactly the tokens
   it would have had (its sampling depends only on its own seed and counter, and a failed chunk left no length in
   the cache, so nothing of it is read);
 - any other error of a forward pass leaves the cache unknown: the open rows fail and the cache is reset;
@@ -69,17 +73,19 @@ class ChunkSizer:
     """Prompt tokens an iteration may prefill while rows decode, learnt from the iterations themselves.
 
     `step` is a running mean of the time of an iteration that only decodes. After an iteration with a chunk, its
-    cost in decode-only iterations says where to go: under 0.8 x `target`, the next chunk may grow (by half when
-    well under, a fifth when nearer); between 0.8 x and 1 x it stays; over `target`, it shrinks in proportion to
-    how far the variable part of the cost overshot (so the chunk settles just under the target, leaving the
-    rest for noise). That needs no model of what a chunk costs (a forward pass's fixed cost, attention that grows
-    with the context, a paced test engine), never more than doubles, never goes under MIN_TOKENS (a prompt always
-    progresses) nor over the budget. It starts at PROBE_TOKENS. With no row decoding the whole budget is used:
-    nothing waits."""
+    cost in decode-only iterations says where to go: the part above one step is taken as proportional to the
+    chunk's tokens, and the next chunk is sized for AIM x `target` (growing at most by half, shrinking at most to
+    a quarter). Inside the band HOLD x `target` it stays, so the size does not jitter with noise. Aiming under the
+    target leaves the rest for the machine's noise and for attention that grows as the prompt's context does.
+    That needs no model of what a chunk costs (a forward pass's fixed cost, the context, a paced test engine),
+    never goes under MIN_TOKENS (a prompt always progresses) nor over the budget. It starts at PROBE_TOKENS.
+    With no row decoding the whole budget is used: nothing waits."""
 
     MIN_TOKENS = 16
     PROBE_TOKENS = 64
     WEIGHT = 0.3  # of the newest decode-only iteration in the running mean
+    AIM = 0.8
+    HOLD = (0.7, 0.9)
 
     def __init__(self, budget: int, target: Optional[float]):
         self.budget, self.target = budget, target
@@ -100,12 +106,10 @@ class ChunkSizer:
         if self.step is None or prefilled < self.chunk:  # no yardstick yet, or a prompt's last, shorter chunk
             return
         cost = seconds / self.step
-        if cost < 0.8 * self.target:  # room to spare: grow (faster when far under)
-            grown = prefilled * (1.5 if cost < 0.6 * self.target else 1.2)
-            self.chunk = int(min(self.budget, max(self.chunk, grown)))
-        elif cost > self.target:
-            scale = max(0.25, (self.target - 1.0) / max(cost - 1.0, 1e-9))
-            self.chunk = int(max(self.MIN_TOKENS, min(self.budget, prefilled * scale)))
+        if self.HOLD[0] * self.target <= cost <= self.HOLD[1] * self.target:
+            return
+        scale = (self.AIM * self.target - 1.0) / max(cost - 1.0, 1e-9)
+        self.chunk = int(max(self.MIN_TOKENS, min(self.budget, prefilled * min(1.5, max(0.25, scale)))))
 
 
 class Row:
@@ -140,6 +144,7 @@ class ContinuousScheduler:
         self.steps = 0  # decode steps run; log lines and tests count in these
         self.chunks = ChunkSizer(limits.prefill_token_budget, limits.prefill_stall_target)
         self._readback = getattr(engine, "readback", None)  # pinned ids of the iteration (native engine)
+        self._mixes = callable(getattr(engine, "step_with_chunks", None))  # decode step and chunks in one pass
         self._iterations = 0
         self._lock = threading.Condition()
         self._waiting: Deque[Row] = deque()
@@ -235,19 +240,47 @@ class ContinuousScheduler:
             return
         self._retire_cancelled(cancelled)
         started = time.monotonic()
-        decoding = any(r.decoding for r in self._active)  # rows past their prompt as the iteration begins
-        first, first_logits, prefilled = self._prefill(self.chunks.tokens(decoding))
-        if first:  # first tokens at once (time to first token), before the step those rows then join
-            self._sample_and_take(first, first_logits, counted_step=False)
-        rows = [r for r in self._active if r.decoding]
-        if rows:
-            self._sample_and_take(rows, self._decode(rows), counted_step=True)
-        self.chunks.observe(time.monotonic() - started, prefilled, decoding)
+        decoding = [r for r in self._active if r.decoding]  # rows past their prompt as the iteration begins
+        rows, chunks = self._plan_prefill(self.chunks.tokens(bool(decoding)))
+        prefilled = self._mixed_iteration(rows, chunks, decoding) if rows and decoding and self._mixes else None
+        if prefilled is None:
+            prefilled = self._separate_iteration(rows, chunks)
+        self.chunks.observe(time.monotonic() - started, prefilled, bool(decoding))
         with self._lock:
             waiting = [row.reply.channel for row in self._waiting]
         self._responder.start_poll([row.reply.channel for row in self._active] + waiting, self._iterations)
         self._figures.set("waiting", len(waiting))
         self._send_figures(force=False)
+
+    def _separate_iteration(self, rows: List[Row], chunks: List[PrefillChunk]) -> int:
+        """The chunks' forward pass, then the step's: rows that completed their prompt take their first token at
+        once (time to first token) and their second in the step. Returns the prompt tokens run."""
+        first, first_logits, prefilled = self._run_prefill(rows, chunks) if rows else ([], None, 0)
+        if first:
+            self._sample_and_take(first, first_logits, decoded=0)
+        decoding = [r for r in self._active if r.decoding]
+        if decoding:
+            self._sample_and_take(decoding, self._decode(decoding), decoded=len(decoding))
+        return prefilled
+
+    def _mixed_iteration(self, rows: List[Row], chunks: List[PrefillChunk], decoding: List[Row]) -> Optional[int]:
+        """The decode step and the chunks in one forward pass (engine.step_with_chunks), sampled in one call:
+        running rows pay for a chunk only its own tokens, never a second pass over the weights. None when the
+        engine cannot mix these chunks (or ran out of memory trying: nothing advanced): the separate passes run."""
+        try:
+            out = self.engine.step_with_chunks(chunks, [r.slot for r in decoding], [r.last_token for r in decoding])
+        except Exception as exc:  # noqa: BLE001 - out of memory: the separate passes, where a culprit fails alone
+            if not is_out_of_memory(exc):
+                raise
+            self._release_cached_memory()
+            return None
+        if out is None:
+            return None
+        first_logits, step_logits = out
+        first = self._prefilled(rows, chunks)
+        logits = torch.cat((first_logits, step_logits)) if first else step_logits
+        self._sample_and_take(first + decoding, logits, decoded=len(decoding))
+        return sum(c.stop - c.start for c in chunks)
 
     def _send_figures(self, force: bool) -> None:
         """Hands the gathered metric updates to the responder (every METRICS_INTERVAL, and before each FINAL, so
@@ -272,9 +305,9 @@ class ContinuousScheduler:
         for row in gone:
             self._finish(row, row.progress.result(FINISH_CANCELLED))
 
-    def _prefill(self, budget: int):
-        """Runs this iteration's prompt chunks; returns the rows whose prompt is now complete, their logits and the
-        number of prompt tokens run."""
+    def _plan_prefill(self, budget: int):
+        """This iteration's prompt chunks within `budget` tokens: rows in the middle of a long prompt first, then
+        waiting requests admitted while slots are free. Returns (rows, chunks)."""
         chunks, rows = [], []
 
         def take(row: Row) -> None:
@@ -284,7 +317,7 @@ class ContinuousScheduler:
             rows.append(row)
             budget -= stop - row.prefilled
 
-        for row in self._active:  # rows in the middle of a long prompt go first
+        for row in self._active:
             if not row.decoding and budget > 0:
                 take(row)
         while budget > 0 and len(self._active) < self.limits.max_active_rows:
@@ -296,11 +329,14 @@ class ContinuousScheduler:
             row.admitted_step = self.steps
             self._active.append(row)
             take(row)
-        if not chunks:
-            return [], None, 0
         for row, chunk in zip(rows, chunks):
             if chunk.start == 0 and row.reply.settings.repetition_penalty != 1.0:
                 self._presence_of(None).start(row.slot, row.prompt)
+        return rows, chunks
+
+    def _run_prefill(self, rows: List[Row], chunks: List[PrefillChunk]):
+        """The chunks' own forward pass; returns the rows whose prompt is now complete, their logits and the
+        number of prompt tokens run."""
         try:
             logits = self.engine.prefill(chunks)
         except Exception as exc:  # noqa: BLE001 - out of memory: retried chunk by chunk, the culprit fails alone
@@ -309,14 +345,17 @@ class ContinuousScheduler:
             rows, chunks, logits = self._prefill_alone(rows, chunks, exc)
             if not chunks:
                 return [], None, 0
-        prefilled = sum(c.stop - c.start for c in chunks)
-        self._figures.increment("prefill_tokens", prefilled)
-        for row, chunk in zip(rows, chunks):
-            row.prefilled = chunk.stop
         done = [i for i, c in enumerate(chunks) if c.complete]
         if done and len(done) < len(chunks):
             logits = logits.index_select(0, torch.tensor(done, dtype=torch.long, device=logits.device))
-        return [rows[i] for i in done], (logits if done else None), prefilled
+        return self._prefilled(rows, chunks), (logits if done else None), sum(c.stop - c.start for c in chunks)
+
+    def _prefilled(self, rows: List[Row], chunks: List[PrefillChunk]) -> List[Row]:
+        """Books chunks that ran; the rows whose prompt they completed, in order."""
+        self._figures.increment("prefill_tokens", sum(c.stop - c.start for c in chunks))
+        for row, chunk in zip(rows, chunks):
+            row.prefilled = chunk.stop
+        return [row for row, chunk in zip(rows, chunks) if chunk.complete]
 
     def _prefill_alone(self, rows: List[Row], chunks: List[PrefillChunk], error: Exception):
         """After an out-of-memory prefill: with several chunks, each again on its own; a chunk that runs out of
@@ -360,9 +399,10 @@ class ContinuousScheduler:
         """One decode step for `rows`; their logits."""
         return self.engine.decode_step([r.slot for r in rows], [r.last_token for r in rows])
 
-    def _sample_and_take(self, rows: List[Row], logits, counted_step: bool) -> None:
+    def _sample_and_take(self, rows: List[Row], logits, decoded: int) -> None:
         """One sampling call on the device for `rows` (each with its own settings, seed and counter) and one
-        readback of the ids (pinned and non-blocking on the native engine), the iteration's wait on the device."""
+        readback of the ids (pinned and non-blocking on the native engine), the iteration's wait on the device.
+        The last `decoded` rows are the decode step's; the others take their first token."""
         settings = [r.reply.settings for r in rows]
         params = SamplingTensors.build(settings, [r.sampled for r in rows], logits.device, [r.seed for r in rows])
         penalized = any(s.repetition_penalty != 1.0 for s in settings)
@@ -373,10 +413,10 @@ class ContinuousScheduler:
         if penalized:
             self._presence.add(slots, ids)
         tokens = self._readback.start(ids).wait() if self._readback is not None else ids.tolist()
-        if counted_step:
+        if decoded:
             self.steps += 1
             self._figures.increment("decode_steps", 1)
-            self._figures.increment("decode_rows", len(rows))
+            self._figures.increment("decode_rows", decoded)
         for row, token in zip(rows, tokens):
             row.sampled += 1
             self._take(row, token)
@@ -402,9 +442,8 @@ class ContinuousScheduler:
                 self._retire_failed(row, f"could not turn the answer's tokens into text: {exc}",
                                     pb_utils.TritonError.INTERNAL)
                 return
-            response = row.reply.channel.delta_response(text) if text else None
-            if response is not None:
-                self._responder.send(row.reply.channel, response, False)
+            if text:
+                self._responder.send_delta(row.reply.channel, text)
         if row.progress.finish is not None:
             self._retire(row, row.progress.finish)
 

@@ -1,7 +1,8 @@
 """The one thread that talks to Triton for the engine thread (continuous scheduler).
 
 Sending a response and asking whether a request was cancelled are IPC round trips to the server (they release
-the GIL). Done here, they overlap the engine's next forward passes instead of adding to them. Responses go out in
+the GIL). Done here, they overlap the engine's next forward passes instead of adding to them, and so does
+building a streamed delta's response from its text (`send_delta`). Responses go out in
 the order the engine produced them. One cancellation check is in flight at a time: the engine takes its result
 at the start of the next iteration if it is done, and waits for it only once it is `MAX_LAG` iterations old, so
 a cancellation is acted on within two steps of the check that saw it, and the sends never fall far behind.
@@ -40,6 +41,10 @@ class Responder:
 
     def send(self, channel: Channel, response, final: bool) -> None:
         self._jobs.put(("send", channel, response, final))
+
+    def send_delta(self, channel: Channel, text: str) -> None:
+        """Streams `text`: the response is built here too, off the engine thread."""
+        self._jobs.put(("delta", channel, text))
 
     def call(self, work: Callable[[], None]) -> None:
         """Runs other IPC work (metric updates) in order with the sends."""
@@ -81,13 +86,15 @@ class Responder:
                 except Exception as exc:  # noqa: BLE001 - figures must not stop the answers
                     log.warn(f"responder work failed: {exc!r}")
                 continue
-            if job[0] == "send":
-                _, channel, response, final = job
-                if final:
-                    channel.send_final(response)
-                    continue
+            if job[0] == "send" and job[3]:
+                job[1].send_final(job[2])
+                continue
+            if job[0] in ("send", "delta"):
+                channel = job[1]
                 try:
-                    channel.send(response, False)
+                    response = channel.delta_response(job[2]) if job[0] == "delta" else job[2]
+                    if response is not None:  # None: not decoupled, the FINAL carries the whole answer
+                        channel.send(response, False)
                 except Exception as exc:  # noqa: BLE001 - a vanished client must not stop the others
                     log.warn(f"request {channel.request_id()}: could not send a delta: {exc}")
             else:
