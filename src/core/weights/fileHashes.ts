@@ -1,10 +1,13 @@
-// The running hashes of one file: sha256 always, git's blob id (sha1 of "blob <size>\0" + content) when the
-// listing gives one. Files of 8 MB and more are hashed on a worker thread (sha256Worker.ts, built next to the
-// bundle as dist/sha256Worker.js; from the sources, the one a build left in dist/), the bytes handed over without a copy where they can be; smaller ones, or when
-// the worker file is not there, on this thread. With a worker, blocks are filled in a few slots of memory shared
-// with it (`block()`), each used again once hashed: no allocation, page faults or transfer per block.
+// The running hashes of one file, and the writes that feed them: sha256 always, git's blob id (sha1 of
+// "blob <size>\0" + content) when the listing gives one. The bytes of a response are appended to the partial file
+// and hashed only once written (`append`), so the running hash never counts a byte the file does not hold. Files of
+// 8 MB and more are written and hashed on a worker thread (sha256Worker.ts, built next to the bundle as
+// dist/sha256Worker.js; from the sources, the one a build left in dist/): the network's buffers move there without
+// a copy where they are whole ArrayBuffers (undici's body chunks usually are), so the main thread only receives.
+// Smaller files, or when the worker file is not there, are written and hashed on this thread.
 import { createHash, type Hash } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 
@@ -15,22 +18,60 @@ interface Digests {
   gitOid: string | undefined;
 }
 
+/** Appends the chunks of one response, in order; see FileHashes.appender. */
+export type Append = (chunks: Uint8Array[]) => Promise<void>;
+
 interface Hasher {
-  /** A buffer of `bytes` to fill and pass to `update(…, true)`, undefined when none is free (the caller makes one). */
-  block(bytes: number): Buffer | undefined;
-  update(chunk: Uint8Array, owned: boolean): void;
+  /** Bytes already in the file (a resumed partial file): hashed only. */
+  update(chunk: Uint8Array): void;
+  appender(fh: FileHandle): Append;
   digest(): Promise<Digests>;
   close(): void;
+}
+
+/** All of `chunks` appended through `fh` (a short write goes on from where it stopped). */
+async function writeAll(fh: FileHandle, chunks: Uint8Array[]): Promise<void> {
+  let rest = chunks.filter((c) => c.byteLength > 0);
+  while (rest.length) {
+    let { bytesWritten: n } = await fh.writev(rest);
+    let done = 0;
+    while (done < rest.length && n >= rest[done]!.byteLength) n -= rest[done++]!.byteLength;
+    rest = rest.slice(done);
+    if (n > 0) rest[0] = rest[0]!.subarray(n);
+  }
+}
+
+/** The error a write failed with, whatever it was, for the appends queued behind it. */
+function notWritten(cause: unknown): Error {
+  return new Error('not written: an earlier write of this response failed', { cause });
 }
 
 function inThread(gitSize: number | undefined): Hasher {
   const sha = createHash('sha256');
   const git: Hash | undefined = gitSize === undefined ? undefined : createHash('sha1').update(`blob ${gitSize}\0`);
+  const update = (chunk: Uint8Array) => {
+    sha.update(chunk);
+    git?.update(chunk);
+  };
   return {
-    block: () => undefined,
-    update(chunk) {
-      sha.update(chunk);
-      git?.update(chunk);
+    update,
+    appender(fh) {
+      // One write at a time, each hashed once it completed; after a failure nothing more is written.
+      let last: Promise<void> = Promise.resolve();
+      let failure: unknown;
+      return (chunks) => {
+        last = last.then(async () => {
+          if (failure !== undefined) throw notWritten(failure);
+          try {
+            await writeAll(fh, chunks);
+          } catch (e) {
+            failure = e;
+            throw e;
+          }
+          for (const c of chunks) update(c);
+        });
+        return last;
+      };
     },
     digest: async () => ({ sha256: sha.digest('hex'), gitOid: git?.digest('hex') }),
     close() { /* nothing held */ },
@@ -48,47 +89,61 @@ function workerFile(): string | undefined {
   return undefined;
 }
 
-/** Shared slots per file: one being filled, one being written, one being hashed, one to spare. */
-const SLOTS = 4;
-/** A 4 MB block plus the chunk that took it past 4 MB (socket reads are at most 64 KB, usually). */
-const SLOT_BYTES = 5 * 1024 * 1024;
+/** A buffer the worker can take: the chunk's own ArrayBuffer when the chunk is all of it, else a copy of exactly its bytes. */
+function movable(chunk: Uint8Array): ArrayBuffer {
+  const whole = chunk.byteOffset === 0 && chunk.byteLength === chunk.buffer.byteLength && chunk.buffer instanceof ArrayBuffer;
+  // `new Uint8Array(view)` copies exactly the view's bytes (Buffer#slice would not copy at all).
+  return whole ? (chunk.buffer as ArrayBuffer) : new Uint8Array(chunk).buffer;
+}
+
+interface Waiting {
+  resolve(value: unknown): void;
+  reject(e: Error): void;
+}
 
 function onWorker(file: string, gitSize: number | undefined): Hasher {
-  const worker = new Worker(file);
-  const slots = new SharedArrayBuffer(SLOTS * SLOT_BYTES);
-  const free = Array.from({ length: SLOTS }, (_, i) => i);
+  // Plain JavaScript: none of this process's flags or loaders (under tsx, `--import tsx` would load the TypeScript
+  // loader and its hooks thread into every worker, ~0.2 s of CPU per file, while the download runs).
+  const worker = new Worker(file, { execArgv: [] });
+  // Every answer comes in the order of the messages that asked for one.
+  const waiting: Waiting[] = [];
   let failure: Error | undefined;
-  let digested: ((d: Digests) => void) | undefined;
-  worker.once('error', (e) => { failure = e; });
-  worker.on('message', (m: { free: number } | Digests) => {
-    if ('free' in m) free.push(m.free);
-    else digested?.(m);
+  const fail = (e: Error) => {
+    failure ??= e;
+    for (const w of waiting.splice(0)) w.reject(failure);
+  };
+  worker.on('error', fail);
+  worker.on('exit', () => fail(new Error('the hashing thread stopped')));
+  worker.on('message', (m: { written: true } | { skipped: true } | { error: { message: string; code?: string; errno?: number; syscall?: string } } | Digests) => {
+    const w = waiting.shift();
+    if (!w) return;
+    if ('error' in m) w.reject(Object.assign(new Error(m.error.message), m.error));
+    else if ('skipped' in m) w.reject(notWritten(undefined));
+    else w.resolve(m);
   });
-  worker.postMessage({ init: gitSize ?? null, slots, slotBytes: SLOT_BYTES });
+  worker.postMessage({ init: gitSize ?? null });
+  const ask = (message: unknown, transfer: ArrayBuffer[] = []) => new Promise<unknown>((resolve, reject) => {
+    if (failure) return reject(failure);
+    waiting.push({ resolve, reject });
+    worker.postMessage(message, transfer);
+  });
+  let writers = 0;
   return {
-    block(bytes) {
-      const slot = bytes <= SLOT_BYTES ? free.shift() : undefined;
-      return slot === undefined ? undefined : Buffer.from(slots, slot * SLOT_BYTES, bytes);
-    },
-    update(chunk, owned) {
-      // A block in a shared slot is hashed there (the slot is not filled again until the worker frees it); a buffer
-      // of our own that is a whole ArrayBuffer moves to the worker; anything else is copied (`new Uint8Array(view)`
-      // copies exactly the view's bytes, where Buffer#slice would not copy at all).
-      if (chunk.buffer === slots) {
-        worker.postMessage({ slot: Math.floor(chunk.byteOffset / SLOT_BYTES), length: chunk.byteLength });
-        return;
-      }
-      const whole = owned && chunk.byteOffset === 0 && chunk.byteLength === chunk.buffer.byteLength && chunk.buffer instanceof ArrayBuffer;
-      const buf = whole ? (chunk.buffer as ArrayBuffer) : new Uint8Array(chunk).buffer;
+    update(chunk) {
+      const buf = new Uint8Array(chunk).buffer;
       worker.postMessage(buf, [buf]);
     },
-    digest: () => new Promise<Digests>((resolve, reject) => {
-      if (failure) return reject(failure);
-      digested = resolve;
-      worker.once('error', reject);
-      worker.postMessage('digest');
-    }),
+    appender(fh) {
+      const writer = ++writers;
+      return async (chunks) => {
+        // The chunks move to the worker (emptied here where they were whole); it writes them, then hashes them.
+        const parts = chunks.filter((c) => c.byteLength > 0).map(movable);
+        await ask({ write: writer, fd: fh.fd, parts }, [...new Set(parts)]);
+      };
+    },
+    digest: async () => (await ask('digest')) as Digests,
     close() {
+      worker.removeAllListeners('exit');
       void worker.terminate();
     },
   };
@@ -96,7 +151,10 @@ function onWorker(file: string, gitSize: number | undefined): Hasher {
 
 export class FileHashes {
   private hasher: Hasher;
+  /** Bytes written to the file and hashed. */
   bytes = 0;
+  /** Bytes handed to an append and not yet written and hashed. */
+  writing = 0;
   constructor(private readonly size: number, private readonly gitSize: number | undefined) {
     this.hasher = this.create();
   }
@@ -110,20 +168,34 @@ export class FileHashes {
     this.hasher.close();
     this.hasher = this.create();
     this.bytes = 0;
+    this.writing = 0;
+  }
+
+  /** Bytes that are already in the file (a resumed partial file): hashed, and counted. */
+  update(chunk: Uint8Array): void {
+    this.bytes += chunk.byteLength;
+    this.hasher.update(chunk);
   }
 
   /**
-   * A buffer of `bytes` to fill with the next block and then pass to `update(…, true)`: a free shared slot when the
-   * worker hashes this file, else a new buffer of our own.
+   * The appends of one response to the file open as `fh` (opened for appending): each call writes its chunks after
+   * those of the calls before, then hashes them, and resolves once both are done, counted in `bytes` only then.
+   * The chunks are given up: with a worker, those that are whole ArrayBuffers move there (emptied here). Once a
+   * write failed, no later append of this appender writes anything (each rejects); `fh` must stay open until every
+   * append settled.
    */
-  block(bytes: number): Buffer {
-    return this.hasher.block(bytes) ?? Buffer.allocUnsafeSlow(bytes);
-  }
-
-  /** `owned`: the caller made this buffer and gives it up (with a worker it moves there and is emptied here). */
-  update(chunk: Uint8Array, owned = false): void {
-    this.bytes += chunk.byteLength;
-    this.hasher.update(chunk, owned);
+  appender(fh: FileHandle): Append {
+    const append = this.hasher.appender(fh);
+    return async (chunks) => {
+      const n = chunks.reduce((sum, c) => sum + c.byteLength, 0);
+      this.writing += n;
+      try {
+        await append(chunks);
+        this.bytes += n;
+      } finally {
+        this.writing -= n;
+      }
+    };
   }
 
   async digest(): Promise<Digests> {

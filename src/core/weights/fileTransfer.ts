@@ -179,45 +179,42 @@ function sizeMismatch(file: HubFile, got: number): DownloadError {
   return new DownloadError('size-mismatch', `${file.path}: the server sends ${got} bytes, the file list says ${file.size}.`, { file: file.path });
 }
 
-/** Bytes gathered before a write: fewer, larger writes, each overlapping the hashing of the one before. */
+/** Bytes gathered before a write: fewer, larger writes (and, with the worker, fewer messages to it). */
 const BLOCK_BYTES = 4 * 1024 * 1024;
 /** On a slow connection a block is written at least this often, so the partial file keeps up with what arrived. */
 const BLOCK_MAX_AGE_MS = 500;
+/** Blocks handed over and not yet written and hashed, at most: past this, reading waits for the disk. */
+const MAX_WRITES = 4;
 
 async function writeBody(body: AsyncIterable<Uint8Array>, file: HubFile, partialPath: string, hashes: FileHashes, ctx: TransferContext): Promise<number> {
   const fh = await open(partialPath, 'a');
+  // Each block is written and then hashed (on the worker thread for a large file) while the next ones arrive; the
+  // running hash never counts a byte the file does not hold (a failure leaves file ≥ hash: truncated to match).
+  const append = hashes.appender(fh);
   let received = 0;
   let pending: Uint8Array[] = [];
   let pendingBytes = 0;
-  // The block being written; it is hashed once its write completed, while the next block is written, so the
-  // running hash never counts a byte the file does not hold (a failure leaves file ≥ hash: truncated to match).
-  let inflight: { done: Promise<unknown>; block: Buffer } | undefined;
-  const settle = async () => {
-    if (!inflight) return;
-    const { done, block } = inflight;
-    inflight = undefined;
-    await done;
-    hashes.update(block, true);
+  const writes: Promise<void>[] = [];
+  let writeError: unknown;
+  const settled = async () => {
+    await Promise.all(writes.splice(0));
+    if (writeError !== undefined) throw writeError;
   };
   let lastFlush = Date.now();
   const flush = async () => {
     lastFlush = Date.now();
-    if (!pendingBytes) return;
-    // Always a buffer of our own (it is handed to the hashing thread once written): a free shared slot when there is one.
-    const block = hashes.block(pendingBytes);
-    let at = 0;
-    for (const c of pending) {
-      block.set(c, at);
-      at += c.byteLength;
+    if (pendingBytes) {
+      writes.push(append(pending).catch((e: unknown) => { writeError ??= e; }));
+      pending = [];
+      pendingBytes = 0;
     }
-    pending = [];
-    pendingBytes = 0;
-    await settle();
-    inflight = { done: fh.write(block), block };
+    while (writes.length > MAX_WRITES) await writes.shift();
+    if (writeError !== undefined) throw writeError;
   };
   try {
     for await (const chunk of body) {
-      if (hashes.bytes + (inflight?.block.byteLength ?? 0) + pendingBytes + chunk.byteLength > file.size) throw sizeMismatch(file, hashes.bytes + pendingBytes + chunk.byteLength);
+      const held = hashes.bytes + hashes.writing + pendingBytes + chunk.byteLength;
+      if (held > file.size) throw sizeMismatch(file, held);
       pending.push(chunk);
       pendingBytes += chunk.byteLength;
       received += chunk.byteLength;
@@ -226,15 +223,16 @@ async function writeBody(body: AsyncIterable<Uint8Array>, file: HubFile, partial
       if (pendingBytes >= BLOCK_BYTES || Date.now() - lastFlush >= BLOCK_MAX_AGE_MS) await flush();
     }
     await flush();
-    await settle();
+    await settled();
   } catch (e) {
     // A cut, a cancel: what was received is kept (written and hashed) before the error goes on.
-    if (!(e instanceof DownloadError)) await flush().then(settle).catch(() => undefined);
+    if (!(e instanceof DownloadError)) await flush().then(settled).catch(() => undefined);
     throw e;
   } finally {
-    await inflight?.done.catch(() => undefined);
+    // No write is left in flight on the handle (an append that failed stops the ones after it).
+    await settled().catch(() => undefined);
     await fh.close();
-    // A write that completed but was not hashed (the stream failed meanwhile): cut the file back to what is hashed.
+    // A write that completed but was not hashed (or a short one that failed): cut the file back to what is hashed.
     if ((await fileSize(partialPath)) > hashes.bytes) await truncate(partialPath, hashes.bytes);
   }
   if (hashes.bytes < file.size) throw new RetryableError(`the connection closed after ${hashes.bytes} of ${file.size} bytes`);

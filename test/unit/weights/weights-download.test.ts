@@ -3,7 +3,7 @@
 // space check, cancel, hostile listings, the token's reach, the rename redirect, gated and missing repositories.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, test } from 'node:test';
@@ -359,27 +359,85 @@ test('a shard of 8 MB and more is hashed on the worker thread: verified, and a c
   }
 });
 
-test('a shard of many blocks reuses the shared hashing slots: every byte verified, a cut mid-file resumed', async () => {
+test('a shard of many blocks is written and hashed on the worker, the buffers moved there: every byte verified, a cut kept and resumed', async () => {
   const esbuild = await import('esbuild');
   await esbuild.build({ entryPoints: { sha256Worker: join(__dirname, '../../../src/core/weights/sha256Worker.ts') }, outdir: join(__dirname, '../../../dist'), bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' });
   const threads = (await import('node:worker_threads')) as typeof import('node:worker_threads');
-  let slotBlocks = 0;
+  let writes = 0;
+  let moved = 0;
+  let parts = 0;
   const original = threads.Worker.prototype.postMessage;
   threads.Worker.prototype.postMessage = function (this: InstanceType<typeof threads.Worker>, ...a: Parameters<typeof original>) {
-    if (typeof a[0] === 'object' && a[0] !== null && 'slot' in a[0]) slotBlocks += 1;
-    return original.apply(this, a);
+    const m = a[0] as { write?: number; parts?: ArrayBuffer[] } | undefined;
+    const result = original.apply(this, a);
+    if (typeof m === 'object' && m !== null && 'write' in m) {
+      writes += 1;
+      parts += m.parts!.length;
+      moved += m.parts!.filter((p) => p.byteLength === 0).length; // transferred: detached on this side
+    }
+    return result;
   };
-  // 40 MB: ten 4 MB blocks through four slots, so each slot is filled again after the worker freed it.
+  // 40 MB: ten 4 MB blocks or more, several in flight on the worker at once.
   const big = await startFakeHub({ files: (fakeHub.tinyRepositoryFiles as (o: object) => unknown[])({ bigFileBytes: 40 * 1024 * 1024 }) });
   try {
     const shard = big.files.find((f) => f.path === 'model-99999-of-99999.safetensors')!;
-    big.knobs.cut = { file: shard.path, atByte: 21 * 1024 * 1024 + 12345, times: 1 };
-    const r = await downloadWeights({ ...options(cacheDir()), endpoint: big.endpoint, retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 1 } });
+    const cutAt = 21 * 1024 * 1024 + 12345;
+    big.knobs.cut = { file: shard.path, atByte: cutAt, times: 1 };
+    const cache = cacheDir();
+    // No retries: the cut ends the run; every byte that arrived is on disk (written and hashed on the worker).
+    await assert.rejects(downloadWeights({ ...options(cache), endpoint: big.endpoint, retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 } }), (e: Error & { code?: string }) => e.code === 'network');
+    const partial = join(snapshotPaths(cache, CHATGLM_REPO, FAKE_COMMIT).blobsDir, `${shard.sha256}.incomplete`);
+    assert.equal(statSync(partial).size, cutAt, 'what was received is kept');
+    const r = await downloadWeights({ ...options(cache), endpoint: big.endpoint });
     assert.equal(createHash('sha256').update(readFileSync(join(r.snapshotDir, shard.path))).digest('hex'), shard.sha256);
-    assert.ok(slotBlocks > 4, `blocks were hashed in the shared slots, reused (${slotBlocks} slot blocks)`);
-    assert.ok((big.stats.requests[shard.path] ?? 0) >= 2, 'the cut was resumed with a second request');
+    assert.equal(big.stats.byFile[shard.path], shard.size, 'no byte fetched twice');
+    assert.ok(writes >= 10, `blocks were written on the worker (${writes} writes)`);
+    assert.ok(moved === parts && parts > writes, `the buffers moved to the worker, none cloned (${moved} of ${parts})`);
   } finally {
     threads.Worker.prototype.postMessage = original;
+    await big.close();
+  }
+});
+
+test('cancel on a large file (written on the worker) keeps what arrived; the next download continues it', async () => {
+  const big = await startFakeHub({ files: (fakeHub.tinyRepositoryFiles as (o: object) => unknown[])({ bigFileBytes: 12 * 1024 * 1024 }) });
+  try {
+    const shard = big.files.find((f) => f.path === 'model-99999-of-99999.safetensors')!;
+    const cache = cacheDir();
+    const partial = join(snapshotPaths(cache, CHATGLM_REPO, FAKE_COMMIT).blobsDir, `${shard.sha256}.incomplete`);
+    big.knobs.bytesPerSecond = 4 * 1024 * 1024;
+    const controller = new AbortController();
+    const o = { ...options(cache), endpoint: big.endpoint, signal: controller.signal, onEvent: (e: DownloadEvent) => {
+      if (e.type === 'progress' && existsSync(partial) && statSync(partial).size > 0) controller.abort();
+    } };
+    await assert.rejects(downloadWeights(o), (e: Error) => e.name === 'AbortError');
+    const kept = statSync(partial).size;
+    assert.ok(kept > 0 && kept < shard.size, `kept ${kept} bytes`);
+    big.knobs.bytesPerSecond = 0;
+    const before = big.stats.byFile[shard.path] ?? 0;
+    const r = await downloadWeights({ ...options(cache), endpoint: big.endpoint });
+    assert.equal(big.stats.byFile[shard.path]! - before, shard.size - kept, 'only the rest was fetched');
+    assert.equal(createHash('sha256').update(readFileSync(join(r.snapshotDir, shard.path))).digest('hex'), shard.sha256);
+  } finally {
+    await big.close();
+  }
+});
+
+test('a write that fails (the disk full) is space-low, not retried, on this thread and on the worker', { skip: !existsSync('/dev/full') }, async () => {
+  const big = await startFakeHub({ files: (fakeHub.tinyRepositoryFiles as (o: object) => unknown[])({ bigFileBytes: 9 * 1024 * 1024 }) });
+  try {
+    for (const name of [SHARD, 'model-99999-of-99999.safetensors']) {
+      const shard = big.files.find((f) => f.path === name)!;
+      const cache = cacheDir();
+      const { blobsDir } = snapshotPaths(cache, CHATGLM_REPO, FAKE_COMMIT);
+      mkdirSync(blobsDir, { recursive: true });
+      // Every write to the partial file fails with ENOSPC.
+      symlinkSync('/dev/full', join(blobsDir, `${shard.sha256}.incomplete`));
+      const o = { ...options(cache), endpoint: big.endpoint };
+      await assert.rejects(downloadWeights(o), (e: Error & { code?: string }) => e.code === 'space-low' && e.message.includes(cache), name);
+      assert.equal(o.events.filter((e) => e.type === 'retry').length, 0, name);
+    }
+  } finally {
     await big.close();
   }
 });
