@@ -81,7 +81,7 @@ class ChunkSizer:
     never goes under MIN_TOKENS (a prompt always progresses) nor over the budget. It starts at PROBE_TOKENS.
     With no row decoding the whole budget is used: nothing waits."""
 
-    MIN_TOKENS = 16
+    MIN_TOKENS = 4  # on slow hardware a 16-token chunk alone can cost a whole decode step
     PROBE_TOKENS = 64
     WEIGHT = 0.3  # of the newest decode-only iteration in the running mean
     AIM = 0.8
