@@ -179,9 +179,10 @@ def test_every_running_row_gets_a_token_each_iteration_while_a_4000_token_prompt
     monkeypatch.setenv("TINY_ENGINE_STEP_DELAY_MS", "1")
     RecordingEngine.calls = []
     m = load_model(engine="test_decode_step:RecordingEngine", max_active_rows="4", max_input_tokens="4200",
-                   max_new_tokens_limit="600", prefill_token_budget="2048")
+                   max_new_tokens_limit="1600", prefill_token_budget="2048")
     try:
-        runners = [make_request(f"runner {i}", temperature=0.0, max_new_tokens=500) for i in range(2)]
+        # Long enough to outlast the admission: on this CPU engine the sizer keeps chunks small (tens of tokens).
+        runners = [make_request(f"runner {i}", temperature=0.0, max_new_tokens=1500) for i in range(2)]
         m.execute(runners)
         pause = threading.Event()
         while not all(len(r.sender.responses) >= 3 for r in runners):
@@ -191,7 +192,7 @@ def test_every_running_row_gets_a_token_each_iteration_while_a_4000_token_prompt
         wait_for_finals(runners + [long])
     finally:
         m.finalize()
-    assert all(outcome_of(r).completion_tokens == 500 for r in runners) and outcome_of(long).completion_tokens == 4
+    assert all(outcome_of(r).completion_tokens == 1500 for r in runners) and outcome_of(long).completion_tokens == 4
     calls = RecordingEngine.calls
     runner_slots, long_slot = {0, 1}, 2  # slots are handed out lowest first
     admission = [i for i, (kind, *part) in enumerate(calls) if kind != "decode" and any(s == long_slot for s, _ in part[0])]

@@ -78,7 +78,8 @@ class ChunkSizer:
     a quarter). Inside the band HOLD x `target` it stays, so the size does not jitter with noise. Aiming under the
     target leaves the rest for the machine's noise and for attention that grows as the prompt's context does.
     That needs no model of what a chunk costs (a forward pass's fixed cost, the context, a paced test engine),
-    never goes under MIN_TOKENS (a prompt always progresses) nor over the budget. It starts at PROBE_TOKENS.
+    never goes under MIN_TOKENS (a prompt always progresses) nor over what fits the step's own pass
+    (`beside_step`). It starts at PROBE_TOKENS.
     With no row decoding the whole budget is used: nothing waits."""
 
     MIN_TOKENS = 4  # on slow hardware a 16-token chunk alone can cost a whole decode step
@@ -87,13 +88,17 @@ class ChunkSizer:
     AIM = 0.8
     HOLD = (0.7, 0.9)
 
-    def __init__(self, budget: int, target: Optional[float]):
+    def __init__(self, budget: int, target: Optional[float], beside_step: Optional[int] = None):
+        """`beside_step`: the most prompt tokens that still fit one pass with the decode step (the engine's
+        prefill bound less the step's rows), so that the chunk of an iteration with decoding rows can share
+        their pass; the budget when unknown."""
         self.budget, self.target = budget, target
+        self.beside_step = max(self.MIN_TOKENS, min(budget, beside_step if beside_step is not None else budget))
         self.step: Optional[float] = None
-        self.chunk = min(budget, self.PROBE_TOKENS)
+        self.chunk = min(self.beside_step, self.PROBE_TOKENS)
 
     def tokens(self, decoding: bool) -> int:
-        if not decoding or self.target is None:
+        if not decoding or self.target is None:  # off: fixed chunks of the whole budget
             return self.budget
         return self.chunk
 
@@ -109,7 +114,7 @@ class ChunkSizer:
         if self.HOLD[0] * self.target <= cost <= self.HOLD[1] * self.target:
             return
         scale = (self.AIM * self.target - 1.0) / max(cost - 1.0, 1e-9)
-        self.chunk = int(max(self.MIN_TOKENS, min(self.budget, prefilled * min(1.5, max(0.25, scale)))))
+        self.chunk = int(max(self.MIN_TOKENS, min(self.beside_step, prefilled * min(1.5, max(0.25, scale)))))
 
 
 class Row:
@@ -142,7 +147,9 @@ class ContinuousScheduler:
         self._figures_sent = 0.0
         self.stop_ids = frozenset(int(i) for i in engine.stop_ids)
         self.steps = 0  # decode steps run; log lines and tests count in these
-        self.chunks = ChunkSizer(limits.prefill_token_budget, limits.prefill_stall_target)
+        bound = getattr(engine, "prefill_chunk", None)  # the native engine's memory-plan bound of one prefill pass
+        self.chunks = ChunkSizer(limits.prefill_token_budget, limits.prefill_stall_target,
+                                 None if bound is None else int(bound) - limits.max_active_rows)
         self._readback = getattr(engine, "readback", None)  # pinned ids of the iteration (native engine)
         self._mixes = callable(getattr(engine, "step_with_chunks", None))  # decode step and chunks in one pass
         self._iterations = 0
