@@ -228,3 +228,16 @@ def test_the_chunk_sizer_settles_under_its_target_while_the_context_grows():
     assert sizes[0] == ChunkSizer.PROBE_TOKENS and all(b <= 1.5 * a for a, b in zip(sizes, sizes[1:])), sizes
     assert max(costs) <= 0.92 * 2.0 and statistics.median(costs) >= 1.5, costs
     assert sizer.tokens(False) == 2048  # with no row decoding, the whole budget
+
+
+def test_the_chunk_sizer_keeps_a_chunk_within_the_steps_own_pass():
+    """Chunks that cost nothing grow to what fits one pass with the step (beside_step), never to the whole budget;
+    with no row decoding the whole budget is used."""
+    from chatglm.serving.continuous_scheduler import ChunkSizer
+
+    sizer = ChunkSizer(2048, 2.0, beside_step=2040)
+    sizer.observe(0.010, 0, True)
+    for _ in range(30):
+        tokens = sizer.tokens(True)
+        sizer.observe(0.0101, tokens, True)
+    assert sizer.tokens(True) == 2040 and sizer.tokens(False) == 2048
