@@ -25,7 +25,8 @@ Injected faults of one request (chatglm/serving/faults.py's kinds), each keyed b
 TINY_ENGINE_OOM_MARKER=<text> makes a prefill that holds that row's chunk raise CUDA's out-of-memory error;
 TINY_ENGINE_OVERFLOW_MARKER=<text> makes that row's logits 3e38 (finite, but any temperature below 1 overflows them:
 the sampler's invalid-row path); TINY_ENGINE_DEVICE_FAULT_MARKER=<text> makes a decode step raise a CUDA illegal
-memory access once that row has 3 tokens (the model-failed path).
+memory access once that row has 3 tokens (the model-failed path); TINY_ENGINE_DECODE_OOM_MARKER=<text> makes the
+decode step raise CUDA's out-of-memory error once, when that row has 3 tokens (the step is retried).
 """
 from __future__ import annotations
 
@@ -141,7 +142,8 @@ class _SlotShape:
         self.pending = 0
         self.fails = fails
         self.script = script
-        self.faults = faults  # injected: "oom", "overflow", "device"
+        self.faults = faults  # injected: "oom", "overflow", "device", "decode-oom"
+        self.oom_raised = False
 
     def took(self, token: int) -> None:
         self.produced += 1
@@ -170,6 +172,11 @@ class TinyEngine(NativeEngine):
 
     def decode_step(self, slots: Sequence[int], tokens: Sequence[int]) -> torch.Tensor:
         started = time.monotonic()
+        for s in slots:  # before any row takes its token: the retried step is the same step
+            shape = self._shapes[s]
+            if "decode-oom" in shape.faults and shape.produced == 3 and not shape.oom_raised:
+                shape.oom_raised = True
+                raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 MiB (injected: TINY_ENGINE_DECODE_OOM_MARKER)")
         self._took(slots, tokens)
         logits = super().decode_step(slots, tokens)
         self._pace(started)
@@ -193,7 +200,8 @@ class TinyEngine(NativeEngine):
             if c.start == 0:
                 text = self.decode(c.prompt)
                 faults = frozenset(kind for kind, key in (("oom", "TINY_ENGINE_OOM_MARKER"), ("overflow", "TINY_ENGINE_OVERFLOW_MARKER"),
-                                                          ("device", "TINY_ENGINE_DEVICE_FAULT_MARKER"))
+                                                          ("device", "TINY_ENGINE_DEVICE_FAULT_MARKER"),
+                                                          ("decode-oom", "TINY_ENGINE_DECODE_OOM_MARKER"))
                                    if os.environ.get(key) and os.environ[key] in text)
                 self._shapes[c.slot] = _SlotShape(bool(marker) and marker in text, self._scripted_answer(c.prompt), faults)
         if log:

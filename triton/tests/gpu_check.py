@@ -18,6 +18,9 @@ Measures:
   - the memory plan (engine.memory_plan, chatglm.engine.memory_plan) against torch.cuda.mem_get_info and the
     allocated bytes: weights + KV cache as planned, the peak against the plan's total;
   - prefill tokens/s of a 1,000-token prompt; tokens/s through the scheduler;
+  - mixed_pass: a decode step of 15 rows at context 1k with a 64 / 256 / 512-token chunk in one pass
+    (step_with_chunks, eager) against the chunk's prefill and then the step (graph-replayed where captured):
+    whether the continuous scheduler's one pass costs less than the two (mixed_over_separate < 1);
   - the HBM roofline fraction at 1 row: weight bytes read per decode step / step time / nominal bandwidth
     (goal >= 0.6; H200: 12.5 GB at 4.8 TB/s = 2.6 ms per step);
   - late join in steps: a 16-token request sent while a 400-token one runs;
@@ -352,6 +355,57 @@ def prefill_throughput(engine: NativeEngine, device: str, tokens: int) -> dict:
     return {"prompt_tokens": tokens, "seconds": round(best, 4), "tokens_per_second": round(tokens / best, 1)}
 
 
+def mixed_pass(engine: NativeEngine, device: str, rows: int, chunks, context: int = 1024, repeats: int = 5) -> dict:
+    """A decode step of `rows` rows at `context` with one prompt chunk: in one pass (step_with_chunks, eager) against
+    the separate passes (the chunk's prefill, then the step as the scheduler runs it: a captured graph where there
+    is one). ms per iteration, best of `repeats` after a warm-up; `mixed_over_separate` < 1 means the one pass wins."""
+    slots = _rows_at_context(engine, rows, context, 16)
+    result = {"rows": rows, "context": context}
+    tokens = [7] * rows
+
+    def timed(run) -> float:
+        best = float("inf")
+        for i in range(repeats + 1):
+            sync(device)
+            t0 = time.perf_counter()
+            run()
+            sync(device)
+            if i:
+                best = min(best, time.perf_counter() - t0)
+        return best
+
+    try:
+        for chunk in chunks:
+            prompt = [100 + (i % 50000) for i in range(context + chunk * (2 * repeats + 2))]
+            long = engine.open_row()
+            try:
+                engine.cache.advance(long, context)  # the chunk comes late in a prompt of `context` tokens
+
+                def next_chunk():
+                    start = engine.cache.length(long)
+                    return [PrefillChunk(long, prompt, start, start + chunk)]
+
+                def mixed():
+                    out = engine.step_with_chunks(next_chunk(), slots, tokens)
+                    if out is None:
+                        raise RuntimeError(f"a {chunk}-token chunk and {rows} rows do not fit one pass")
+                    engine.readback.start(out[1].argmax(-1)).wait()
+
+                def separate():
+                    engine.prefill(next_chunk())
+                    engine.readback.start(engine.decode_step(slots, tokens).argmax(-1)).wait()
+
+                m, s = timed(mixed), timed(separate)
+            finally:
+                engine.close_row(long)
+            result[str(chunk)] = {"mixed_ms": round(m * 1000, 3), "separate_ms": round(s * 1000, 3),
+                                  "mixed_over_separate": round(m / s, 3)}
+    finally:
+        for s in slots:
+            engine.close_row(s)
+    return result
+
+
 def served_throughput(model, rows_list, new_tokens: int) -> dict:
     """Through model.py and the continuous scheduler: `rows` greedy requests together (includes prefill)."""
     from harness import make_request, run
@@ -476,6 +530,8 @@ def main(argv=None) -> int:
         measure("decode_by_context", lambda: decode_throughput(engine, device, rows_list, contexts, steps, write))
         measure("decode", lambda: {r: v["best"] for r, v in report["decode_by_context"][str(contexts[0])].items()})
         measure("prefill", lambda: prefill_throughput(engine, device, args.prefill_tokens or (200 if args.small else 1000)))
+        if max(rows_list) >= 2:  # the step's rows and the chunk's own row
+            measure("mixed_pass", lambda: mixed_pass(engine, device, max(rows_list) - 1, (16, 64) if args.small else (64, 256, 512)))
         measure("served", lambda: served_throughput(model, rows_list, new_tokens))
         measure("late_join", lambda: late_join_steps(model))
 

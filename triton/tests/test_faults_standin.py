@@ -103,6 +103,20 @@ def test_out_of_memory_in_one_row_s_prefill_chunk_fails_that_row_only(monkeypatc
     assert outs[1].error.message().startswith("out of memory while reading the prompt")
 
 
+def test_out_of_memory_in_a_decode_step_runs_the_step_again_and_no_row_fails(monkeypatch):
+    monkeypatch.setenv("TINY_ENGINE_DECODE_OOM_MARKER", "TIGHT")
+    m = load_model()
+    try:
+        alone = [run(m, [request(p, temperature=0.0, max_new_tokens=15)])[0].text for p in ("neighbour", "TIGHT fit")]
+        outs = run(m, [request("neighbour", temperature=0.0, max_new_tokens=15),
+                       request("TIGHT fit", temperature=0.0, max_new_tokens=15)])
+    finally:
+        m.finalize()
+    assert [o.error for o in outs] == [None, None] and [o.text for o in outs] == alone
+    warnings = [message for level, message in pb.Logger.records if level == pb.Logger.WARNING]
+    assert any("out of memory in the decode step of 2 rows" in w for w in warnings), warnings[-5:]
+
+
 def test_a_device_fault_stops_the_model_and_says_so(monkeypatch):
     monkeypatch.setenv("TINY_ENGINE_DEVICE_FAULT_MARKER", "POISON")
     m = load_model()

@@ -23,6 +23,8 @@ def test_gpu_check_small_cpu_mode(tmp_path):
     assert report["memory_plan"]["kv_cache_bytes"] > 0
     assert report["served"]["2"]["tokens"] == 32
     assert report["prefill"]["prompt_tokens"] == 200 and report["prefill"]["tokens_per_second"] > 0
+    mixed = report["mixed_pass"]
+    assert mixed["rows"] == 1 and all(mixed[c]["mixed_ms"] > 0 and mixed[c]["separate_ms"] > 0 for c in ("16", "64"))
     late = report["late_join"]
     assert late["steps_from_admission_to_first_token"] <= 2 and late["steps_from_arrival_to_first_token"] <= 3
     roofline = report["roofline"]

@@ -64,7 +64,8 @@ def test_an_all_zero_row_quantizes_to_zero():
 
 
 @pytest.mark.parametrize("case", ["alone_prefill", "alone_decode", "padded_batch_prefill", "padded_batch_decode",
-                                  "join_mid_generation_decode", "chunked_prefill_decode"])
+                                  "join_mid_generation_decode", "chunked_prefill_decode",
+                                  "mixed_step_with_chunks"])
 def test_int8_logits_match_chatglm3s_own_code(checks, case):
     assert checks[case] < TOLERANCE, checks
 

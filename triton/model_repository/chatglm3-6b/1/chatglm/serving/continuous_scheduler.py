@@ -29,6 +29,7 @@ Faults stay with their request where the state allows it (chatglm/serving/faults
   nothing: it runs again as separate passes, where the chunk that fails alone is found); every other row goes on with exactly the tokens
   it would have had (its sampling depends only on its own seed and counter, and a failed chunk left no length in
   the cache, so nothing of it is read);
+- a decode step that runs out of memory runs once more (nothing advanced): only a second failure fails the rows;
 - any other error of a forward pass leaves the cache unknown: the open rows fail and the cache is reset;
 - a device error that is not out-of-memory (a CUDA fault poisons the context) makes the model `failed`: every
   open, waiting and later request is answered "the model failed: ... reload it" and model.py reports not ready.
@@ -403,8 +404,19 @@ class ContinuousScheduler:
         return self._presence
 
     def _decode(self, rows: List[Row]):
-        """One decode step for `rows`; their logits."""
-        return self.engine.decode_step([r.slot for r in rows], [r.last_token for r in rows])
+        """One decode step for `rows`; their logits. Out of memory in it is no row's own fault and leaves the cache
+        as it was (no length advanced; what the step wrote is written again with the same values): the
+        allocator's cache is emptied and the step runs once more. A second failure fails the open rows."""
+        slots, tokens = [r.slot for r in rows], [r.last_token for r in rows]
+        try:
+            return self.engine.decode_step(slots, tokens)
+        except Exception as exc:  # noqa: BLE001 - only out of memory is retried
+            if not is_out_of_memory(exc):
+                raise
+            self._release_cached_memory()
+            log.warn(f"out of memory in the decode step of {len(rows)} rows at step {self.steps}: {exc}; running "
+                     f"it once more after emptying the allocator's cache")
+            return self.engine.decode_step(slots, tokens)
 
     def _sample_and_take(self, rows: List[Row], logits, decoded: int) -> None:
         """One sampling call on the device for `rows` (each with its own settings, seed and counter) and one
