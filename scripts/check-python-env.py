@@ -95,10 +95,17 @@ def unresolved_libraries(binary: Path) -> list[str]:
     return [line.split()[0] for line in r.stdout.splitlines() if "not found" in line]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def free_ports(count: int) -> list:
+    """`count` different free loopback ports, held open together while they are chosen (one port asked for
+    several times in a row can come back twice, and tritonserver then refuses to start)."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
 
 
 def serve(home: Path) -> str:
@@ -106,7 +113,7 @@ def serve(home: Path) -> str:
     with tempfile.TemporaryDirectory(prefix="tritonserver-check-") as tmp:
         repo = Path(tmp) / "models"
         repo.mkdir()
-        http, grpc, metrics = free_port(), free_port(), free_port()
+        http, grpc, metrics = free_ports(3)
         args = [str(home / "bin" / "tritonserver"), f"--model-repository={repo}", "--model-control-mode=explicit",
                 f"--backend-directory={home / 'backends'}", "--allow-gpu-metrics=false",
                 f"--http-port={http}", "--http-address=127.0.0.1", f"--grpc-port={grpc}", "--grpc-address=127.0.0.1",

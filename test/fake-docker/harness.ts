@@ -69,16 +69,28 @@ export function makeFakeWeights(parent: string): string {
   return dir;
 }
 
-/** A loopback port that was free a moment ago. */
-export function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolvePort(port));
+const handedOut = new Set<number>();
+
+/**
+ * A loopback port that was free a moment ago and that this process has not handed out before: asked for several
+ * times in a row (http, grpc, metrics), the OS can return a port it just returned, and tritonserver then refuses
+ * to start.
+ */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await new Promise<number>((resolvePort, reject) => {
+      const srv = createServer();
+      srv.unref();
+      srv.on('error', reject);
+      srv.listen(0, '127.0.0.1', () => {
+        const addr = srv.address();
+        const chosen = typeof addr === 'object' && addr ? addr.port : 0;
+        srv.close(() => resolvePort(chosen));
+      });
     });
-  });
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
 }

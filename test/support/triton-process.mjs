@@ -85,16 +85,25 @@ export async function freePorts(count) {
   return ports;
 }
 
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
+const handedOut = new Set();
+
+/** A free loopback port this process has not handed out before (see freePorts: the OS may repeat itself). */
+export async function freePort() {
+  for (;;) {
+    const port = await new Promise((resolve, reject) => {
+      const srv = createServer();
+      srv.unref();
+      srv.on('error', reject);
+      srv.listen(0, '127.0.0.1', () => {
+        const chosen = srv.address().port;
+        srv.close(() => resolve(chosen));
+      });
     });
-  });
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
 }
 
 /** Command line and environment for tritonserver; `restrictedKey` restricts the model-repository API. */

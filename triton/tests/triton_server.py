@@ -62,10 +62,17 @@ def patch_config(text: str, max_batch_size: Optional[int] = None, decoupled: Opt
     return out
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def free_ports(count: int) -> list:
+    """`count` different free loopback ports, held open together while they are chosen (one port asked for
+    several times in a row can come back twice, and tritonserver then refuses to start)."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
 
 
 class TritonServer:
@@ -78,7 +85,7 @@ class TritonServer:
         shutil.copytree(REPOSITORY, self.repository, ignore=shutil.ignore_patterns("__pycache__"))
         cfg = self.repository / MODEL / "config.pbtxt"
         cfg.write_text(patch_config(cfg.read_text(encoding="utf-8"), **patch), encoding="utf-8")
-        self.http_port, self.grpc_port, self.metrics_port = free_port(), free_port(), free_port()
+        self.http_port, self.grpc_port, self.metrics_port = free_ports(3)
         self.url = f"http://127.0.0.1:{self.http_port}"
         self.metrics_url = f"http://127.0.0.1:{self.metrics_port}/metrics"
         self.log_path = self.workdir / "tritonserver.log"
