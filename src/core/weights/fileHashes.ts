@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { unwritten } from './shortWrites';
 
 const WORKER_FROM_BYTES = 8 * 1024 * 1024;
 
@@ -32,13 +33,7 @@ interface Hasher {
 /** All of `chunks` appended through `fh` (a short write goes on from where it stopped). */
 async function writeAll(fh: FileHandle, chunks: Uint8Array[]): Promise<void> {
   let rest = chunks.filter((c) => c.byteLength > 0);
-  while (rest.length) {
-    let { bytesWritten: n } = await fh.writev(rest);
-    let done = 0;
-    while (done < rest.length && n >= rest[done]!.byteLength) n -= rest[done++]!.byteLength;
-    rest = rest.slice(done);
-    if (n > 0) rest[0] = rest[0]!.subarray(n);
-  }
+  while (rest.length) rest = unwritten(rest, (await fh.writev(rest)).bytesWritten);
 }
 
 /** The error a write failed with, whatever it was, for the appends queued behind it. */

@@ -12,6 +12,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import { writevSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
+import { unwritten } from './shortWrites';
 
 let sha: Hash | undefined;
 let git: Hash | undefined;
@@ -25,13 +26,7 @@ function hash(view: Uint8Array): void {
 /** All of `views` appended to `fd` (a short write goes on from where it stopped; an error is thrown). */
 function writeAll(fd: number, views: Uint8Array[]): void {
   let rest = views.filter((v) => v.byteLength > 0);
-  while (rest.length) {
-    let n = writevSync(fd, rest);
-    let done = 0;
-    while (done < rest.length && n >= rest[done]!.byteLength) n -= rest[done++]!.byteLength;
-    rest = rest.slice(done);
-    if (n > 0) rest[0] = rest[0]!.subarray(n);
-  }
+  while (rest.length) rest = unwritten(rest, writevSync(fd, rest));
 }
 
 parentPort?.on('message', (m: unknown) => {
