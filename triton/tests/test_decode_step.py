@@ -206,7 +206,7 @@ def test_every_running_row_gets_a_token_each_iteration_while_a_4000_token_prompt
     assert admission == list(range(admission[0], admission[-1] + 1)), admission
     # While rows decode the sizer starts with at most a probe chunk and at most doubles it from one iteration to the
     # next (the last chunk is what is left of the prompt).
-    from chatglm.serving.continuous_scheduler import ChunkSizer
+    from chatglm.serving.chunk_sizer import ChunkSizer
 
     assert chunks[0] <= ChunkSizer.PROBE_TOKENS and all(b <= 2 * a for a, b in zip(chunks, chunks[1:-1])), chunks
 

@@ -213,7 +213,7 @@ def test_continuous_needs_a_step_engine():
 def test_the_chunk_sizer_settles_under_its_target_while_the_context_grows():
     """A modelled cost (a step, a fixed part, and per prompt token a part that grows with the context, as
     attention does): after the probe, never more than 0.9 x the target, near its aim, at most 1.5 x per step."""
-    from chatglm.serving.continuous_scheduler import ChunkSizer
+    from chatglm.serving.chunk_sizer import ChunkSizer
 
     sizer, step = ChunkSizer(2048, 2.0), 0.010
     sizer.observe(step, 0, True)
@@ -233,7 +233,7 @@ def test_the_chunk_sizer_settles_under_its_target_while_the_context_grows():
 def test_the_chunk_sizer_keeps_a_chunk_within_the_steps_own_pass():
     """Chunks that cost nothing grow to what fits one pass with the step (beside_step), never to the whole budget;
     with no row decoding the whole budget is used."""
-    from chatglm.serving.continuous_scheduler import ChunkSizer
+    from chatglm.serving.chunk_sizer import ChunkSizer
 
     sizer = ChunkSizer(2048, 2.0, beside_step=2040)
     sizer.observe(0.010, 0, True)

@@ -18,7 +18,7 @@ DEFAULT_MAX_WAITING = 32
 DEFAULT_PREFILL_TOKEN_BUDGET = 2048  # one budget of prompt tokens per iteration, then every active row decodes
 MAX_ACTIVE_ROWS_LIMIT = 256
 # While rows decode, an iteration with a prompt chunk may cost this many decode-only iterations ("off": always the
-# whole prefill_token_budget); see chatglm.serving.continuous_scheduler.ChunkSizer.
+# whole prefill_token_budget); see chatglm.serving.chunk_sizer.ChunkSizer.
 DEFAULT_PREFILL_STALL_TARGET = 2.0
 
 
