@@ -98,6 +98,30 @@ def test_the_waiting_queue_is_bounded_and_refuses_with_server_busy(paced):
     assert pb.MetricFamily.total("chatglm3_rejected_busy_total") == busy + 2
 
 
+def test_the_requests_of_one_execute_are_admitted_in_the_same_iteration():
+    # Each cancellation check is an IPC call, slow on a busy server: the engine thread, woken by the first
+    # request, must not start decoding it alone while execute() still checks the others.
+    def slow_check(sender):
+        quick = sender.is_cancelled
+
+        def check():
+            time.sleep(0.02)
+            return quick()
+        sender.is_cancelled = check
+
+    m = load_model(max_active_rows="4")
+    try:
+        requests = [make_request(f"together {i}", request_id=f"t{i}", temperature=0.0, max_new_tokens=8) for i in range(4)]
+        for r in requests:
+            slow_check(r.sender)
+        outs = run(m, requests)
+    finally:
+        m.finalize()
+    assert [o.completion_tokens for o in outs] == [8] * 4
+    steps = [finished(f"t{i}")[3:5] for i in range(4)]  # (admitted, first token) in decode steps
+    assert steps == [steps[0]] * 4, steps
+
+
 def test_a_long_prompt_is_prefilled_in_budget_chunks_while_the_others_keep_decoding():
     long_prompt = "a long prompt " * 30  # ~430 tokens with the chat layout
     alone_model = load_model()

@@ -120,13 +120,22 @@ class ContinuousScheduler:
     # ------------------------------------------------------------------------------ execute() side
 
     def submit(self, replies: List[Reply]) -> None:
-        """Queues valid requests and returns at once; refusals and already cancelled requests are answered here."""
-        refused = []
+        """Queues valid requests and returns at once; refusals and already cancelled requests are answered here.
+
+        The requests of one execute() enter the queue together, under one lock and with one wake-up, so that the
+        engine admits them in the same iteration: woken by the first while the others were still being checked
+        (each check is an IPC call), it would start decoding that one alone and admit the rest in step-sized
+        chunks beside it."""
+        live = []
         for reply in replies:
             if reply.channel.is_cancelled():  # gone while queued in Triton: no slot for it
                 self._final_now(reply, RowResult([], FINISH_CANCELLED))
-                continue
-            with self._lock:
+            else:
+                live.append(reply)
+        refused = []
+        seeds = getattr(self.engine, "seeds", None)
+        with self._lock:
+            for reply in live:
                 if self.failed is not None:
                     refused.append((reply, self.failed))
                 elif self._stopping:
@@ -134,11 +143,15 @@ class ContinuousScheduler:
                 elif self.limits.max_waiting and len(self._waiting) >= self.limits.max_waiting:
                     refused.append((reply, f"server busy: the waiting queue is full ({self.limits.max_waiting} requests "
                                            f"wait for one of {self.limits.max_active_rows} rows); try again shortly"))
-                    self.metrics.busy.increment(1)
                 else:
-                    self._waiting.append(Row(reply, self.stop_ids, getattr(self.engine, "seeds", None)))
-                    self._lock.notify()
-                waiting = len(self._waiting)
+                    self._waiting.append(Row(reply, self.stop_ids, seeds))
+            if len(refused) < len(live):
+                self._lock.notify()
+            waiting = len(self._waiting)
+        busy = sum(1 for _, message in refused if message.startswith("server busy"))
+        if busy:
+            self.metrics.busy.increment(busy)
+        if live:
             self.metrics.waiting.set(waiting)
         for reply, message in refused:
             log.verbose(f"request {reply.channel.request_id()} refused: {message}")
