@@ -132,7 +132,7 @@ class ContinuousScheduler:
                 self._final_now(reply, RowResult([], FINISH_CANCELLED))
             else:
                 live.append(reply)
-        refused = []
+        refused, busy = [], 0
         seeds = getattr(self.engine, "seeds", None)
         with self._lock:
             for reply in live:
@@ -143,12 +143,12 @@ class ContinuousScheduler:
                 elif self.limits.max_waiting and len(self._waiting) >= self.limits.max_waiting:
                     refused.append((reply, f"server busy: the waiting queue is full ({self.limits.max_waiting} requests "
                                            f"wait for one of {self.limits.max_active_rows} rows); try again shortly"))
+                    busy += 1
                 else:
                     self._waiting.append(Row(reply, self.stop_ids, seeds))
             if len(refused) < len(live):
                 self._lock.notify()
             waiting = len(self._waiting)
-        busy = sum(1 for _, message in refused if message.startswith("server busy"))
         if busy:
             self.metrics.busy.increment(busy)
         if live:
