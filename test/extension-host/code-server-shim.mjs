@@ -56,11 +56,13 @@ try {
   const payload = opts.dev.map((d) => ['extensionDevelopmentPath', `vscode-remote://${authority}${d}`]);
   payload.push(['extensionTestsPath', `vscode-remote://${authority}${opts.tests}`]);
   await page.goto(`${server.url}/?folder=${encodeURIComponent(server.folder)}&payload=${encodeURIComponent(JSON.stringify(payload))}`);
+  let reported = false; // the watcher below outlives the race: once the tests reported, stopping the server is no failure
+  exited.then(() => { reported = true; });
   code = await Promise.race([
     exited,
     // Also notices code-server dying, instead of waiting for the whole timeout.
-    waitFor(() => server.exited, { timeout: timeoutMs, interval: 500, what: 'a test result' }).then(
-      () => { console.error('code-server-shim: code-server exited before the tests finished'); return 1; },
+    waitFor(() => reported || server.exited, { timeout: timeoutMs, interval: 500, what: 'a test result' }).then(
+      () => { if (!reported) console.error('code-server-shim: code-server exited before the tests finished'); return 1; },
       (e) => { console.error(`code-server-shim: ${e.message}`); return 1; }),
   ]);
   if (code !== 0 && process.env.CS_SHIM_SCREENSHOT) await page.screenshot({ path: process.env.CS_SHIM_SCREENSHOT }).catch(() => {});
