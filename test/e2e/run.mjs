@@ -941,8 +941,24 @@ async function hidePanel(wb) {
 async function finishedExplanations(wb, count) {
   const threads = wb.page.locator('.monaco-editor .review-widget');
   await waitFor(async () => (await threads.count()) === count, { timeout: 60_000, interval: 250, what: `${count} explanation threads next to the code` });
-  await wb.waitForStatus(/ChatGLM: ready/, { timeout: 180_000 });
-  return threads.locator('.head .review-title').evaluateAll((els) => els.map((e) => (e.textContent ?? '').replace(/\s+/g, ' ').trim()));
+  // Finished: the bar is back to ready and every title says what its answer says, the same on two polls. The bar
+  // alone is not enough: it reads "ready" until the answers are registered as running (the threads show first, and
+  // on a slow machine the conversations are written before the requests go out), so it may never be seen busy.
+  const titles = () => threads.locator('.head .review-title').evaluateAll((els) => els.map((e) => (e.textContent ?? '').replace(/\s+/g, ' ').trim()));
+  const waiting = /^Explanation of [^:]+:\d+(–\d+)?$|: (Waiting for the server…|waiting…|queued|answering…|Queued behind|Next in line)/;
+  let previous = '';
+  let last = [];
+  let bar = '';
+  await waitFor(async () => {
+    [last, bar] = [await titles(), await wb.statusBarText()];
+    const key = JSON.stringify(last);
+    const done = /ChatGLM: ready/.test(bar) && last.length === count && !last.some((t) => waiting.test(t)) && key === previous;
+    previous = key;
+    return done;
+  }, { timeout: 180_000, interval: 500, what: `${count} finished explanations` }).catch((e) => {
+    throw new Error(`${e.message}: titles ${JSON.stringify(last)}, status bar "${bar}"`);
+  });
+  return last;
 }
 
 /**

@@ -362,7 +362,8 @@ export class ExplainController implements vscode.Disposable {
       const error = outcome.error ?? '';
       text = text ? `${text}\n\n---\n\n${error}` : error;
     }
-    render(notes.length ? notes.join(' ') : undefined);
+    // Ended without text: not "Waiting for the server…" any more (a stopped one says only its note, "Stopped.").
+    view.show(text || (outcome.status === 'complete' ? vscode.l10n.t('The model answered with no text.') : ''), notes.length ? notes.join(' ') : undefined);
   }
 
   /**
