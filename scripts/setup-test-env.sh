@@ -11,7 +11,9 @@ cd "$(dirname "$0")/.."
 # python3-venv, libpython3.11: .venv and the Python backend stub. libopenblas0-pthread: BLAS whose threads we pin
 # to 1. chromium: webview, reliability, e2e and bench stages. fonts-wqy-microhei: readable Chinese in screenshots.
 # ripgrep + libkrb5-dev: code-server's offline install (see test/e2e/install-code-server.sh).
-APT_PACKAGES=(python3-torch python3-numpy python3-venv libpython3.11 libopenblas0-pthread chromium fonts-wqy-microhei ripgrep libkrb5-dev)
+# docker.io (dockerd 20.10, containerd, runc, its CLI) + mmdebstrap + iproute2: the docker stage's private Docker
+# Engine and the Debian base of its CPU serving image (test/docker/README.md).
+APT_PACKAGES=(python3-torch python3-numpy python3-venv libpython3.11 libopenblas0-pthread chromium fonts-wqy-microhei ripgrep libkrb5-dev docker.io mmdebstrap iproute2)
 
 missing_packages() {
   local p
@@ -48,6 +50,12 @@ rm -rf "$tmp_home"
 # (Debian's launcher script may print shell noise from /etc/chromium.d first: only the version line counts.)
 grep -E '^Chromium [0-9]+\.' <<<"$chromium_version" \
   || { echo "setup-test-env: /usr/bin/chromium does not run (--version printed: ${chromium_version:0:300})" >&2; exit 1; }
+
+# The Docker Engine pieces must run: each prints its version (the stage starts the daemon itself).
+for tool in "/usr/bin/docker --version" "/usr/sbin/dockerd --version" "/usr/bin/containerd --version" "/usr/sbin/runc --version" "/usr/bin/mmdebstrap --version"; do
+  line=$($tool 2>&1 | head -1) || { echo "setup-test-env: '$tool' does not run: ${line:0:300}" >&2; exit 1; }
+  echo "$line"
+done
 
 echo "::: node_modules"
 # `npm ls --all` fails on a missing or wrong-version package anywhere in the tree: exactly "not what npm ci makes".

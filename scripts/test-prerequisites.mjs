@@ -62,6 +62,16 @@ export const PREREQUISITES = {
       return installed === pinned ? undefined : `${prefix} holds code-server ${installed}, not ${pinned}`;
     },
   },
+  'docker-engine': {
+    label: 'Docker Engine (docker.io, mmdebstrap, root)',
+    install: 'apt-get install docker.io mmdebstrap iproute2',
+    problem() {
+      const missing = ['/usr/bin/docker', '/usr/sbin/dockerd', '/usr/bin/mmdebstrap', '/usr/sbin/ip'].filter((f) => !existsSync(f));
+      if (missing.length) return `${missing.join(', ')} missing`;
+      // The stage starts its own dockerd (test/docker/daemon.mjs): that takes root.
+      return process.getuid?.() === 0 ? undefined : 'the docker stage starts a private dockerd and must run as root';
+    },
+  },
   'cjk-fonts': {
     label: 'fonts-wqy-microhei',
     install: 'apt-get install fonts-wqy-microhei',

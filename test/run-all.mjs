@@ -74,6 +74,13 @@ const stages = [
       return spawnSync(process.execPath, [runner, `--junit=${join(results, 'e2e.xml')}`], { cwd: root, stdio: 'inherit' });
     },
   },
+  // The container lifecycle and its faults on a real Docker Engine: a private dockerd and a CPU serving image
+  // (test/docker/README.md); the runner starts and stops the daemon around the tests.
+  {
+    name: 'docker',
+    needs: ['node-modules', 'python-env', 'docker-engine'],
+    run: () => spawnSync(process.execPath, [join(root, 'test/docker/run-stage.mjs'), `--junit=${join(results, 'docker.xml')}`], { cwd: root, stdio: 'inherit' }),
+  },
   // The benchmarks run end to end with tiny sizes (real tritonserver, Chromium): they cannot rot unnoticed.
   nodeTestStage('bench', 'test/bench', ['node-modules', 'python-env', 'chromium']),
 ];
