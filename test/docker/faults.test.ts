@@ -152,7 +152,7 @@ test('a foreign container with our name is reported and never touched', async (t
   assert.match(status.stdout, /not started by triton-chatglm/);
   const start = await s.run('start', '--weights', s.weights);
   assert.equal(start.code, 1);
-  assert.match(start.stderr, /already exists|not started by triton-chatglm/);
+  assert.match(start.stderr, new RegExp(`"${s.name}" exists but was not started by this extension; it is left untouched`));
   const stop = await s.run('stop');
   assert.equal(rd.docker(['inspect', '--format', '{{.State.Running}} {{.Id}}', s.name]).stdout.trim(), `true ${id}`, stop.stderr);
 });
