@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 export const fakeDockerPath = resolve(__dirname, 'docker');
 export const projectRoot = resolve(__dirname, '../..');
 
-export type FakeDockerFailMode = 'daemon-down' | 'no-nvidia' | 'port-allocated' | 'image-missing' | 'permission-denied';
+export type FakeDockerFailMode = 'daemon-down' | 'no-nvidia' | 'port-allocated' | 'image-missing' | 'permission-denied' | 'no-buildx' | 'no-memlock' | 'rootless';
 
 export interface FakeDocker {
   dockerPath: string;

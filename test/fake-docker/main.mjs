@@ -5,13 +5,15 @@
 // image-missing makes it fail the way real docker does. See README.md next to this file.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, watch, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { constants } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build, buildxVersion } from './build.mjs';
+import { IMAGE_USER, shmBytes, unreadableMount } from './container-user.mjs';
 import {
-  allContainers, containerDir, failMode, findContainer, imageId, imagePresent, loadContainer, lockName, markImageBuilt,
+  allContainers, containerDir, failMode, findContainer, imageId, imagePresent, loadContainer, lockName,
   nameOwner, normalizeImage, pidAlive, processGone, readJson, removeContainer, saveContainer, stateDir, updateContainer,
 } from './state.mjs';
 
@@ -43,14 +45,16 @@ async function main(argv) {
   switch (cmd) {
     case 'info': return info(rest, mode);
     case 'image': if (rest[0] === 'inspect') return imageInspect(dir, rest.slice(1), mode); break;
-    case 'build': return build(dir, rest);
+    case 'build': return build(dir, rest, mode, { parseFlags, Exit });
+    case 'buildx': if (rest[0] === 'version') return buildxVersion(mode, Exit); break;
+    case 'kill': return kill(dir, rest);
     case 'run': return run(dir, rest, mode);
     case 'ps': return ps(dir, rest);
     case 'inspect': return inspect(dir, rest, 'object');
     case 'container':
       if (rest[0] === 'inspect') return inspect(dir, rest.slice(1), 'container');
       if (rest[0] === 'ls') return ps(dir, rest.slice(1));
-      if (['stop', 'rm', 'logs', 'wait'].includes(rest[0])) return main([rest[0], ...rest.slice(1)]);
+      if (['stop', 'rm', 'logs', 'wait', 'kill'].includes(rest[0])) return main([rest[0], ...rest.slice(1)]);
       break;
     case 'logs': return logs(dir, rest);
     case 'stop': return stop(dir, rest);
@@ -106,14 +110,19 @@ function version(args, mode) {
   return 0;
 }
 
+/**
+ * Like a real host whose NVIDIA Container Toolkit is installed the usual way (only its prestart hook, which
+ * `--gpus` runs), no `nvidia` runtime is listed unless FAKE_DOCKER_NVIDIA_RUNTIME=1 (`nvidia-ctk runtime configure`).
+ */
 function runtimes(mode) {
   const base = { 'io.containerd.runc.v2': { path: 'runc', status: {} }, runc: { path: 'runc', status: {} } };
-  return mode === 'no-nvidia' ? base : { ...base, nvidia: { path: 'nvidia-container-runtime', status: {} } };
+  return mode !== 'no-nvidia' && process.env.FAKE_DOCKER_NVIDIA_RUNTIME === '1' ? { ...base, nvidia: { path: 'nvidia-container-runtime', status: {} } } : base;
 }
 
 function info(args, mode) {
   const { flags } = parseFlags(args, { '--format': {}, '-f': { key: 'format' } }, 'info');
-  const data = { ServerVersion: '28.2.2', OperatingSystem: 'Fake Linux', Runtimes: runtimes(mode), DefaultRuntime: 'runc', NCPU: 2 };
+  const SecurityOptions = ['name=seccomp,profile=builtin', ...(mode === 'rootless' ? ['name=rootless'] : [])];
+  const data = { ServerVersion: '28.2.2', OperatingSystem: 'Fake Linux', Runtimes: runtimes(mode), DefaultRuntime: 'runc', NCPU: 2, SecurityOptions };
   out(flags.format ? template(flags.format, data) : `Client:\n Version:    ${CLIENT.Version}\n\nServer:\n Runtimes: ${Object.keys(data.Runtimes).join(' ')}\n Default Runtime: runc`);
   return 0;
 }
@@ -127,32 +136,6 @@ function imageInspect(dir, args, mode) {
   if (flags.format) for (const r of records) out(template(flags.format, r));
   else out(JSON.stringify(records, null, 4));
   if (missing.length) throw new Exit(1, missing.map((m) => `Error response from daemon: No such image: ${normalizeImage(m)}`).join('\n'));
-  return 0;
-}
-
-async function build(dir, args) {
-  const { flags, positional } = parseFlags(args, {
-    '-t': { key: 'tag', multi: true }, '--tag': { key: 'tag', multi: true }, '-f': { key: 'file' }, '--file': { key: 'file' },
-    '--progress': {}, '--build-arg': { multi: true }, '--pull': { bool: true }, '--no-cache': { bool: true }, '-q': { bool: true },
-  }, 'build');
-  if (positional.length !== 1) throw new Exit(1, `ERROR: "docker buildx build" requires exactly 1 argument.\nSee 'docker buildx build --help'.`);
-  const context = resolve(positional[0]);
-  const dockerfile = flags.file ? resolve(context, flags.file) : join(context, 'Dockerfile');
-  if (!existsSync(dockerfile)) throw new Exit(1, `ERROR: failed to build: failed to solve: failed to read dockerfile: open ${flags.file ?? 'Dockerfile'}: no such file or directory`);
-  const steps = readFileSync(dockerfile, 'utf8').split('\n').map((l) => l.trim()).filter((l) => /^(FROM|RUN|COPY|ADD|ENV|WORKDIR|USER|ARG|LABEL|ENTRYPOINT|CMD)\b/i.test(l));
-  const delay = Number(process.env.FAKE_DOCKER_BUILD_STEP_MS ?? 20);
-  let n = 1;
-  const log = (s) => process.stderr.write(`${s}\n`);
-  log(`#${n} [internal] load build definition from ${flags.file ?? 'Dockerfile'}`); log(`#${n} DONE 0.0s`); n++;
-  const runnable = steps.filter((s) => /^(FROM|RUN|COPY|ADD|WORKDIR)\b/i.test(s));
-  for (const [i, s] of runnable.entries()) {
-    await sleep(delay);
-    log(`#${n} [${i + 1}/${runnable.length}] ${s}`); log(`#${n} DONE 0.1s`); n++;
-  }
-  for (const tag of flags.tag ?? []) {
-    markImageBuilt(dir, tag);
-    log(`#${n} exporting to image`); log(`#${n} naming to docker.io/library/${normalizeImage(tag)} done`); log(`#${n} DONE 0.1s`); n++;
-  }
   return 0;
 }
 
@@ -192,6 +175,13 @@ function parseGpus(value) {
   return { Driver: '', Count: count ?? 0, DeviceIDs: devices ?? null, Capabilities: [['gpu']] };
 }
 
+/** `--ulimit name=soft[:hard]` → docker's inspect record. */
+function parseUlimit(spec) {
+  const m = /^([a-z]+)=(-?\d+)(?::(-?\d+))?$/.exec(spec);
+  if (!m) throw runError(`invalid argument "${spec}" for "--ulimit" flag: invalid ulimit argument: ${spec}`);
+  return { Name: m[1], Hard: Number(m[3] ?? m[2]), Soft: Number(m[2]) };
+}
+
 function parsePublish(spec) {
   // [ip:]host:container[/proto]; ip may be [v6]
   const m = /^(?:(\[[^\]]+\]|[^:]+):)?(\d+):(\d+)(?:\/(tcp|udp))?$/.exec(spec);
@@ -228,6 +218,10 @@ async function run(dir, args, mode) {
     throw new Exit(125, `Unable to find image '${normalizeImage(image)}' locally\ndocker: Error response from daemon: pull access denied for ${normalizeImage(image).replace(/:[^:/]*$/, '')}, repository does not exist or may require 'docker login': denied: requested access to the resource is denied\n\nRun 'docker run --help' for more information`);
   }
 
+  const shm = shmBytes(flags['shm-size']);
+  if (shm === undefined) throw new Exit(125, `invalid argument "${flags['shm-size']}" for "--shm-size" flag: invalid size: '${flags['shm-size']}'\nSee 'docker run --help'.`);
+  const ulimits = (flags.ulimit ?? []).map(parseUlimit);
+
   const id = randomBytes(32).toString('hex');
   const name = flags.name ?? `fake_${id.slice(0, 8)}`;
   if (!/^\/?[a-zA-Z0-9][a-zA-Z0-9_.-]+$/.test(name)) throw runError(`Error response from daemon: Invalid container name (${name}), only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed.`);
@@ -241,8 +235,8 @@ async function run(dir, args, mode) {
     Id: id, Created: new Date().toISOString(), Name: `/${name}`, Path: command[0] ?? '', Args: command.slice(1),
     State: { Status: 'created', Running: false, Paused: false, Restarting: false, OOMKilled: false, Dead: false, Pid: 0, ExitCode: 0, Error: '', StartedAt: '0001-01-01T00:00:00Z', FinishedAt: '0001-01-01T00:00:00Z' },
     Image: imageId(image),
-    Config: { Image: image, Labels: labels, Env: env, Cmd: command },
-    HostConfig: { PortBindings: portBindings, Binds: flags.volume ?? [], ShmSize: flags['shm-size'] ?? null, Ulimits: flags.ulimit ?? [], DeviceRequests: gpus ? [gpus] : null },
+    Config: { Image: image, Labels: labels, Env: env, Cmd: command, User: flags.user ?? '' },
+    HostConfig: { PortBindings: portBindings, Binds: flags.volume ?? [], ShmSize: shm, Ulimits: ulimits, DeviceRequests: gpus ? [gpus] : null },
     Mounts: volumes.map((v) => ({ Type: 'bind', Source: v.source, Destination: v.target, RW: !v.readOnly })),
   };
   mkdirSync(containerDir(dir, id), { recursive: true });
@@ -253,6 +247,10 @@ async function run(dir, args, mode) {
     return runError(`Error response from daemon: ${text}`);
   };
   if (gpus && mode === 'no-nvidia') throw startFailure('could not select device driver "" with capabilities: [[gpu]].');
+  // A rootless daemon (or one without CAP_SYS_RESOURCE) cannot raise RLIMIT_MEMLOCK (type 8): runc fails the start.
+  if ((mode === 'no-memlock' || mode === 'rootless') && ulimits.some((u) => u.Name === 'memlock')) {
+    throw startFailure('OCI runtime create failed: container_linux.go:380: starting container process caused: process_linux.go:545: container init caused: error setting rlimit type 8: operation not permitted: unknown');
+  }
   for (const v of volumes) if (!existsSync(v.source)) throw startFailure(`invalid mount config for type "bind": bind source path does not exist: ${v.source}.`);
   for (const p of publish) {
     if (mode === 'port-allocated') throw startFailure(`driver failed programming external connectivity on endpoint ${name} (${id.slice(0, 64)}): Bind for ${p.hostIp || '0.0.0.0'}:${p.hostPort} failed: port is already allocated.`);
@@ -260,6 +258,9 @@ async function run(dir, args, mode) {
   }
 
   const launch = await containerLaunch(dir, id, command, publish, volumes, env);
+  // The server reads its mounts as the container's user (rootless: container root is the host user, who owns them).
+  const unreadable = launch.error ? undefined : unreadableMount(volumes, mode === 'rootless' && !flags.user ? '0:0' : flags.user ?? IMAGE_USER);
+  if (unreadable) Object.assign(launch, { error: `PermissionError: [Errno 13] Permission denied: '${unreadable}'`, exitCode: 1 });
   writeFileSync(join(containerDir(dir, id), 'launch.json'), JSON.stringify(launch));
   const sup = spawn(process.execPath, [SELF, '__supervise', id], { detached: true, stdio: 'ignore', env: process.env });
   sup.unref();
@@ -494,18 +495,50 @@ async function logs(dir, args) {
   process.stdout.write(text);
   if (!flags.follow) return 0;
   let offset = data.length;
-  for (;;) {
-    const cur = loadContainer(dir, c.Id);
-    const size = existsSync(file) ? statSync(file).size : 0;
-    if (size > offset) {
-      data = read();
-      process.stdout.write(data.subarray(offset));
-      offset = data.length;
-      continue;
+  // Follows like docker: woken by the writes to the log and by the state file's replacement (watching both
+  // folders), with a slow timer only as a safety net for a missed event.
+  let wake = () => undefined;
+  const watchers = [containerDir(dir, c.Id), join(dir, 'containers')].map((d) => { try { return watch(d, () => wake()); } catch { return undefined; } });
+  try {
+    for (;;) {
+      const size = existsSync(file) ? statSync(file).size : 0;
+      if (size > offset) {
+        data = read();
+        process.stdout.write(data.subarray(offset));
+        offset = data.length;
+        continue;
+      }
+      const cur = loadContainer(dir, c.Id);
+      if (!cur || !cur.State.Running) {
+        // The last lines may land between the size check and the state check.
+        data = read();
+        if (data.length > offset) process.stdout.write(data.subarray(offset));
+        return 0;
+      }
+      await new Promise((res) => { const t = setTimeout(res, 1000); wake = () => { clearTimeout(t); res(); }; });
     }
-    if (!cur || !cur.State.Running) return 0;
-    await sleep(100);
+  } finally {
+    for (const w of watchers) w?.close();
   }
+}
+
+/** `docker kill [-s SIG] REF...`: the signal (default KILL) to the container's process; it must be running. */
+async function kill(dir, args) {
+  const { flags, positional } = parseFlags(args, { '-s': { key: 'signal' }, '--signal': { key: 'signal' } }, 'kill');
+  if (positional.length === 0) throw new Exit(1, '"docker kill" requires at least 1 argument.');
+  const signal = `SIG${String(flags.signal ?? 'KILL').toUpperCase().replace(/^SIG/, '')}`;
+  if (!(signal in constants.signals)) throw new Exit(1, `invalid signal: ${flags.signal}`);
+  const errors = [];
+  for (const ref of positional) {
+    const c = findContainer(dir, ref);
+    if (!c) { errors.push(`Error response from daemon: No such container: ${ref}`); continue; }
+    if (!c.State.Running) { errors.push(`Error response from daemon: Cannot kill container: ${ref}: Container ${c.Id} is not running`); continue; }
+    try { process.kill(c.State.Pid, signal); } catch { /* exited meanwhile */ }
+    if (signal === 'SIGKILL') await waitStopped(dir, c.Id, 10_000);
+    out(ref);
+  }
+  if (errors.length) throw new Exit(1, errors.join('\n'));
+  return 0;
 }
 
 /**

@@ -1,13 +1,15 @@
 // Lifecycle of the one Triton container this extension manages: start (or re-attach), liveness, logs, status,
 // stop, restart and building the image. All docker calls go through DockerCli (argument arrays, typed errors).
 import {
-  ADMIN_HEADER, buildImageArgs, buildRunArgs, inspectArgs, listManagedArgs, logsArgs, newAdminKey, rmArgs, stopArgs, waitArgs,
+  ADMIN_HEADER, buildRunArgs, inspectArgs, listManagedArgs, logsArgs, newAdminKey, rmArgs, stopArgs, waitArgs, type RunEnvironment,
 } from './dockerArgs';
 import { DockerCli, type DockerCliOptions, type LineStream } from './dockerCli';
 import { containerExitedError, ServerError } from './errors';
+import { buildImage } from './imageBuild';
 import { parseInspect, type ContainerInfo } from './inspect';
 import { throwIfAborted, waitForLive } from './liveness';
 import { runPreflight, type PreflightOptions, type PreflightReport } from './preflight';
+import { daemonFacts, runEnvironment, type UlimitsDropped } from './runEnvironment';
 import { connectHost, resolveSettings, type ServerSettings } from './settings';
 
 export interface Disposable {
@@ -53,6 +55,8 @@ export interface StartOptions {
   /** Progress of the start, for a status bar / progress notification. */
   onProgress?: (step: StartStep) => void;
   livenessTimeoutMs?: number;
+  /** Told when the container runs without `--ulimit` because the daemon refuses them (or would). */
+  onUlimitsDropped?: (why: Exclude<UlimitsDropped, 'setting'>) => void;
 }
 
 export interface ManagerOptions extends DockerCliOptions {
@@ -170,14 +174,18 @@ export class ContainerManager implements Disposable {
     opts.onProgress?.('running');
     this.ref = settings.containerName;
     const key = newAdminKey();
-    const run = await this.docker.run(buildRunArgs(settings, key), { signal, secret: key, timeoutMs: 120_000 });
-    if (run.exitCode !== 0) {
-      const error = this.docker.failure(run, key);
-      // Docker creates the container before failing to start it (port taken, no GPU driver): do not leave it behind.
-      if (error.code !== 'name-conflict') await this.removeIfOurs().catch(() => undefined);
-      throw error;
+    const facts = await daemonFacts(this.docker, signal);
+    const env = runEnvironment(settings, facts);
+    if (facts.rootless && settings.raiseUlimits) opts.onUlimitsDropped?.('rootless');
+    let containerId: string;
+    try {
+      containerId = await this.run(settings, key, env, signal);
+    } catch (e) {
+      // A daemon that may not raise limits (no CAP_SYS_RESOURCE, a lower hard limit): the server runs without them.
+      if (!(e instanceof ServerError && e.code === 'ulimit-denied' && env.ulimits)) throw e;
+      opts.onUlimitsDropped?.('refused');
+      containerId = await this.run(settings, key, { ...env, ulimits: false }, signal);
     }
-    const containerId = run.stdout.trim().split('\n').pop() ?? '';
     if (opts.onLog) this.followLogs(opts.onLog);
 
     opts.onProgress?.('waiting-live');
@@ -194,6 +202,18 @@ export class ContainerManager implements Disposable {
     const info = await this.inspect(signal);
     if (!info?.running) throw containerExitedError(info?.exitCode, await this.logTail(containerId));
     return this.handleFrom(info, false, key);
+  }
+
+  /** `docker run -d` → the container id; a failed run leaves nothing of ours behind. */
+  private async run(settings: ServerSettings, key: string, env: RunEnvironment, signal: AbortSignal | undefined): Promise<string> {
+    const run = await this.docker.run(buildRunArgs(settings, key, env), { signal, secret: key, timeoutMs: 120_000 });
+    if (run.exitCode !== 0) {
+      const error = this.docker.failure(run, key);
+      // Docker creates the container before failing to start it (port taken, no GPU driver): do not leave it behind.
+      if (error.code !== 'name-conflict') await this.removeIfOurs().catch(() => undefined);
+      throw error;
+    }
+    return run.stdout.trim().split('\n').pop() ?? '';
   }
 
   /** Liveness with backoff; between attempts, a container that died ends the wait with its last log lines. */
@@ -260,21 +280,9 @@ export class ContainerManager implements Disposable {
     return check?.level === 'ok';
   }
 
-  /** `docker build` of triton/Dockerfile into the configured image name, with its progress lines. */
-  async buildImage(contextDir: string, onLine: (line: string) => void, signal?: AbortSignal): Promise<void> {
-    const tail: string[] = [];
-    const stream = this.docker.stream(buildImageArgs(this.settings.image, contextDir), (line) => {
-      tail.push(line);
-      if (tail.length > 40) tail.shift();
-      onLine(line);
-    }, { signal });
-    const code = await stream.done;
-    throwIfAborted(signal);
-    if (code !== 0) {
-      const classified = this.docker.failure({ stdout: '', stderr: tail.join('\n'), exitCode: code, errno: code === undefined ? 'ENOENT' : undefined });
-      if (classified.code !== 'unknown') throw classified;
-      throw new ServerError({ code: 'unknown', message: `Building the image "${this.settings.image}" failed.`, fix: 'Read the build log; fix the Dockerfile or network access, then build again.', detail: tail.join('\n'), exitCode: code });
-    }
+  /** `docker build` of triton/Dockerfile into the configured image name, with its progress lines (imageBuild.ts). */
+  buildImage(contextDir: string, onLine: (line: string) => void, signal?: AbortSignal): Promise<void> {
+    return buildImage(this.docker, this.settings.image, contextDir, onLine, signal);
   }
 
   dispose(): void {

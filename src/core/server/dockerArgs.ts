@@ -71,9 +71,35 @@ export function tritonServerArgs(adminKey: string): string[] {
   ];
 }
 
+/**
+ * What `docker run` adapts to on this host and daemon (containerManager.ts finds it out; the builders stay pure).
+ * - `user`: `--user` value. The NGC image runs as uid 1000, which cannot read a host user's 0600 weights or a
+ *   repository rendered under `umask 077`; running as the host user makes "readable by me" mean "readable by the
+ *   server" (what the preflight checks). Undefined: the image's own user (Docker Desktop: no host uid applies).
+ * - `ulimits`: pass `--ulimit memlock/stack` (a rootless daemon, or one without the privilege, refuses them).
+ * - `gpuFlag`: docker's `--gpus`, or CDI devices (`--device nvidia.com/gpu=...`) for podman, which has no `--gpus`.
+ */
+export interface RunEnvironment {
+  user?: string;
+  ulimits: boolean;
+  gpuFlag?: 'gpus' | 'cdi';
+}
+
+/** Host user → `--user`: Linux only; under a rootless daemon container root *is* the host user (user namespace). */
+export function containerUser(platform: NodeJS.Platform, ids: { uid: number; gid: number } | undefined, rootless: boolean): string | undefined {
+  if (platform !== 'linux' || !ids) return undefined;
+  return rootless ? '0:0' : `${ids.uid}:${ids.gid}`;
+}
+
+/** CDI device names of the NVIDIA toolkit's spec (`nvidia-ctk cdi generate`): `nvidia.com/gpu=all`, `=0`, `=GPU-…`. */
+export function cdiDevices(gpuIds: ServerSettings['gpuIds']): string[] {
+  return gpuIds === 'all' ? ['nvidia.com/gpu=all'] : gpuIds.map((id) => `nvidia.com/gpu=${id}`);
+}
+
 /** `docker run` for our container. No startup model: the extension loads it explicitly (load blocks, start must not). */
-export function buildRunArgs(s: ServerSettings, adminKey: string): string[] {
+export function buildRunArgs(s: ServerSettings, adminKey: string, env: RunEnvironment = { ulimits: s.raiseUlimits }): string[] {
   const weights = weightsMount(s.weightsPath);
+  const gpus = env.gpuFlag === 'cdi' ? cdiDevices(s.gpuIds).flatMap((d) => ['--device', d]) : ['--gpus', gpusArg(s.gpuIds)];
   const args = [
     'run', '-d',
     '--name', s.containerName,
@@ -86,10 +112,11 @@ export function buildRunArgs(s: ServerSettings, adminKey: string): string[] {
     '--label', `${LABELS.bindAddress}=${s.bindAddress}`,
     '--label', `${LABELS.weights}=${s.weightsPath}`,
     '--label', `${LABELS.repository}=${s.repositoryPath}`,
-    '--gpus', gpusArg(s.gpuIds),
+    ...gpus,
     '--shm-size', s.shmSize,
-    '--ulimit', 'memlock=-1',
-    '--ulimit', 'stack=67108864',
+    ...(env.ulimits ? ['--ulimit', 'memlock=-1', '--ulimit', 'stack=67108864'] : []),
+    // Another user than the image's has no home there: Python and the hub libraries need a writable one.
+    ...(env.user ? ['--user', env.user, '-e', 'HOME=/tmp'] : []),
     '-p', publish(s.bindAddress, s.httpPort, CONTAINER_PORTS.http),
     '-p', publish(s.bindAddress, s.grpcPort, CONTAINER_PORTS.grpc),
     '-p', publish(s.bindAddress, s.metricsPort, CONTAINER_PORTS.metrics),
@@ -143,12 +170,34 @@ export function runtimesArgs(): string[] {
   return ['info', '--format', '{{json .Runtimes}}'];
 }
 
+/** The daemon's security options (`name=rootless` under rootless Docker); podman says it in its own field. */
+export function securityOptionsArgs(podman = false): string[] {
+  return ['info', '--format', podman ? '{{json .Host.Security.Rootless}}' : '{{json .SecurityOptions}}'];
+}
+
+/** Exits 0 only when the buildx plugin (BuildKit's client) is installed. */
+export function buildxVersionArgs(): string[] {
+  return ['buildx', 'version'];
+}
+
 export function versionArgs(): string[] {
   return ['version', '--format', '{{json .}}'];
 }
 
-export function buildImageArgs(image: string, contextDir: string): string[] {
-  return ['build', '--progress', 'plain', '-t', image, contextDir];
+/** BuildKit (through buildx) or the legacy builder (docker.io without the docker-buildx plugin). */
+export type ImageBuilder = 'buildkit' | 'legacy';
+
+/**
+ * `docker build`. `--progress` exists only with BuildKit: the legacy builder (and a 20.10 client whose daemon
+ * defaults to it) says "unknown flag: --progress". The builder is chosen explicitly (buildEnv) so the flag matches.
+ */
+export function buildImageArgs(image: string, contextDir: string, builder: ImageBuilder = 'buildkit'): string[] {
+  return builder === 'buildkit' ? ['build', '--progress', 'plain', '-t', image, contextDir] : ['build', '-t', image, contextDir];
+}
+
+/** DOCKER_BUILDKIT for the chosen builder (a user's DOCKER_BUILDKIT=1 without buildx would fail the build). */
+export function buildEnv(builder: ImageBuilder): Record<string, string> {
+  return { DOCKER_BUILDKIT: builder === 'buildkit' ? '1' : '0' };
 }
 
 /** Every occurrence of the admin key replaced, for the command lines we log or show. */

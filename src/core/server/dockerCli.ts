@@ -89,7 +89,7 @@ export class DockerCli {
   }
 
   /** Streams stdout and stderr of a long-running docker command line by line (`logs -f`, `build`). */
-  stream(args: readonly string[], onLine: (line: string) => void, opts: { signal?: AbortSignal; secret?: string } = {}): LineStream {
+  stream(args: readonly string[], onLine: (line: string) => void, opts: { signal?: AbortSignal; secret?: string; env?: NodeJS.ProcessEnv } = {}): LineStream {
     let child: ResultPromise | undefined;
     let disposed = false;
     const done = (async () => {
@@ -100,7 +100,7 @@ export class DockerCli {
         reject: false,
         stdin: 'ignore',
         buffer: false,
-        env: this.options.env,
+        env: { ...this.options.env, ...opts.env },
         extendEnv: true,
         cancelSignal: opts.signal,
       });

@@ -15,6 +15,12 @@ export type ServerErrorCode =
   /** Not enough free GPU memory for the model (a warning of the preflight; the load would fail). */
   | 'gpu-memory-low'
   | 'settings-invalid'
+  /** The daemon may not raise the container's memlock/stack limit (rootless Docker, or no such privilege). */
+  | 'ulimit-denied'
+  /** A file the server must read (weights, rendered repository) is not readable by the user it runs as. */
+  | 'files-unreadable'
+  /** `docker build` failed; `buildStep` names the failing step when the log told it. */
+  | 'build-failed'
   | 'liveness-timeout'
   | 'cancelled'
   | 'unknown';
@@ -28,6 +34,10 @@ export interface ServerErrorInit {
   /** Last lines the container wrote, when it died. */
   logTail?: string[];
   exitCode?: number;
+  /** build-failed: the failing step as the builder printed it (`Step 2/5 : RUN …`, `[2/5] RUN …`). */
+  buildStep?: string;
+  /** files-unreadable: the first file the server could not read. */
+  file?: string;
 }
 
 export class ServerError extends Error {
@@ -36,6 +46,8 @@ export class ServerError extends Error {
   readonly detail: string | undefined;
   readonly logTail: string[] | undefined;
   readonly exitCode: number | undefined;
+  readonly buildStep: string | undefined;
+  readonly file: string | undefined;
 
   constructor(init: ServerErrorInit) {
     super(init.message);
@@ -45,6 +57,8 @@ export class ServerError extends Error {
     this.detail = init.detail;
     this.logTail = init.logTail;
     this.exitCode = init.exitCode;
+    this.buildStep = init.buildStep;
+    this.file = init.file;
   }
 }
 
@@ -103,6 +117,15 @@ export function classifyDockerFailure(f: DockerFailure): ServerError {
       code: 'nvidia-runtime-missing',
       message: 'Docker cannot give the container a GPU: the NVIDIA Container Toolkit is missing or not configured.',
       fix: NVIDIA_FIX,
+      detail,
+    });
+  }
+  // runc's text when the daemon may not set a limit we asked for: type 8 is RLIMIT_MEMLOCK, 3 RLIMIT_STACK.
+  if (/error setting rlimit type \d+: operation not permitted/i.test(stderr)) {
+    return new ServerError({
+      code: 'ulimit-denied',
+      message: 'Docker may not raise the container\'s memory-lock or stack limit (rootless Docker, or a daemon without that privilege).',
+      fix: 'Turn off "tritonChatglm.raiseUlimits" in the settings (the server runs without --ulimit), or give the Docker daemon the privilege to raise limits.',
       detail,
     });
   }

@@ -12,3 +12,6 @@ export { locateWeights, validateWeights, WeightsError, type WeightsProblem } fro
 export { checkPortFree } from './ports';
 export { isLive, waitForLive, type LivenessOptions } from './liveness';
 export * from './containerManager';
+export { BuildStepTracker } from './buildLog';
+export { detectBuilder } from './imageBuild';
+export { daemonFacts, isPodman, parseRootless, runEnvironment, type DaemonFacts, type UlimitsDropped } from './runEnvironment';

@@ -2,6 +2,8 @@
 // NVIDIA runtime, the image, the weights, the ports, GPU memory — so the user sees the whole list of what to fix
 // instead of one error at a time. A check that needs the daemon is "blocked" (never "ok") while the daemon cannot
 // be reached; one that cannot be known here (GPU memory without nvidia-smi) is "unknown".
+import { access, constants, readdir, readFile } from 'node:fs/promises';
+import { delimiter, join } from 'node:path';
 import type { DockerCli, DockerResult } from './dockerCli';
 import { imageInspectArgs, runtimesArgs, versionArgs } from './dockerArgs';
 import { ServerError } from './errors';
@@ -11,6 +13,8 @@ import { checkPortFree } from './ports';
 import type { ServerSettings } from './settings';
 import { snapshotStatus } from '../weights/downloadManifest';
 import { validateWeights } from './weights';
+import { firstUnreadable, type FileUser } from './readable';
+import { hostIds, isPodman } from './runEnvironment';
 
 /** In the order a person fixes them (and the checklist shows them). */
 export const PREFLIGHT_CHECKS = ['docker', 'daemon', 'nvidia-runtime', 'image', 'weights', 'ports', 'gpu-memory'] as const;
@@ -37,6 +41,8 @@ export interface CheckFacts {
   bindAddress?: string;
   gpus?: GpuMemory[];
   requiredMiB?: number;
+  /** How `--gpus` reaches the NVIDIA toolkit: a registered runtime, or its prestart hook alone (the usual today). */
+  nvidiaVia?: 'runtime' | 'hook' | 'cdi';
   /** The memory plan's verdict for each of `gpus` (same order), when the model settings were given. */
   gpuPlans?: GpuPlanVerdict[];
 }
@@ -72,6 +78,13 @@ export interface PreflightOptions {
   probeGpus?: ProbeGpus;
   /** The model settings, so the GPU memory line says what will run there (memoryPlan.ts); `copies` per GPU. */
   gpuPlan?: { settings: PlanSettings; copies: number };
+  /**
+   * The user the server runs as, whose read access to the weights and the repository is checked (default: this
+   * host's user on Linux, as `docker run --user` makes it; null: not checked, e.g. Docker Desktop).
+   */
+  fileUser?: FileUser | null;
+  /** Finds an executable on the PATH (default: this process's PATH); tests give their own. */
+  which?: (name: string) => Promise<string | undefined>;
 }
 
 type Outcome = Omit<PreflightCheck, 'id'>;
@@ -104,9 +117,9 @@ export async function runPreflight(docker: DockerCli, s: ServerSettings, opts: P
   const checks = await Promise.all([
     dockerCheck,
     daemonCheck,
-    afterDaemon('nvidia-runtime', () => nvidiaRuntime(docker, signal)),
+    afterDaemon('nvidia-runtime', () => nvidiaRuntime(docker, opts.which ?? onPath, signal)),
     afterDaemon('image', () => imagePresent(docker, s.image, signal)),
-    guard('weights', () => weights(s.weightsPath)),
+    guard('weights', () => weights(s, opts.fileUser === undefined ? hostIds() : opts.fileUser ?? undefined)),
     guard('ports', () => ports(s)),
     guard('gpu-memory', () => gpuMemory(s, opts)),
   ]);
@@ -132,20 +145,56 @@ async function daemonAnswers(docker: DockerCli, r: DockerResult): Promise<Outcom
   return { level: 'ok', facts: server ? { daemonVersion: server } : {} };
 }
 
-async function nvidiaRuntime(docker: DockerCli, signal: AbortSignal | undefined): Promise<Outcome> {
+/** Docker's `--gpus` runs this hook of the NVIDIA Container Toolkit, found on the daemon's PATH; no runtime is needed. */
+const NVIDIA_HOOK = 'nvidia-container-runtime-hook';
+/** Where podman (and docker 25+) read CDI specs from. */
+export const CDI_SPEC_DIRS = ['/etc/cdi', '/var/run/cdi'];
+
+async function nvidiaRuntime(docker: DockerCli, which: (name: string) => Promise<string | undefined>, signal: AbortSignal | undefined): Promise<Outcome> {
+  if (isPodman(docker.dockerPath)) return podmanCdi();
   const r = await docker.run(runtimesArgs(), { signal, timeoutMs: DOCKER_TIMEOUT_MS });
   if (r.exitCode !== 0) return { level: 'error', error: docker.failure(r) };
-  if (runtimesIncludeNvidia(r.stdout)) return { level: 'ok' };
-  // Advisory: Docker Desktop (WSL 2) passes GPUs through without a runtime named "nvidia"; `docker run` tells for sure.
+  if (runtimesIncludeNvidia(r.stdout)) return { level: 'ok', facts: { nvidiaVia: 'runtime' } };
+  // A toolkit installed the usual way registers no runtime: `--gpus` goes through its hook (a local daemon's PATH
+  // is ours). Advisory otherwise: Docker Desktop (WSL 2) passes GPUs through without either; `docker run` tells.
+  if (await which(NVIDIA_HOOK)) return { level: 'ok', facts: { nvidiaVia: 'hook' } };
   return {
     level: 'warning',
     error: new ServerError({
       code: 'nvidia-runtime-missing',
-      message: 'Docker has no "nvidia" runtime: the NVIDIA Container Toolkit seems not to be installed or configured.',
+      message: `Docker has no "nvidia" runtime and ${NVIDIA_HOOK} is not installed: the NVIDIA Container Toolkit seems not to be installed or configured.`,
       fix: 'Install the NVIDIA Container Toolkit, run `sudo nvidia-ctk runtime configure --runtime=docker` and restart Docker.',
       detail: r.stdout,
     }),
   };
+}
+
+/** Podman has no `--gpus`: GPUs come as CDI devices (`--device nvidia.com/gpu=all`), which need the toolkit's spec. */
+async function podmanCdi(): Promise<Outcome> {
+  for (const dir of CDI_SPEC_DIRS) {
+    const names = await readdir(dir).catch(() => [] as string[]);
+    for (const name of names.filter((n) => /\.(ya?ml|json)$/.test(n))) {
+      const text = await readFile(join(dir, name), 'utf8').catch(() => '');
+      if (/nvidia\.com\/gpu/.test(text)) return { level: 'ok', facts: { nvidiaVia: 'cdi' } };
+    }
+  }
+  return {
+    level: 'error',
+    error: new ServerError({
+      code: 'nvidia-runtime-missing',
+      message: `Podman gives a container GPUs through CDI, and no NVIDIA CDI spec was found in ${CDI_SPEC_DIRS.join(' or ')}.`,
+      fix: 'Install the NVIDIA Container Toolkit and generate the spec: `sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml` (check with `nvidia-ctk cdi list`).',
+    }),
+  };
+}
+
+/** An executable of that name on this process's PATH. */
+async function onPath(name: string): Promise<string | undefined> {
+  for (const dir of (process.env.PATH ?? '').split(delimiter).filter(Boolean)) {
+    const path = join(dir, name);
+    if (await access(path, constants.X_OK).then(() => true, () => false)) return path;
+  }
+  return undefined;
 }
 
 async function imagePresent(docker: DockerCli, image: string, signal: AbortSignal | undefined): Promise<Outcome> {
@@ -161,7 +210,8 @@ async function imagePresent(docker: DockerCli, image: string, signal: AbortSigna
   };
 }
 
-async function weights(path: string): Promise<Outcome> {
+async function weights(s: ServerSettings, user: FileUser | undefined): Promise<Outcome> {
+  const path = s.weightsPath;
   if (!path.trim()) {
     throw new ServerError({ code: 'weights-missing', message: 'No weights folder is set.', fix: 'Choose the folder of the ChatGLM3-6B checkpoint (config.json, tokenizer.model, *.safetensors).' });
   }
@@ -172,8 +222,24 @@ async function weights(path: string): Promise<Outcome> {
     if (e instanceof ServerError) return { level: 'error', error: e, facts };
     throw e;
   }
+  // The server reads both through its mounts as `user`: a 0600 file (umask 077) fails there, not here.
+  if (user) {
+    for (const root of [path, s.repositoryPath].filter((p) => p.trim())) {
+      const file = await firstUnreadable(root, user);
+      if (file) return { level: 'error', error: unreadable(file, user), facts };
+    }
+  }
   const snapshot = await snapshotStatus(path);
   return { level: 'ok', facts: snapshot ? { ...facts, weightsSnapshot: snapshot } : facts };
+}
+
+function unreadable(file: string, user: FileUser): ServerError {
+  return new ServerError({
+    code: 'files-unreadable',
+    message: `The server runs as uid ${user.uid} (gid ${user.gid}) and cannot read "${file}".`,
+    fix: `Make it readable to that user (its owner can run \`chmod -R a+rX "${file}"\`), then start again.`,
+    file,
+  });
 }
 
 async function ports(s: ServerSettings): Promise<Outcome> {

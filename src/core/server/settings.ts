@@ -17,6 +17,8 @@ export interface ServerSettings {
   gpuIds: 'all' | string[];
   /** Size of /dev/shm; the Python backend passes every tensor through it (docker's 64 MB default is too small). */
   shmSize: string;
+  /** Pass `--ulimit memlock=-1` and `stack=64 MiB` (NVIDIA's advice for Triton); a rootless daemon refuses them. */
+  raiseUlimits: boolean;
   /** Host directory of the ChatGLM3-6B checkpoint (mounted read-only). */
   weightsPath: string;
   /** Host directory of the rendered model repository (mounted read-only). */
@@ -34,6 +36,7 @@ export const DEFAULT_SETTINGS: Readonly<Omit<ServerSettings, 'weightsPath' | 're
   bindAddress: '127.0.0.1',
   gpuIds: 'all',
   shmSize: '2g',
+  raiseUlimits: true,
   extraEnv: {},
 });
 

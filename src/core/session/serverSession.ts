@@ -194,6 +194,9 @@ export class ServerSession<C extends SessionClient> {
         onPreflight: (checked) => this.showSetup(checked, turn, false),
         onLog: (line) => this.connection.onContainerLog(line),
         onProgress: (step) => report.step(step),
+        onUlimitsDropped: (why) => this.log.warn(why === 'rootless'
+          ? 'Rootless Docker: the container starts without --ulimit memlock/stack (the daemon cannot raise them).'
+          : 'Docker refused --ulimit memlock/stack (error setting rlimit): the container was started again without them. Turn off tritonChatglm.raiseUlimits to skip the first try.'),
       });
       this.connection.adopt(container, started, false);
       return started;

@@ -51,6 +51,7 @@ const CHECK_OF_CODE: Partial<Record<ServerErrorCode, PreflightCheckId>> = {
   'image-missing': 'image',
   'weights-missing': 'weights',
   'weights-invalid': 'weights',
+  'files-unreadable': 'weights',
   'port-allocated': 'ports',
   'gpu-memory-low': 'gpu-memory',
 };

@@ -17,6 +17,7 @@ export function toServerSettings(s: ExtensionSettings, repositoryPath: string): 
     bindAddress: s.bindAddress,
     gpuIds: s.gpuIds.length === 0 ? 'all' : [...s.gpuIds],
     shmSize: s.shmSize,
+    raiseUlimits: s.raiseUlimits,
     weightsPath: s.weightsPath,
     repositoryPath,
     extraEnv: {},

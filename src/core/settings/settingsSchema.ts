@@ -85,6 +85,7 @@ export const SETTINGS = {
   // GPUs are chosen with `docker run --gpus`, so another set needs a new container, not just a model reload.
   gpuIds: spec({ default: [] as string[], validate: gpuIds, scope: 'machine', restricted: true, effect: 'restartServer' }),
   shmSize: spec({ default: '2g', validate: shmSize, scope: 'machine', restricted: true, effect: 'restartServer' }),
+  raiseUlimits: spec({ default: true, validate: isBool, scope: 'machine', restricted: true, effect: 'restartServer' }),
   weightsPath: spec({ default: '', validate: absolutePathOrEmpty, scope: 'machine', restricted: true, effect: 'restartServer' }),
   /** Download Weights: the revision of THUDM/chatglm3-6b, and the Hub or a mirror (empty: https://huggingface.co). */
   weightsRevision: spec({ default: 'main', validate: gitRevision, scope: 'machine', restricted: true, effect: 'none' }),

@@ -46,6 +46,12 @@ export function presentError(error: unknown): ErrorPresentation {
         return { code: error.code, message: vscode.l10n.t('The GPU may not have enough free memory for ChatGLM3-6B (about 13 GB).'), fix: vscode.l10n.t('Close the programs that use the GPU, or choose another GPU in the settings.'), actions: ['openSettings'] };
       case 'settings-invalid':
         return { code: error.code, message: vscode.l10n.t('A server setting is invalid: {0}', error.message), fix: vscode.l10n.t('Correct it in the settings.'), actions: ['openSettings'] };
+      case 'ulimit-denied':
+        return { code: error.code, message: vscode.l10n.t('Docker may not raise the container\'s memory-lock or stack limit (rootless Docker, or a daemon without that privilege).'), fix: vscode.l10n.t('Turn off "Raise Ulimits" (tritonChatglm.raiseUlimits) in the settings, or give the Docker daemon the privilege to raise limits.'), actions: ['openSettings'] };
+      case 'files-unreadable':
+        return { code: error.code, message: vscode.l10n.t('The server cannot read {0} (in the container it runs as your user).', error.file ?? ''), fix: vscode.l10n.t('Make the file readable to your user (its owner can run chmod -R a+rX on it), then start again.'), actions: ['chooseWeights'] };
+      case 'build-failed':
+        return { code: error.code, message: error.buildStep ? vscode.l10n.t('Building the serving image failed at {0}', error.buildStep) : vscode.l10n.t('Building the serving image failed.'), fix: vscode.l10n.t('Read the build log above the failing step; fix the Dockerfile or network access, then build again.'), actions: ['showLogs'] };
       case 'liveness-timeout':
         return { code: error.code, message: vscode.l10n.t('The server did not become ready in time.'), fix: vscode.l10n.t('Read the server log for the reason; a first start can take long on a slow disk.'), actions: ['showLogs'] };
       case 'cancelled':

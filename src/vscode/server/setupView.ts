@@ -93,7 +93,10 @@ function okText(id: PreflightCheckId, facts: CheckFacts): string | undefined {
   switch (id) {
     case 'docker': return facts.dockerVersion ? vscode.l10n.t('Docker {0} is installed.', facts.dockerVersion) : vscode.l10n.t('Docker is installed.');
     case 'daemon': return facts.daemonVersion ? vscode.l10n.t('Docker Engine {0} answers.', facts.daemonVersion) : vscode.l10n.t('The Docker daemon answers.');
-    case 'nvidia-runtime': return vscode.l10n.t('Docker has the NVIDIA runtime.');
+    case 'nvidia-runtime':
+      if (facts.nvidiaVia === 'hook') return vscode.l10n.t('The NVIDIA Container Toolkit\'s hook is installed.');
+      if (facts.nvidiaVia === 'cdi') return vscode.l10n.t('Podman has the NVIDIA CDI devices.');
+      return vscode.l10n.t('Docker has the NVIDIA runtime.');
     case 'image': return vscode.l10n.t('{0} is available.', facts.image ?? '');
     case 'weights': return facts.weightsSnapshot === 'newer' && facts.weightsPath
       ? vscode.l10n.t('{0} (a newer snapshot than the one tested)', facts.weightsPath)
@@ -176,7 +179,7 @@ export function weightsText(error: WeightsError): string {
 /** Codes whose words are localized by presentError (the lifecycle keeps only the code and the English text). */
 const WORDED_CODES = new Set<string>([
   'docker-missing', 'daemon-unreachable', 'permission-denied', 'nvidia-runtime-missing', 'image-missing', 'port-allocated',
-  'name-conflict', 'container-exited', 'weights-missing', 'weights-invalid', 'liveness-timeout', 'gpu-memory-low',
+  'name-conflict', 'container-exited', 'weights-missing', 'weights-invalid', 'liveness-timeout', 'gpu-memory-low', 'ulimit-denied',
 ] satisfies ServerError['code'][]);
 
 /** A failure the lifecycle keeps (a crash, a failed load, what makes the setup needed), in its notification's words. */

@@ -2,7 +2,7 @@
 // of one never hides the others), every mode yields its own code, message and fix, and a check that needs the
 // daemon says "blocked" while the daemon is away, never "ok". GPU memory comes from a fake nvidia-smi probe.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +14,9 @@ import { createFakeDocker, freePort, makeFakeWeights, type FakeDockerFailMode } 
 
 const A10: GpuProbe = { gpus: [{ index: '0', uuid: 'GPU-aaaa', name: 'NVIDIA A10', totalMiB: 23028, freeMiB: 22500 }] };
 const probe = (result: GpuProbe): PreflightOptions['probeGpus'] => async () => result;
+/** A host with the NVIDIA Container Toolkit's hook (what `--gpus` runs), or without it. */
+const withHook: PreflightOptions['which'] = async (name) => (name === 'nvidia-container-runtime-hook' ? `/usr/bin/${name}` : undefined);
+const noHook: PreflightOptions['which'] = async () => undefined;
 
 async function setup(t: { after(fn: () => void): void }) {
   const fake = createFakeDocker();
@@ -33,7 +36,7 @@ const check = (r: PreflightReport, id: string) => r.checks.find((c) => c.id === 
 
 test('all checks pass on a healthy fake docker, each in order and with what it found', async (t) => {
   const { settings, docker } = await setup(t);
-  const r = await runPreflight(docker, settings, { probeGpus: probe(A10) });
+  const r = await runPreflight(docker, settings, { probeGpus: probe(A10), which: withHook });
   assert.deepEqual(r.checks.map((c) => c.id), [...PREFLIGHT_CHECKS]);
   assert.deepEqual(levels(r), { docker: 'ok', daemon: 'ok', 'nvidia-runtime': 'ok', image: 'ok', weights: 'ok', ports: 'ok', 'gpu-memory': 'ok' });
   assert.equal(r.ok, true);
@@ -44,6 +47,57 @@ test('all checks pass on a healthy fake docker, each in order and with what it f
   assert.equal(check(r, 'weights')?.facts?.weightsPath, settings.weightsPath);
   assert.deepEqual(check(r, 'ports')?.facts?.ports, [settings.httpPort, settings.grpcPort, settings.metricsPort]);
   assert.equal(check(r, 'gpu-memory')?.facts?.gpus?.[0]?.name, 'NVIDIA A10');
+  assert.equal(check(r, 'nvidia-runtime')?.facts?.nvidiaVia, 'hook');
+});
+
+// A real host with the toolkit installed the usual way lists no "nvidia" runtime (`--gpus` runs the hook): no
+// warning there; a listed runtime is enough; neither is the advisory warning.
+test('nvidia check: the hook alone is ok, a listed runtime is ok, neither warns', async (t) => {
+  const { fake, settings, docker } = await setup(t);
+  const hookOnly = await runPreflight(docker, settings, { skip: ['weights', 'ports', 'gpu-memory'], which: withHook });
+  assert.equal(check(hookOnly, 'nvidia-runtime')?.level, 'ok');
+  const neither = await runPreflight(docker, settings, { skip: ['weights', 'ports', 'gpu-memory'], which: noHook });
+  assert.equal(check(neither, 'nvidia-runtime')?.level, 'warning');
+  assert.match(check(neither, 'nvidia-runtime')?.error?.message ?? '', /no "nvidia" runtime and nvidia-container-runtime-hook is not installed/);
+  const listed = await runPreflight(new DockerCli(fake.dockerPath, { env: { ...fake.env, FAKE_DOCKER_NVIDIA_RUNTIME: '1' } }), settings, { skip: ['weights', 'ports', 'gpu-memory'], which: noHook });
+  assert.equal(check(listed, 'nvidia-runtime')?.level, 'ok');
+  assert.equal(check(listed, 'nvidia-runtime')?.facts?.nvidiaVia, 'runtime');
+});
+
+// The server runs as the host user (docker run --user): a 0600 file of someone else's is unreadable there, and
+// the check says which file, for the weights and for the rendered repository alike.
+test('weights check: a file the server\'s user cannot read is named; root reads everything', async (t) => {
+  const { settings, docker } = await setup(t);
+  const opts = { skip: ['docker', 'daemon', 'nvidia-runtime', 'image', 'ports', 'gpu-memory'] } satisfies PreflightOptions;
+  const shard = join(settings.weightsPath, 'model-00001-of-00001.safetensors');
+  chmodSync(shard, 0o600);
+  const other = await runPreflight(docker, settings, { ...opts, fileUser: { uid: 4321, gid: 4321 } });
+  assert.equal(check(other, 'weights')?.level, 'error');
+  assert.equal(check(other, 'weights')?.error?.code, 'files-unreadable');
+  assert.equal(check(other, 'weights')?.error?.file, shard);
+  assert.match(check(other, 'weights')?.error?.message ?? '', /uid 4321/);
+  const root = await runPreflight(docker, settings, { ...opts, fileUser: { uid: 0, gid: 0 } });
+  assert.equal(check(root, 'weights')?.level, 'ok');
+  chmodSync(shard, 0o644);
+  const repoFile = join(settings.repositoryPath, 'chatglm3', 'config.pbtxt');
+  mkdirSync(join(settings.repositoryPath, 'chatglm3'), { recursive: true });
+  writeFileSync(repoFile, 'name: "chatglm3"', { mode: 0o600 });
+  chmodSync(settings.repositoryPath, 0o755);
+  chmodSync(settings.weightsPath, 0o755);
+  const repo = await runPreflight(docker, settings, { ...opts, fileUser: { uid: 4321, gid: 4321 } });
+  assert.equal(check(repo, 'weights')?.error?.file, repoFile);
+});
+
+test('podman: the GPU check names the missing NVIDIA CDI spec (podman has no --gpus)', async (t) => {
+  const { fake, settings } = await setup(t);
+  const bin = mkdtempSync(join(tmpdir(), 'podman-'));
+  t.after(() => rmSync(bin, { recursive: true, force: true }));
+  symlinkSync(fake.dockerPath, join(bin, 'podman'));
+  const r = await runPreflight(new DockerCli(join(bin, 'podman'), { env: fake.env }), { ...settings, dockerPath: join(bin, 'podman') }, { skip: ['weights', 'ports', 'gpu-memory'], which: withHook });
+  const gpu = check(r, 'nvidia-runtime');
+  assert.equal(gpu?.level, 'error');
+  assert.match(gpu?.error?.message ?? '', /CDI.*\/etc\/cdi/);
+  assert.match(gpu?.error?.fix ?? '', /nvidia-ctk cdi generate/);
 });
 
 const expectations: { mode: FakeDockerFailMode; check: string; code: string; level: string; message: RegExp; fix: RegExp }[] = [
@@ -57,7 +111,7 @@ for (const e of expectations) {
   test(`fake docker "${e.mode}" → ${e.code}; the other checks still run`, async (t) => {
     const { fake, settings, docker } = await setup(t);
     fake.setFail(e.mode);
-    const r = await runPreflight(docker, settings, { probeGpus: probe(A10) });
+    const r = await runPreflight(docker, settings, { probeGpus: probe(A10), which: noHook });
     const failed = check(r, e.check);
     assert.equal(failed?.level, e.level);
     assert.equal(failed?.error?.code, e.code);
@@ -157,7 +211,7 @@ test('GPU memory with the model settings: the memory plan says what runs (int8 o
 
 test('skipped checks are reported as skipped and dependants of a skipped daemon check still run', async (t) => {
   const { settings, docker } = await setup(t);
-  const r = await runPreflight(docker, settings, { skip: ['ports', 'weights', 'gpu-memory', 'daemon'] });
+  const r = await runPreflight(docker, settings, { skip: ['ports', 'weights', 'gpu-memory', 'daemon'], which: withHook });
   assert.deepEqual(levels(r), { docker: 'ok', daemon: 'skipped', 'nvidia-runtime': 'ok', image: 'ok', weights: 'skipped', ports: 'skipped', 'gpu-memory': 'skipped' });
   assert.equal(r.ok, true);
 });

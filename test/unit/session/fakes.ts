@@ -196,7 +196,7 @@ export function sessionSettings(mode: ServerMode): SessionSettings {
     mode,
     server: {
       dockerPath: 'docker', image: 'triton-chatglm:24.10', containerName: 'triton-chatglm3', httpPort: 8000, grpcPort: 8001, metricsPort: 8002,
-      bindAddress: '127.0.0.1', gpuIds: 'all', shmSize: '2g', weightsPath: '/weights', repositoryPath: '/repo', extraEnv: {},
+      bindAddress: '127.0.0.1', gpuIds: 'all', shmSize: '2g', raiseUlimits: true, weightsPath: '/weights', repositoryPath: '/repo', extraEnv: {},
     },
     model: { maxBatchSize: 8 },
     repository: { source: '/pkg/triton/model_repository', destination: '/repo' },
