@@ -79,8 +79,8 @@ export async function stopDaemon(dir = stateDir()) {
   }
   rmSync(p.pidfile, { force: true });
   rmSync(p.socket, { force: true });
-  // Runtime state only (containerd's pidfile among it: a reused pid would make the next dockerd wait for it).
-  rmSync(p.execRoot, { recursive: true, force: true });
+  // containerd's pidfile outlives a killed containerd: a reused pid would make the next dockerd wait for it.
+  rmSync(join(p.execRoot, 'containerd/containerd.pid'), { force: true });
   spawnSync('ip', ['link', 'delete', BRIDGE.name], { stdio: 'ignore' });
 }
 

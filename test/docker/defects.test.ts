@@ -2,7 +2,7 @@
 // without buildx (the legacy builder), a daemon that cannot raise the memlock limit (like rootless Docker), files
 // readable by the host user but not by the container's, and (in faults.test.ts) a container killed mid-answer.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { chmodSync, cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,19 +34,44 @@ function workDir(t: { after(fn: () => void): void }, name: string): string {
   return work;
 }
 
-test('build-image works with the legacy builder (a Docker without buildx: no --progress flag)', async (t) => {
-  assert.notEqual(rd.docker(['buildx', 'version']).status, 0, 'this Docker has no buildx plugin');
-  const work = workDir(t, 'tcg-build');
+/**
+ * A docker CLI 23 or newer without the buildx plugin: its `docker build` is the legacy builder, which refuses
+ * `--progress` ("unknown flag"). Debian 12's own CLI (20.10) still accepts the flag, so the defect needs this one:
+ * the `docker` on PATH when it is such a CLI (this machine's /usr/local/bin/docker 28), else none.
+ */
+function modernCliWithoutBuildx(): string | undefined {
+  const found = spawnSync('sh', ['-c', 'command -v docker'], { encoding: 'utf8' }).stdout.trim();
+  if (!found || found === rd.dockerPath) return undefined;
+  const version = spawnSync(found, ['version', '--format', '{{.Client.Version}}'], { env: rd.env, encoding: 'utf8' }).stdout.trim();
+  const major = Number(/^(\d+)\./.exec(version)?.[1] ?? 0);
+  if (major < 23) return undefined;
+  return spawnSync(found, ['buildx', 'version'], { env: rd.env }).status === 0 ? undefined : found;
+}
+
+async function buildImageWith(t: { after(fn: () => void): void }, dockerPath: string, name: string): Promise<void> {
+  const work = workDir(t, name);
   const pkg = join(work, 'pkg');
   mkdirSync(pkg);
   cpSync(join(projectRoot, 'triton/model_repository'), join(pkg, 'model_repository'), { recursive: true, filter: (p) => !p.includes('__pycache__') });
-  writeFileSync(join(pkg, 'Dockerfile'), `FROM ${rd.image}\nLABEL triton-chatglm.test=legacy-builder\n`);
-  const tag = 'triton-chatglm-test-built:1';
+  writeFileSync(join(pkg, 'Dockerfile'), `FROM ${rd.image}\nLABEL triton-chatglm.test=${name}\n`);
+  const tag = `triton-chatglm-test-built:${name}`;
   t.after(() => { rd.docker(['rmi', '-f', tag]); });
-  const r = await cli(['build-image', '--repository-source', join(pkg, 'model_repository')], { ...await cliEnv(work, 'tcg-build'), TRITON_CHATGLM_IMAGE: tag }, work);
+  const env = { ...await cliEnv(work, name), TRITON_CHATGLM_IMAGE: tag, TRITON_CHATGLM_DOCKER: dockerPath };
+  const r = await cli(['build-image', '--repository-source', join(pkg, 'model_repository')], env, work);
   assert.equal(r.code, 0, r.stderr);
   assert.doesNotMatch(r.stderr, /unknown flag/);
-  assert.equal(rd.docker(['image', 'inspect', '--format', '{{index .Config.Labels "triton-chatglm.test"}}', tag]).stdout.trim(), 'legacy-builder');
+  assert.equal(rd.docker(['image', 'inspect', '--format', '{{index .Config.Labels "triton-chatglm.test"}}', tag]).stdout.trim(), name);
+}
+
+test('build-image with Debian\'s docker CLI (20.10, no buildx plugin)', async (t) => {
+  assert.notEqual(rd.docker(['buildx', 'version']).status, 0, 'this Docker has no buildx plugin');
+  await buildImageWith(t, rd.dockerPath, 'debian-cli');
+});
+
+test('build-image with a docker CLI >= 23 without buildx (the legacy builder: no --progress flag)', async (t) => {
+  const modern = modernCliWithoutBuildx();
+  if (!modern) { t.skip('no docker CLI >= 23 without buildx on PATH'); return; }
+  await buildImageWith(t, modern, 'legacy-builder');
 });
 
 test('a daemon that cannot raise the memlock limit (like rootless Docker) still starts the server', async (t) => {
