@@ -42,8 +42,11 @@ export function client(dir = stateDir()) {
   return { path: DOCKER_CLI, env: { ...process.env, DOCKER_HOST: `unix://${p.socket}`, DOCKER_CONFIG: p.clientConfig } };
 }
 
+/** Running, not a zombie (an orphan's zombie stays until pid 1 reaps it, and some sandboxes' pid 1 never does). */
 function alive(pid) {
-  try { process.kill(pid, 0); return true; } catch { return false; }
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch { return false; }
 }
 
 function readPid(file) {
@@ -89,7 +92,7 @@ function processesNaming(text) {
   for (const name of spawnSync('ls', ['/proc'], { encoding: 'utf8' }).stdout.split('\n')) {
     if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
     try {
-      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(text)) found.push(Number(name));
+      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(text) && alive(Number(name))) found.push(Number(name));
     } catch { /* exited meanwhile */ }
   }
   return found;

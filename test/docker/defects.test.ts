@@ -84,6 +84,7 @@ test('a daemon that cannot raise the memlock limit (like rootless Docker) still 
   const r = await cli(['start', '--weights', makeWeights(work)], env, work);
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /Triton is live/);
+  assert.match(r.stderr, /warning: Docker refused --ulimit memlock\/stack/);
   const loaded = await cli(['load'], env, work);
   assert.equal(loaded.code, 0, loaded.stderr);
 });
