@@ -43,6 +43,7 @@ export function settingsFromCli(cfg: CliConfig): ExtensionSettings {
   set('bindAddress', cfg.bindAddress);
   set('gpuIds', cfg.gpuIds === 'all' ? [] : cfg.gpuIds);
   set('shmSize', cfg.shmSize);
+  set('raiseUlimits', cfg.raiseUlimits);
   set('weightsPath', cfg.weightsPath);
   set('maxBatchSize', cfg.maxBatchSize);
   set('engine', cfg.engine);

@@ -11,7 +11,7 @@ import { containerManager, type ModelReport } from '../core/session';
 import type { LifecycleMachine } from '../core/state/lifecycle';
 import { metricsFigures, point, schedulerTotals, type StatusSample } from '../core/status/statusModel';
 import { describeWeights } from '../core/status/weightsInfo';
-import { summarizeStatistics, type TritonClient } from '../core/triton';
+import { isTritonError, summarizeStatistics, type TritonClient } from '../core/triton';
 import { sleep } from '../core/util/abort';
 import { openSession, seconds, sessionSettingsFromCli, terminalLog, type CliIo, type CliSession } from './cliSession';
 import { download } from './download';
@@ -261,6 +261,10 @@ async function chat(cfg: CliConfig, io: CliIo): Promise<number> {
         text += delta;
         io.out(delta);
       },
+    }).catch(async (e: unknown) => {
+      // A stream cut by a container that died is that exit (code, last lines), not "cannot reach Triton".
+      if (text) io.out('\n');
+      throw isTritonError(e, 'server-not-running') || isTritonError(e, 'connection-lost') ? await cli.session.explainFailure(e) : e;
     });
     io.out('\n');
     if (cfg.verbose) {

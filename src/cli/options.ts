@@ -84,6 +84,8 @@ export interface CliConfig {
   /** download: a token for gated or private repositories, from HF_TOKEN only (a flag would show in `ps`). */
   hubToken?: string;
   follow: boolean;
+  /** false with --no-ulimits: the container starts without --ulimit memlock/stack (rootless Docker refuses them). */
+  raiseUlimits: boolean;
   preflight: boolean;
   buildImage: boolean;
   json: boolean;
@@ -102,6 +104,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv, cwd = 
       options: {
         ...Object.fromEntries(STRING_OPTIONS.map((o) => [o, { type: 'string' as const }])),
         'no-preflight': { type: 'boolean' },
+        'no-ulimits': { type: 'boolean' },
         'build-image': { type: 'boolean' },
         follow: { type: 'boolean', short: 'f' },
         json: { type: 'boolean' },
@@ -198,6 +201,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv, cwd = 
     endpoint: str('endpoint'),
     hubToken: env.HF_TOKEN || env.HUGGING_FACE_HUB_TOKEN || undefined,
     follow: v.follow === true,
+    raiseUlimits: v['no-ulimits'] !== true,
     preflight: v['no-preflight'] !== true,
     buildImage: v['build-image'] === true,
     json: v.json === true,
@@ -241,6 +245,7 @@ Options (environment variable in brackets):
   --bind-address IP          default 127.0.0.1; anything else exposes the server [TRITON_CHATGLM_BIND_ADDRESS]
   --gpus all|0,1             GPUs given to the container (default all) [TRITON_CHATGLM_GPUS]
   --shm-size SIZE            /dev/shm of the container (default 2g) [TRITON_CHATGLM_SHM_SIZE]
+  --no-ulimits               start without --ulimit memlock/stack (a daemon that refuses them: rootless Docker)
   --weights DIR              ChatGLM3-6B checkpoint directory [TRITON_CHATGLM_WEIGHTS]
   --repository-source DIR    model repository to install (default: the packaged triton/model_repository)
                              [TRITON_CHATGLM_REPOSITORY_SOURCE]

@@ -41,6 +41,8 @@ const CLI_SERVER_FIXES: Partial<Record<ServerErrorCode, string>> = {
   'name-conflict': 'Remove that container (`docker rm -f <name>`) or pick another name with --container.',
   'weights-missing': 'Pass the ChatGLM3-6B checkpoint directory with --weights (config.json, tokenizer.model, *.safetensors).',
   'weights-invalid': 'Pass the ChatGLM3-6B checkpoint directory with --weights (config.json, tokenizer.model, *.safetensors).',
+  'container-exited': 'Run `triton-chatglm start` again (a --history file is left as it was); `triton-chatglm logs` shows the last lines.',
+  'ulimit-denied': 'Pass --no-ulimits (the server then runs without --ulimit memlock/stack).',
 };
 
 const DOWNLOAD_FIXES: Record<DownloadErrorCode, string> = {

@@ -7,7 +7,7 @@
 // Options: --only=main|failures|zh|setup|untrusted|edit|theme|context|download|extension-host runs one group; see README.md for the environment knobs.
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, delimiter, dirname, join } from 'node:path';
 import {
   cleanup, codeServerBin, escapeRegExp, extensionId, fakeContainers, fakeDocker, freePort, getRunRoot, installExtension, log,
   FatalWait, packageExtension, processesMentioning, projectRoot, removeFakeContainers, resultsDir, screenshotsDir, startCodeServer,
@@ -132,6 +132,8 @@ async function windowConfig(name, overrides = {}) {
 function windowEnv(cfg, extra = {}) {
   return {
     FAKE_DOCKER_STATE: cfg.stateDir,
+    // The fake host has the NVIDIA toolkit's hook (and, like most real hosts, no "nvidia" runtime): the preflight finds it.
+    PATH: [join(projectRoot, 'test/fake-docker/bin'), process.env.PATH].filter(Boolean).join(delimiter),
     TINY_ENGINE_PROMPT_LOG: cfg.promptLog,
     // A decode step every 25 ms: answers take a few seconds, so streaming and Stop can be observed.
     TINY_ENGINE_STEP_DELAY_MS: '25',

@@ -225,6 +225,29 @@ test('CLI lifecycle: status, start, load, chat, stats, unload, stop', async (t) 
     assert.equal(again.code, 0);
     assert.match(again.stdout, /no container/);
   });
+
+  // Issue #27: the container killed (docker kill: SIGKILL, exit 137) while an answer streams is reported as that
+  // exit with its fix, not as "Cannot reach Triton ... Is the server running?"; the --history file is left as it was.
+  await t.test('start again; a container killed while an answer streams is reported as its exit (137)', async () => {
+    const started = await run('start', '--weights', weights);
+    assert.equal(started.code, 0, started.stderr);
+    assert.equal((await run('load')).code, 0);
+    const history = join(work, 'killed.json');
+    writeFileSync(history, '[]\n');
+    const child = spawn(process.execPath, [cliPath, 'chat', 'a long answer please', '--history', history, '--max-new-tokens', '2000'], { env, cwd: work });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => { stderr += d; });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+    const kill = fake.docker(['kill', 'triton-chatglm3']);
+    assert.equal(kill.status, 0, kill.stderr);
+    assert.equal(await exited, 1, stderr);
+    assert.match(stderr, /exit code 137/);
+    assert.doesNotMatch(stderr, /Cannot reach/);
+    assert.match(stderr, /triton-chatglm start/);
+    assert.equal(readFileSync(history, 'utf8'), '[]\n');
+    assert.equal((await run('stop')).code, 0);
+  });
 });
 
 test('CLI failure paths: docker errors print message + fix with exit 1; --build-image builds a missing image', async (t) => {

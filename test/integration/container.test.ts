@@ -2,7 +2,7 @@
 // "container": start → live → load + streamed answer → attach (same container) → the server dies → status shows
 // it exited with its log tail → restart → stop; then each docker failure mode → its typed error.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -250,6 +250,58 @@ test('missing image: preflight says so, buildImage builds it with progress lines
   assert.equal((await fetch(`${handle.url}/v2/health/live`)).status, 200);
   await m.stop();
   assert.deepEqual(env.fake.containerIds(), []);
+});
+
+// Issue #27 on the fake: files of the host user's own with mode 0600 (umask 077) are readable by the server,
+// which runs as that user (`--user`); the image's uid 1000 could not read them.
+function privateFiles(settings: ServerSettings): void {
+  chmodSync(join(settings.weightsPath, 'model-00001-of-00001.safetensors'), 0o600);
+  chmodSync(join(settings.repositoryPath, 'chatglm3-6b', 'config.pbtxt'), 0o600);
+}
+
+test('a daemon that refuses --ulimit memlock: the run is retried without, and says so; 0600 files are read', async (t) => {
+  const env = await environment(t);
+  privateFiles(env.settings);
+  env.fake.setFail('no-memlock');
+  const dropped: string[] = [];
+  const handle = await env.manager().start({ onUlimitsDropped: (why) => dropped.push(why) });
+  assert.deepEqual(dropped, ['refused']);
+  const runs = env.commands.filter((c) => / run /.test(c));
+  assert.equal(runs.length, 2, runs.join('\n'));
+  assert.match(runs[0]!, /--ulimit memlock=-1/);
+  assert.doesNotMatch(runs[1]!, /--ulimit/);
+  assert.equal(env.fake.containerIds().length, 1, 'the refused container was removed');
+  const [c] = JSON.parse(env.fake.docker(['inspect', handle.containerId]).stdout);
+  assert.deepEqual(c.HostConfig.Ulimits, []);
+  assert.equal(c.Config.User, `${process.getuid!()}:${process.getgid!()}`);
+  assert.equal(c.HostConfig.ShmSize, 2 * 2 ** 30, 'docker reports the shm size in bytes');
+  assert.equal((await fetch(`${handle.url}/v2/health/live`)).status, 200);
+});
+
+test('rootless Docker: no --ulimit at all, the server runs as container root (= the host user); 0600 files are read', async (t) => {
+  const env = await environment(t);
+  privateFiles(env.settings);
+  env.fake.setFail('rootless');
+  const dropped: string[] = [];
+  const m = env.manager();
+  const handle = await m.start({ onUlimitsDropped: (why) => dropped.push(why) });
+  assert.deepEqual(dropped, ['rootless']);
+  const runs = env.commands.filter((c) => / run /.test(c));
+  assert.equal(runs.length, 1);
+  assert.doesNotMatch(runs[0]!, /--ulimit/);
+  assert.match(runs[0]!, /--user 0:0 -e HOME=\/tmp/);
+  assert.equal((await fetch(`${handle.url}/v2/health/live`)).status, 200);
+  await m.stop();
+});
+
+test('the image\'s own user (no --user) cannot read 0600 files: the fake container says which, like a real one', async (t) => {
+  const env = await environment(t);
+  privateFiles(env.settings);
+  const run = env.fake.docker(['run', '-d', '--name', 'as-image-user', '-v', `${env.settings.weightsPath}:/weights/chatglm3-6b:ro`, 'triton-chatglm:24.10', 'tritonserver', '--model-repository=/models']);
+  assert.equal(run.status, 0, run.stderr);
+  const [c] = JSON.parse(env.fake.docker(['inspect', 'as-image-user']).stdout);
+  assert.equal(c.State.Status, 'exited');
+  assert.match(env.fake.docker(['logs', 'as-image-user']).stdout, /Permission denied: '\/weights\/chatglm3-6b\/model-00001-of-00001\.safetensors'/);
 });
 
 test('docker binary missing → docker-missing', async (t) => {

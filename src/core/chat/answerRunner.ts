@@ -77,6 +77,11 @@ export interface AnswerRunnerDeps {
   track<T>(request: Promise<T>): Promise<T>;
   /** The request failed in a way that may mean the server went away: look. */
   checkServer(): void;
+  /**
+   * The stream broke or nothing answered: what really happened, when the server's side knows (our container
+   * exited, e.g. code 137 when killed) — that error is reported instead. Undefined or the same error: nothing more.
+   */
+  explainFailure?(error: unknown): Promise<unknown>;
   /** The model refused with "the model failed: ... reload it" (a device fault): it needs a fresh load. */
   modelFailed?(error: TritonError): void;
   /** What a failed answer says, in the person's language, and the code to log it under. */
@@ -197,8 +202,10 @@ export class AnswerRunner {
         await settle(service.stop(conversationId, message.id));
         return { status: 'stopped', text };
       }
-      const failure = this.deps.describeFailure(e);
-      this.deps.log.error(`chat: answer failed [${failure.code}]`, e);
+      const unreachable = isTritonError(e, 'server-not-running') || isTritonError(e, 'connection-lost');
+      const cause = unreachable && this.deps.explainFailure ? (await this.deps.explainFailure(e).catch(() => undefined)) ?? e : e;
+      const failure = this.deps.describeFailure(cause);
+      this.deps.log.error(`chat: answer failed [${failure.code}]`, cause);
       await settle(service.fail(conversationId, message.id, failure.text));
       this.deps.onFailed?.(conversationId, message.id, failure.code);
       // A refused connection may mean the server died: let the session find out and say so.

@@ -226,6 +226,25 @@ export class SessionConnection<C extends SessionClient> {
     }
   }
 
+  /**
+   * Why the managed server stopped answering, when its container says so: exited (with its code and last lines)
+   * or removed. Undefined while it runs, in external mode, or when docker cannot tell.
+   */
+  async containerExit(): Promise<ServerError | undefined> {
+    const container = this.current;
+    if (!container || this.stopping || this.disposed) return undefined;
+    try {
+      let status = await container.status();
+      // The stream can break a moment before the daemon records the exit: look once more.
+      if (status.state === 'running') status = await new Promise<void>((r) => setTimeout(r, 300)).then(() => container.status());
+      if (status.state === 'exited') return containerExitedError(status.exitCode, status.logTail);
+      if (status.state === 'absent') return containerExitedError(undefined, ['The container was removed.']);
+      return undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
   private serverLost(error: ServerError): void {
     if (this.stopping || this.disposed) return;
     if (!this.deps.state.dispatch({ type: 'serverLost', error: failure(error) })) return;

@@ -104,6 +104,14 @@ export class ServerSession<C extends SessionClient> {
     return this.connection.probe();
   }
 
+  /**
+   * What a request that found no server really met: our container exited (reported as that exit, with its code
+   * and last lines) — or the request's own error when the container runs, is not ours, or docker cannot tell.
+   */
+  async explainFailure(error: unknown): Promise<unknown> {
+    return (await this.connection.containerExit()) ?? error;
+  }
+
   /** Whether the server answers and what it says about the model (undefined when not connected). */
   report(): Promise<ServerReport | undefined> {
     return this.connection.report();

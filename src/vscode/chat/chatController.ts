@@ -79,6 +79,7 @@ export class ChatController implements vscode.Disposable {
       settings: () => toAnswerSettings(settings.current),
       track: (request) => server.track(request),
       checkServer: () => void server.probe(),
+      explainFailure: (e) => server.explainFailure(e),
       modelFailed: (e) => server.reportModelFailure(e),
       describeFailure: (e) => {
         const presentation = presentError(e);

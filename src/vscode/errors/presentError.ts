@@ -37,7 +37,7 @@ export function presentError(error: unknown): ErrorPresentation {
       case 'name-conflict':
         return { code: error.code, message: vscode.l10n.t('A container with the configured name exists but was not started by this extension; it is left untouched.'), fix: vscode.l10n.t('Remove or rename that container, or choose another container name in the settings.'), actions: ['openSettings'] };
       case 'container-exited':
-        return { code: error.code, message: error.exitCode !== undefined ? vscode.l10n.t('The server stopped: the Triton container exited with code {0}.', error.exitCode) : vscode.l10n.t('The server stopped: the Triton container exited.'), fix: vscode.l10n.t('Your conversations are kept. Read the server log, then restart the server.'), actions: ['showLogs', 'restartServer'] };
+        return { code: error.code, message: error.exitCode !== undefined ? vscode.l10n.t('The server stopped: the Triton container exited with code {0}.', error.exitCode) : vscode.l10n.t('The server stopped: the Triton container exited.'), fix: vscode.l10n.t('Your conversations are kept. Read the server log, then restart the server.'), actions: ['startServer', 'showLogs'] };
       case 'weights-missing':
         return { code: error.code, message: vscode.l10n.t('The ChatGLM3-6B weights were not found.'), fix: vscode.l10n.t('Download them (Download Weights), or choose the folder of a ChatGLM3-6B checkpoint you have (Choose Weights Folder…).'), actions: ['downloadWeights', 'chooseWeights'] };
       case 'weights-invalid':

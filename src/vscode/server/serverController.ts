@@ -228,6 +228,11 @@ export class ServerController implements vscode.Disposable {
     return this.session.probe();
   }
 
+  /** A request found no server: our container's exit, when that is why (ServerSession.explainFailure). */
+  explainFailure(error: unknown): Promise<unknown> {
+    return this.session.explainFailure(error);
+  }
+
   /** The running container keeps running: a window reload attaches to it again. */
   async dispose(): Promise<void> {
     for (const d of this.subscriptions) d.dispose();

@@ -13,7 +13,7 @@ import type { TritonError } from '../../../src/core/triton/errors';
 const BASE = 'http://triton.test:8000';
 const FINAL = { response: '', finish_reason: 'stop', prompt_tokens: 3, completion_tokens: 2, history_trimmed: 0, history: '[]' };
 
-function setup(options: { client?: boolean; modelFailed?: (e: TritonError) => void } = {}) {
+function setup(options: { client?: boolean; modelFailed?: (e: TritonError) => void; explainFailure?: (e: unknown) => Promise<unknown> } = {}) {
   const agent = new MockAgent();
   agent.disableNetConnect();
   const pool = agent.get(BASE);
@@ -30,7 +30,8 @@ function setup(options: { client?: boolean; modelFailed?: (e: TritonError) => vo
     track: (request) => { tracked++; return request; },
     checkServer: () => { checks++; },
     ...(options.modelFailed ? { modelFailed: options.modelFailed } : {}),
-    describeFailure: (e) => ({ code: 'test', text: `failed: ${(e as Error).message}` }),
+    ...(options.explainFailure ? { explainFailure: options.explainFailure } : {}),
+    describeFailure: (e) => ({ code: (e as { code?: string }).code ?? 'test', text: `failed: ${(e as Error).message}` }),
     describeRefusal: (refusal) => `refused: ${refusal.code}`,
     log: { error: () => undefined },
     onBusyChanged: (id) => events.push(`busy ${id}`),
@@ -154,4 +155,21 @@ test('continue refuses an answer that did not stop at the length limit; nothing 
   await assert.rejects(t.runner.continue(id, answer.id), (e: unknown) => (e as { code?: string }).code === 'nothing-to-continue');
   assert.equal(t.runner.isAnswering(id), false);
   t.agent.assertNoPendingInterceptors();
+});
+
+// Issue #27: the container killed while the answer streamed is reported as its exit, not as "cannot reach Triton".
+test('a stream cut by a container that exited is stored and reported as that exit; the conversation is kept', async () => {
+  const exited = Object.assign(new Error('The Triton container stopped unexpectedly with exit code 137.'), { code: 'container-exited' });
+  const asked: unknown[] = [];
+  const t = setup({ explainFailure: async (e) => { asked.push(e); return exited; } });
+  t.pool.intercept({ path: '/v2/models/chatglm3-6b/generate_stream', method: 'POST' }).replyWithError(Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }));
+  t.pool.intercept({ path: '/v2/health/live', method: 'GET' }).replyWithError(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })).persist();
+  const id = await question(t.service, 'hi');
+  const outcome = await t.runner.answer(id);
+  assert.equal(outcome.status, 'failed');
+  assert.equal(asked.length, 1);
+  assert.equal((asked[0] as TritonError).code, 'server-not-running');
+  assert.equal(outcome.error, 'failed: The Triton container stopped unexpectedly with exit code 137.');
+  assert.equal(t.service.get(id)!.messages.at(-1)!.status, 'failed');
+  assert.equal(t.service.get(id)!.messages.length, 2, 'the question stays, with the failed answer after it');
 });

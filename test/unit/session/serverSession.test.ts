@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ServerError } from '../../../src/core/server';
+import { TritonError } from '../../../src/core/triton';
 import { deferred, harness, preflightReport, settle, setupError } from './fakes';
 
 async function attachedReady(options: Parameters<typeof harness>[0] = {}) {
@@ -100,6 +101,22 @@ test('exit watch: when `docker wait` returns and the container exited, the state
   assert.ok(h.logged.includes('[container] CUDA out of memory'), 'the last log lines are kept');
   assert.equal(h.session.client, undefined, 'the connection to the dead server is dropped');
   assert.equal(h.client.destroyed, true);
+});
+
+// Issue #27: an answer whose stream broke because the container was killed is reported as that exit (code 137,
+// last lines), not as "Cannot reach Triton ... Is the server running?".
+test('explainFailure: a request that found no server is the container\'s exit when it exited; else its own error', async () => {
+  const h = await attachedReady();
+  const unreachable = new TritonError('server-not-running', 'Cannot reach Triton Inference Server (ECONNRESET). Is the server running?', { operation: 'generate-stream' });
+  assert.equal(await h.session.explainFailure(unreachable), unreachable, 'a running container: nothing more to say');
+  h.container.status_ = { state: 'exited', containerId: 'c0ffee', exitCode: 137, logTail: ['Killed'] };
+  const exit = await h.session.explainFailure(unreachable);
+  assert.ok(exit instanceof ServerError);
+  assert.equal(exit.code, 'container-exited');
+  assert.equal(exit.exitCode, 137);
+  assert.deepEqual(exit.logTail, ['Killed']);
+  h.container.status_ = { state: 'absent' };
+  assert.equal(((await h.session.explainFailure(unreachable)) as ServerError).code, 'container-exited', 'removed counts as gone too');
 });
 
 test('exit watch: `docker wait` ending while the container runs is started again after a pause', async () => {
