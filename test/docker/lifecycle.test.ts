@@ -70,10 +70,10 @@ test('CLI lifecycle on real docker: status, start, load, chat, stats, logs, unlo
     assert.equal(plain.status, 0, plain.stderr);
     assert.equal(plain.stdout.trim(), '1000');
     const user = rd.docker(['inspect', '--format', '{{.Config.User}}', firstId]).stdout.trim();
-    const uid = rd.docker(['exec', firstId, 'id', '-u']).stdout.trim();
+    // The container's first process (our tritonserver wrapper, parent of the real one) runs as that user.
+    const uid = rd.docker(['exec', firstId, 'stat', '-c', '%u', '/proc/1']).stdout.trim();
     assert.equal(uid, user === '' || user === 'triton-server' ? '1000' : user.split(':')[0]);
-    const top = rd.docker(['top', firstId, '-o', 'uid,args']);
-    assert.match(top.stdout, /tritonserver/);
+    assert.match(rd.docker(['exec', firstId, 'cat', '/proc/1/cmdline']).stdout, /tritonserver/);
   });
 
   await t.test('status: running and live, model not loaded', async () => {
