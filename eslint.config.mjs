@@ -59,7 +59,7 @@ const layerZones = [
 ];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.venv/**', '.cache/**', '.vscode-test/**', 'out/**', 'test-results/**', 'bench/results/**', '.docker-test/**'] },
+  { ignores: ['dist/**', 'node_modules/**', '.venv/**', '.cache/**', '.vscode-test/**', 'out/**', 'test-results/**', 'bench/results/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -4,6 +4,7 @@
 // memlock limit (hard limit fixed, CAP_SYS_RESOURCE out of its bounding set), like rootless Docker. A stub
 // NVIDIA prestart hook on its PATH makes `--gpus` reach runc on a machine without a GPU.
 import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from '../support/triton-process.mjs';
@@ -17,8 +18,13 @@ const BRIDGE = { name: 'tcgtest0', cidr: '172.31.213.1/24' };
 /** The memlock hard limit the daemon and its containers get (bytes): `--ulimit memlock=-1` cannot be granted. */
 const MEMLOCK_LIMIT = 8 * 1024 * 1024;
 
+/**
+ * Outside the checkout (eslint, vsce and editors would walk the image file systems of the data root), one per
+ * checkout; kept between runs so the images are built once.
+ */
 export function stateDir() {
-  return process.env.TRITON_CHATGLM_DOCKER_TEST_STATE || join(projectRoot, '.docker-test');
+  const checkout = createHash('sha256').update(projectRoot).digest('hex').slice(0, 8);
+  return process.env.TRITON_CHATGLM_DOCKER_TEST_STATE || join('/var/tmp/triton-chatglm-docker-test', checkout);
 }
 
 export function paths(dir = stateDir()) {
