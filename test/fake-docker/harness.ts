@@ -4,9 +4,15 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
-import { join, resolve } from 'node:path';
+import { delimiter, join, resolve } from 'node:path';
 
 export const fakeDockerPath = resolve(__dirname, 'docker');
+/**
+ * The fake host's own programs: a stub of the NVIDIA toolkit's `nvidia-container-runtime-hook`, which the preflight
+ * looks for on the PATH (the fake, like most real hosts, lists no "nvidia" runtime).
+ */
+export const fakeHostBin = resolve(__dirname, 'bin');
+export const pathWithFakeHost = (path = process.env.PATH) => [fakeHostBin, path].filter(Boolean).join(delimiter);
 export const projectRoot = resolve(__dirname, '../..');
 
 export type FakeDockerFailMode = 'daemon-down' | 'no-nvidia' | 'port-allocated' | 'image-missing' | 'permission-denied' | 'no-buildx' | 'no-memlock' | 'rootless';
@@ -28,7 +34,7 @@ export interface FakeDocker {
 
 export function createFakeDocker(env: NodeJS.ProcessEnv = {}): FakeDocker {
   const stateDir = mkdtempSync(join(tmpdir(), 'fake-docker-'));
-  const fullEnv = { ...process.env, ...env, FAKE_DOCKER_STATE: stateDir, FAKE_DOCKER_FAIL: '' };
+  const fullEnv = { ...process.env, PATH: pathWithFakeHost(), ...env, FAKE_DOCKER_STATE: stateDir, FAKE_DOCKER_FAIL: '' };
   const docker = (args: string[]) => {
     const r = spawnSync(fakeDockerPath, args, { env: fullEnv, encoding: 'utf8', timeout: 120_000 });
     return { status: r.status, stdout: r.stdout, stderr: r.stderr };

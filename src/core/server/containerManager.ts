@@ -96,7 +96,7 @@ export class ContainerManager implements Disposable {
   async listManaged(signal?: AbortSignal): Promise<ContainerInfo[]> {
     const r = await this.docker.run(listManagedArgs(), { signal, timeoutMs: 30_000 });
     if (r.exitCode !== 0) throw this.docker.failure(r);
-    const ids = r.stdout.split('\n').filter((l) => l.trim()).map((l) => String((JSON.parse(l) as { ID?: unknown }).ID ?? '')).filter(Boolean);
+    const ids = r.stdout.split('\n').map((l) => l.trim()).filter((l) => /^[0-9a-f]{12,64}$/.test(l));
     return (await this.inspectRefs(ids, signal)).filter((c) => c.managed);
   }
 

@@ -144,9 +144,12 @@ export function inspectArgs(...namesOrIds: string[]): string[] {
   return ['container', 'inspect', ...namesOrIds];
 }
 
-/** All containers (running or not) that carry our label, one JSON object per line. */
+/**
+ * The ids of all containers (running or not) that carry our label, one per line. `{{.ID}}` reads the same in
+ * docker and podman; their `{{json .}}` differ (podman prints one pretty-printed array with "Id").
+ */
 export function listManagedArgs(): string[] {
-  return ['ps', '-a', '--no-trunc', '--filter', `label=${LABELS.managed}=1`, '--format', '{{json .}}'];
+  return ['ps', '-a', '--no-trunc', '--filter', `label=${LABELS.managed}=1`, '--format', '{{.ID}}'];
 }
 
 export function logsArgs(nameOrId: string, opts: { follow?: boolean; tail?: number } = {}): string[] {

@@ -129,6 +129,15 @@ export function classifyDockerFailure(f: DockerFailure): ServerError {
       detail,
     });
   }
+  // podman's GPUs are CDI devices: without the NVIDIA spec (`nvidia-ctk cdi generate`) they cannot be resolved.
+  if (/unresolvable CDI devices/i.test(stderr)) {
+    return new ServerError({
+      code: 'nvidia-runtime-missing',
+      message: 'Podman cannot give the container a GPU: the NVIDIA CDI spec is missing.',
+      fix: 'Install the NVIDIA Container Toolkit and run `sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml` (check with `nvidia-ctk cdi list`).',
+      detail,
+    });
+  }
   if (/Conflict\. The container name .* is already in use/i.test(stderr)) {
     return new ServerError({
       code: 'name-conflict',

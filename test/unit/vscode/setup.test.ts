@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { SetupView } from '../../../src/protocol';
-import { createFakeDocker, freePort, makeFakeWeights, type FakeDocker } from '../../fake-docker/harness';
+import { createFakeDocker, freePort, makeFakeWeights, pathWithFakeHost, type FakeDocker } from '../../fake-docker/harness';
 import { activateExtension, resolveChatView, waitFor as waitUntil } from './support/activate';
 import { createFakeVscode, installVscodeModule, Uri } from './support/fakeVscode';
 
@@ -21,6 +21,7 @@ let fake: ReturnType<typeof createFakeVscode>;
 let uninstall: () => void;
 let ext: typeof import('../../../src/vscode/extension');
 let receive: (m: unknown) => void;
+let savedPath: string | undefined;
 const posted: { type: string; setup?: SetupView }[] = [];
 
 /** The checklist as the chat view last received it. */
@@ -37,6 +38,9 @@ before(async () => {
     'tritonChatglm.metricsPort': await freePort(),
   });
   process.env.FAKE_DOCKER_STATE = docker.stateDir;
+  // The preflight runs in this process: the fake host's NVIDIA hook must be on its PATH.
+  savedPath = process.env.PATH;
+  process.env.PATH = pathWithFakeHost(savedPath);
   uninstall = installVscodeModule(fake.vscode);
   ext = await activateExtension(storage);
   ({ receive } = resolveChatView(fake, posted));
@@ -47,6 +51,7 @@ after(async () => {
   await ext?.deactivate();
   uninstall?.();
   delete process.env.FAKE_DOCKER_STATE;
+  process.env.PATH = savedPath;
   docker?.cleanup();
   rmSync(storage, { recursive: true, force: true });
 });
