@@ -152,7 +152,7 @@ async function fetchRange(start: URL, file: HubFile, partialPath: string, hashes
       const reason = serverReason(await shortBody(res.body));
       const tokenSent = headers.authorization !== undefined;
       throw new DownloadError('hub-unauthorized', unauthorizedMessage(`${name} from ${url.origin}`, status, tokenSent, reason),
-        { file: name, status, tokenSent, ...(reason ? { serverReason: reason } : {}) });
+        { file: name, status, tokenSent, endpoint: url.origin, ...(reason ? { serverReason: reason } : {}) });
     }
     if (status === 404) {
       await res.body.dump();
