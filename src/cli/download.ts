@@ -1,6 +1,7 @@
 // `triton-chatglm download`: the core's weights download with the terminal as its face — a progress bar redrawn on
 // stderr when it is a terminal, one line per file otherwise, or one JSON event a line on stdout with --json. The
 // weights folder is printed last on stdout (pass it as --weights). Ctrl+C keeps what was received.
+import { escapeForMessage } from '../core/text/escapeForMessage';
 import { downloadWeights, formatBytes, type DownloadEvent } from '../core/weights';
 import type { CliIo } from './cliSession';
 import type { CliConfig } from './options';
@@ -19,8 +20,8 @@ function rate(bytesPerSecond: number | undefined): string {
   return bytesPerSecond === undefined ? '' : `${formatBytes(bytesPerSecond)}/s`;
 }
 
-/** What the user reads for each event (the JSON mode prints the events themselves). */
-export function downloadPrinter(io: CliIo, tty: boolean): (e: DownloadEvent) => void {
+/** What the user reads for each event (the JSON mode prints the events themselves); `verbose` adds debug lines. */
+export function downloadPrinter(io: CliIo, tty: boolean, verbose = false): (e: DownloadEvent) => void {
   let current = '';
   let barShown = false;
   const clearBar = () => {
@@ -35,6 +36,7 @@ export function downloadPrinter(io: CliIo, tty: boolean): (e: DownloadEvent) => 
         io.err(`into ${p.snapshotDir}\n`);
         if (p.newerThanTested) io.err('note: a newer snapshot than the one tested (it is used all the same)\n');
         if (p.presentBytes > 0) io.err(`resuming: ${formatBytes(p.presentBytes)} of ${formatBytes(p.totalBytes)} already here\n`);
+        if (verbose && p.ignored > 0) io.err(`debug: ${p.ignored} entries of the file list are not downloaded (other folders and files)\n`);
         return;
       }
       case 'file':
@@ -51,7 +53,7 @@ export function downloadPrinter(io: CliIo, tty: boolean): (e: DownloadEvent) => 
       }
       case 'retry':
         clearBar();
-        io.err(`${e.file}: ${e.reason}; retrying in ${Math.ceil(e.delayMs / 1000)} s (attempt ${e.attempt + 1})\n`);
+        io.err(`${escapeForMessage(e.file)}: ${escapeForMessage(e.reason)}; retrying in ${Math.ceil(e.delayMs / 1000)} s (attempt ${e.attempt + 1})\n`);
         return;
       case 'verify-failed':
         clearBar();
@@ -70,7 +72,7 @@ export function downloadPrinter(io: CliIo, tty: boolean): (e: DownloadEvent) => 
 }
 
 export async function download(cfg: CliConfig, io: CliIo): Promise<number> {
-  const print = cfg.json ? (e: DownloadEvent) => io.out(`${JSON.stringify(e.type === 'resolved' ? { type: e.type, ...e.plan, files: e.plan.files.map((f) => f.path) } : e)}\n`) : downloadPrinter(io, io.tty === true);
+  const print = cfg.json ? (e: DownloadEvent) => io.out(`${JSON.stringify(e.type === 'resolved' ? { type: e.type, ...e.plan, files: e.plan.files.map((f) => f.path) } : e)}\n`) : downloadPrinter(io, io.tty === true, cfg.verbose);
   try {
     const result = await downloadWeights({
       cacheDir: cfg.downloadDir,

@@ -56,10 +56,19 @@ const DOWNLOAD_FIXES: Record<DownloadErrorCode, string> = {
   'size-mismatch': 'Run the command again later, or use another endpoint.',
   'checksum-mismatch': 'Run the command again later, or use another endpoint.',
   'endpoint-invalid': 'Give --endpoint (HF_ENDPOINT) as an https:// URL, e.g. https://hf-mirror.com.',
+  'listing-too-long': 'The endpoint sent a file list without end; nothing was downloaded. Use another endpoint (--endpoint, HF_ENDPOINT).',
+  'token-insecure': 'Give --endpoint (HF_ENDPOINT) as an https:// URL, or unset HF_TOKEN if the mirror is public.',
 };
 
+/** With a token sent, the fix is another token (or the model's terms), not setting one. */
+const TOKEN_REFUSED_FIX = 'Check that HF_TOKEN can read the repository (a token of an account that accepted the model\'s terms on its Hub page).';
+
+function downloadFix(code: DownloadErrorCode, tokenSent: boolean | undefined): string {
+  return code === 'hub-unauthorized' && tokenSent ? TOKEN_REFUSED_FIX : DOWNLOAD_FIXES[code];
+}
+
 export function reportError(e: unknown, verbose: boolean): ErrorReport {
-  if (isDownloadError(e)) return { exitCode: EXIT.failed, lines: [`error: ${e.message}`, `fix: ${DOWNLOAD_FIXES[e.code]}`] };
+  if (isDownloadError(e)) return { exitCode: EXIT.failed, lines: [`error: ${e.message}`, `fix: ${downloadFix(e.code, e.facts.tokenSent)}`] };
   if (e instanceof UsageError) {
     return { exitCode: EXIT.usage, lines: [`error: ${e.message}`, 'Run `triton-chatglm --help` for usage.'] };
   }

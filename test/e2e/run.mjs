@@ -1475,7 +1475,7 @@ async function downloadJourney(extensionsDir) {
     const selected = hub.files.filter((f) => !['README.md', '.gitattributes', 'images/logo.png'].includes(f.path));
     const total = selected.reduce((n, f) => n + f.size, 0);
     if (hub.stats.bytes !== total) throw new Error(`the Hub served ${hub.stats.bytes} bytes for ${total}`);
-    if (!existsSync(join(snapshot, '.triton-chatglm-download.json'))) throw new Error('no manifest');
+    if (!existsSync(join(snapshot, '~triton-chatglm-download.json'))) throw new Error('no manifest');
     await wb.waitForNotification(/ChatGLM3-6B is downloaded and verified/, { timeout: 30_000 });
     await waitFor(async () => !/ChatGLM: downloading/.test(await wb.statusBarText()), { timeout: 30_000, what: 'the download status to go' });
     await shot('download-done.png');

@@ -1,6 +1,7 @@
 // The built CLI's `download` against the fake Hub (test/support/fake-hub.mjs): HF_ENDPOINT and HF_TOKEN honoured,
 // one line per file when stderr is not a terminal, --json events, the weights folder printed last, Ctrl+C keeping
-// what was received and the next run resuming it, and a gated repository's error with its fix.
+// what was received and the next run resuming it, and a gated repository's error with its fix; a https Hub whose
+// next page of the file list is plain http (refused, never asked), and a hostile name escaped in the error (#31).
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -17,14 +18,16 @@ interface FakeHub {
   endpoint: string;
   commit: string;
   files: { path: string; size: number; lfs: boolean }[];
-  knobs: { bytesPerSecond: number };
+  knobs: { bytesPerSecond: number; nextPageOrigin?: string };
   stats: { bytes: number; byFile: Record<string, number> };
-  log: { server: string; authorization?: string }[];
+  log: { server: string; url: string; authorization?: string }[];
   reset(): void;
   close(): Promise<void>;
 }
 type StartHub = (o?: object) => Promise<FakeHub>;
 let startFakeHub: StartHub;
+let testTls: () => object;
+let TEST_CA_PATH = '';
 let hub: FakeHub;
 const work = mkdtempSync(join(tmpdir(), 'cli-download-'));
 
@@ -35,7 +38,7 @@ before(async () => {
     bundle: true, platform: 'node', format: 'cjs', target: 'node20', sourcemap: 'linked', legalComments: 'none',
     banner: { js: '#!/usr/bin/env node' }, logLevel: 'warning',
   });
-  ({ startFakeHub } = (await import(pathToFileURL(join(projectRoot, 'test/support/fake-hub.mjs')).href)) as { startFakeHub: StartHub });
+  ({ startFakeHub, testTls, TEST_CA_PATH } = (await import(pathToFileURL(join(projectRoot, 'test/support/fake-hub.mjs')).href)) as { startFakeHub: StartHub; testTls: () => object; TEST_CA_PATH: string });
   hub = await startFakeHub();
 });
 after(async () => {
@@ -65,7 +68,7 @@ test('download: HF_ENDPOINT honoured, one line per file, the weights folder prin
   assert.match(r.stderr, /a newer snapshot than the one tested/);
   assert.match(r.stderr, /start with: triton-chatglm start --weights /);
   assert.ok(!r.stderr.includes('\r'), 'no progress bar when stderr is not a terminal');
-  assert.ok(existsSync(join(snapshot, '.triton-chatglm-download.json')));
+  assert.ok(existsSync(join(snapshot, '~triton-chatglm-download.json')));
   // Run again: nothing is fetched.
   hub.reset();
   const again = await cli(['download', '--dir', dir], { HF_ENDPOINT: hub.endpoint });
@@ -129,7 +132,7 @@ test('download from a gated repository: HF_TOKEN is sent to the endpoint only; w
     assert.equal(ok.code, 0, ok.stderr);
     assert.ok(!ok.stderr.includes(token) && !ok.stdout.includes(token), 'the token is never printed');
     assert.ok(gated.log.filter((l) => l.server === 'cdn').every((l) => l.authorization === undefined));
-    assert.ok(!readFileSync(join(ok.stdout.trim(), '.triton-chatglm-download.json'), 'utf8').includes(token));
+    assert.ok(!readFileSync(join(ok.stdout.trim(), '~triton-chatglm-download.json'), 'utf8').includes(token));
   } finally {
     await gated.close();
   }
@@ -140,4 +143,41 @@ test('download with an endpoint that is not http(s): the error and its fix, noth
   assert.equal(r.code, 1);
   assert.match(r.stderr, /error: The Hub endpoint "ftp:\/\/example.org" must be an http or https URL/);
   assert.match(r.stderr, /fix: Give --endpoint/);
+});
+
+test('an https Hub whose next page of the file list is plain http: refused and never asked; the token not sent', async () => {
+  const secure = await startFakeHub({ tls: testTls(), pageSize: 4 });
+  const cleartext = await startFakeHub();
+  try {
+    secure.knobs.nextPageOrigin = cleartext.endpoint;
+    const env = { HF_ENDPOINT: secure.endpoint, NODE_EXTRA_CA_CERTS: TEST_CA_PATH, HF_TOKEN: 'hf_page_token_0123' };
+    const r = await cli(['download', '--dir', join(work, 'pages')], env);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /error: The next page of the file list to http:\/\/127\.0\.0\.1:\d+ was refused: only https \(or the endpoint's own scheme\) is followed\./);
+    assert.match(r.stderr, /fix: The endpoint redirected to an insecure address/);
+    assert.ok(secure.log.some((l) => l.url.includes('/tree/')), 'the first page came from the https Hub');
+    assert.deepEqual(cleartext.log, [], 'the http server was never asked');
+    assert.ok(!existsSync(join(work, 'pages', 'models--THUDM--chatglm3-6b', 'blobs')), 'nothing fetched');
+    // The same Hub with its pages on https completes (the certificate is trusted: the refusal above is the rule's).
+    secure.knobs.nextPageOrigin = undefined;
+    const ok = await cli(['download', '--dir', join(work, 'pages')], env);
+    assert.equal(ok.code, 0, ok.stderr);
+  } finally {
+    await secure.close();
+    await cleartext.close();
+  }
+});
+
+test('a file name with control characters reaches the terminal escaped (no escape sequence, no fake line)', async () => {
+  const path = 'x\u001b[2J\nerror: all good\u202e.json';
+  const bad = await startFakeHub({ extraListing: [{ type: 'file', oid: 'a'.repeat(40), size: 1, path }] });
+  try {
+    const r = await cli(['download', '--dir', join(work, 'escaped')], { HF_ENDPOINT: bad.endpoint });
+    assert.equal(r.code, 1);
+    assert.ok(r.stderr.includes('"x\\u{1B}[2J\\u{A}error: all good\\u{202E}.json" has characters a file name here cannot have'), r.stderr);
+    assert.ok(![...r.stderr].some((c) => c === '\u001b' || c === '\u202e'), 'no escape or bidi character printed');
+    assert.equal(r.stderr.split('\n').filter((l) => l.startsWith('error:')).length, 1, 'one error line');
+  } finally {
+    await bad.close();
+  }
 });

@@ -5,11 +5,16 @@
 // for unknown repositories, revisions and files, and THUDM/chatglm3-6b answering as a redirect to
 // zai-org/chatglm3-6b (the rename). It serves ../shared/fixtures/chatglm3-tiny laid out as a repository: the
 // checkpoint split into two safetensors shards with their index, the config, tokenizer stand-ins and remote code.
-// Knobs (hub.knobs, changeable between requests): cut a response at a byte, corrupt a byte, be slow; it counts the
-// bytes it served per file and keeps a log of every request.
+// Knobs (hub.knobs, changeable between requests): cut a response at a byte, corrupt a byte, be slow; and the
+// hostile modes of #31: endless pagination, next-page links to another origin, metadata and file requests that fail
+// (429/5xx with Retry-After, 403 with a reason) or stall, another X-Repo-Commit. The tree listing is paginated as
+// the Hub's is (Link: <…>; rel="next"). With `tls` it speaks https (test/support/tls: a self-signed 127.0.0.1
+// certificate, trusted by a child process through NODE_EXTRA_CA_CERTS). It counts the bytes it served per file and
+// keeps a log of every request.
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { createServer as createHttpServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { setImmediate } from 'node:timers';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -101,15 +106,29 @@ function listen(server) {
   });
 }
 
+/** The test certificate for 127.0.0.1 (`tls` option; NODE_EXTRA_CA_CERTS=TEST_CA_PATH trusts it in a child). */
+export const TEST_CA_PATH = join(here, 'tls', 'cert.pem');
+export function testTls() {
+  return { key: readFileSync(join(here, 'tls', 'key.pem')), cert: readFileSync(TEST_CA_PATH) };
+}
+
 /**
  * Starts the fake Hub and its CDN. Options: files (default: the tiny repository), commit, gated (401 without
- * `Bearer <token>`), token, extraListing (entries added to the tree listing as is: hostile names).
+ * `Bearer <token>`), token, extraListing (entries added to the tree listing as is: hostile names), pageSize (tree
+ * entries per page, 1000 as the Hub), tls ({ key, cert }: both servers speak https), noSiblings (the model info
+ * does not count the files, as some mirrors).
  * Returns { endpoint, cdnOrigin, files, knobs, stats, log, reset(), close() }.
  *   knobs.cut = { file, atByte, times }: the response carrying byte `atByte` of `file` ends there (socket destroyed)
  *   knobs.corrupt = { file, atByte, times }: that byte is served flipped
  *   knobs.bytesPerSecond: throttle every file response
  *   knobs.ignoreRange: answer 200 with the whole file to a Range request
  *   knobs.redirectTo: an absolute URL LFS files are redirected to instead of the CDN (e.g. http://… from https)
+ *   knobs.endlessPages: every tree page links a next one (empty pages past the end), without end
+ *   knobs.nextPageOrigin: the origin the next-page links name (e.g. http://… from an https Hub)
+ *   knobs.failMetadata = { route: 'revision'|'tree', status, times, retryAfter?, body? }: answer that instead
+ *   knobs.stallMetadata = { route, times }: take the request and never answer
+ *   knobs.failFile = { file, status, times, retryAfter?, body? }: the resolve route answers that instead
+ *   knobs.repoCommit: the X-Repo-Commit the resolve route names (another commit than the listing's)
  *   stats.bytes (all files), stats.byFile[path], stats.requests[path]
  *   log: { server: 'hub'|'cdn', method, url, range, authorization }
  */
@@ -118,7 +137,14 @@ export async function startFakeHub(options = {}) {
   const repoFiles = (options.files ?? tinyRepositoryFiles()).map((f) => ({ ...f, size: f.data.length, oid: gitOid(f.data), sha256: sha256(f.data) }));
   const byPath = new Map(repoFiles.map((f) => [f.path, f]));
   const bySha = new Map(repoFiles.filter((f) => f.lfs).map((f) => [f.sha256, f]));
-  const knobs = { cut: undefined, corrupt: undefined, bytesPerSecond: 0, ignoreRange: false, redirectTo: undefined };
+  const fresh = () => ({
+    cut: undefined, corrupt: undefined, bytesPerSecond: 0, ignoreRange: false, redirectTo: undefined,
+    endlessPages: false, nextPageOrigin: undefined, failMetadata: undefined, stallMetadata: undefined, failFile: undefined, repoCommit: undefined,
+  });
+  const knobs = fresh();
+  const pageSize = options.pageSize ?? 1000;
+  const createServer = options.tls ? (handler) => createHttpsServer(options.tls, handler) : (handler) => createHttpServer(handler);
+  const scheme = options.tls ? 'https' : 'http';
   const stats = { bytes: 0, byFile: {}, requests: {} };
   const log = [];
   let cdnOrigin = '';
@@ -128,6 +154,16 @@ export async function startFakeHub(options = {}) {
     res.end(JSON.stringify(body));
   };
   const authorized = (req) => !options.gated || req.headers.authorization === `Bearer ${options.token}`;
+  /** A failure knob that applies to this request (and uses one of its times), or undefined. */
+  const take = (knob, matches) => {
+    if (!knob || !matches || (knob.times ?? 1) <= 0) return undefined;
+    knob.times = (knob.times ?? 1) - 1;
+    return knob;
+  };
+  const fail = (res, f) => {
+    res.writeHead(f.status, { 'content-type': 'application/json', ...(f.retryAfter !== undefined ? { 'retry-after': String(f.retryAfter) } : {}) });
+    res.end(JSON.stringify(f.body ?? { error: `failing on purpose (HTTP ${f.status})` }));
+  };
 
   function serveFile(req, res, f, headers = {}) {
     stats.requests[f.path] = (stats.requests[f.path] ?? 0) + 1;
@@ -221,23 +257,35 @@ export async function startFakeHub(options = {}) {
     if (!authorized(req)) return json(res, 401, { error: `Access to model ${repo} is restricted. You must have access to it and be authenticated to access it.` }, { 'x-error-code': 'GatedRepo' });
     const rev = api?.[3] ?? resolveRoute?.[2];
     if (rev !== 'main' && rev !== commit) return json(res, 404, { error: `Invalid rev id: ${rev}` }, { 'x-error-code': 'RevisionNotFound' });
+    if (api) {
+      if (take(knobs.stallMetadata, knobs.stallMetadata?.route === api[2])) return; // never answered (closed with the server)
+      const failure = take(knobs.failMetadata, knobs.failMetadata?.route === api[2]);
+      if (failure) return fail(res, failure);
+    }
     if (api?.[2] === 'revision') {
       return json(res, 200, {
         _id: '6540ab12cd34ef5678901234', id: repo, private: false, pipeline_tag: 'text-generation', gated: options.gated ? 'manual' : false,
         downloads: 1, likes: 1, lastModified: '2024-01-01T00:00:00.000Z', sha: commit,
-        siblings: repoFiles.map((f) => ({ rfilename: f.path, size: f.size, ...(f.lfs ? { lfs: { sha256: f.sha256, size: f.size, pointerSize: 134 } } : {}) })),
+        ...(options.noSiblings ? {} : { siblings: [...repoFiles.map((f) => ({ rfilename: f.path })), ...(options.extraListing ?? []).map((e) => ({ rfilename: e.path }))] }),
       });
     }
     if (api?.[2] === 'tree') {
-      const entries = repoFiles.map((f) => ({
+      const entries = [...repoFiles.map((f) => ({
         type: 'file', oid: f.oid, size: f.size, path: f.path,
         ...(f.lfs ? { lfs: { oid: f.sha256, size: f.size, pointerSize: 134 } } : {}),
-      }));
-      return json(res, 200, [...entries, ...(options.extraListing ?? [])]);
+      })), ...(options.extraListing ?? [])];
+      const cursor = Number(url.searchParams.get('cursor') ?? 0);
+      const page = entries.slice(cursor, cursor + pageSize);
+      const more = knobs.endlessPages || cursor + pageSize < entries.length;
+      const next = new URL(url.pathname + url.search, knobs.nextPageOrigin ?? `${scheme}://${req.headers.host}`);
+      next.searchParams.set('cursor', String(cursor + pageSize));
+      return json(res, 200, page, more ? { link: `<${next.href}>; rel="next"` } : {});
     }
     const f = byPath.get(resolveRoute[3]);
     if (!f) return json(res, 404, { error: 'Entry not found' }, { 'x-error-code': 'EntryNotFound' });
-    const linked = { 'x-repo-commit': commit, 'x-linked-size': String(f.size), 'x-linked-etag': `"${f.lfs ? f.sha256 : f.oid}"` };
+    const failure = take(knobs.failFile, knobs.failFile?.file === f.path);
+    if (failure) return fail(res, failure);
+    const linked = { 'x-repo-commit': knobs.repoCommit ?? commit, 'x-linked-size': String(f.size), 'x-linked-etag': `"${f.lfs ? f.sha256 : f.oid}"` };
     if (f.lfs) {
       const target = knobs.redirectTo ?? `${cdnOrigin}/cdn/${f.sha256}?expires=1`;
       res.writeHead(302, { location: target, ...linked });
@@ -247,9 +295,9 @@ export async function startFakeHub(options = {}) {
   });
 
   const [hubPort, cdnPort] = [await listen(hub), await listen(cdn)];
-  cdnOrigin = `http://127.0.0.1:${cdnPort}`;
+  cdnOrigin = `${scheme}://127.0.0.1:${cdnPort}`;
   return {
-    endpoint: `http://127.0.0.1:${hubPort}`,
+    endpoint: `${scheme}://127.0.0.1:${hubPort}`,
     cdnOrigin,
     commit,
     files: repoFiles,
@@ -257,7 +305,7 @@ export async function startFakeHub(options = {}) {
     stats,
     log,
     reset() {
-      Object.assign(knobs, { cut: undefined, corrupt: undefined, bytesPerSecond: 0, ignoreRange: false, redirectTo: undefined });
+      Object.assign(knobs, fresh());
       stats.bytes = 0;
       stats.byFile = {};
       stats.requests = {};

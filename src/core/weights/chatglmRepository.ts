@@ -1,6 +1,9 @@
 // What "the ChatGLM3-6B weights" are on the Hub: the repository (and the name it now also answers to), the
 // snapshot our checks against ChatGLM3's own code used, which files of a revision we fetch, and the listing rules
-// (a listing is input from the network: a name that could leave the folder refuses the whole listing).
+// (a listing is input from the network). The rules apply to the files we would fetch: one of those whose name could
+// leave the folder, or is not a plain name, refuses the whole listing; every other entry (docs/说明.md, a folder we
+// never fetch) is ignored and only counted, so a harmless file added upstream cannot stop a download.
+import { escapeForMessage } from '../text/escapeForMessage';
 
 /** The repository we download, and the names a Hugging Face cache may hold it under. */
 export const CHATGLM_REPO = 'THUDM/chatglm3-6b';
@@ -55,8 +58,11 @@ export interface HubFile {
 /** A listing we refuse, with the entry that made us refuse it. */
 export class ListingError extends Error {
   override readonly name = 'ListingError';
-  constructor(readonly entry: string, reason: string) {
-    super(`The Hub's file list was refused: "${entry}" ${reason}.`);
+  readonly entry: string;
+  constructor(entry: string, reason: string) {
+    const shown = escapeForMessage(entry);
+    super(`The Hub's file list was refused: "${shown}" ${reason}.`);
+    this.entry = shown;
   }
 }
 
@@ -64,7 +70,8 @@ const SEGMENT = /^[A-Za-z0-9._+-][A-Za-z0-9._+ -]*$/;
 
 /**
  * Throws unless every entry is a relative path inside the repository: no `..` or `.` segment, no absolute path, no
- * backslash or drive letter, no control characters; sizes are whole non-negative numbers; hashes are hex.
+ * backslash or drive letter, no control characters; sizes are whole non-negative numbers; hashes are hex. Applied
+ * to the files selected for download (selectFiles), not to the whole listing.
  */
 export function checkListing(files: readonly HubFile[]): void {
   const seen = new Set<string>();
@@ -99,15 +106,31 @@ export interface FileSelection {
   format: WeightFormat;
   /** Support files first, then the index, then the shards (small files land first: the checks see them early). */
   files: HubFile[];
+  /** Entries of the listing that are not fetched (other folders, other files): never checked, only counted. */
+  ignored: number;
+}
+
+/**
+ * Names the downloader keeps its own state under (downloadManifest.ts): never taken from a listing, whatever it
+ * says. The current manifest's name starts with `~`, which the listing rules refuse besides.
+ */
+export const RESERVED_NAMES: readonly string[] = ['~triton-chatglm-download.json', '~triton-chatglm-download.json.tmp', '.triton-chatglm-download.json', '.triton-chatglm-download.json.tmp'];
+
+/** Whether an entry could be one we fetch: a top-level name matching one of the patterns below, not ours. */
+function wanted(f: HubFile): boolean {
+  const p = f.path as unknown;
+  if (typeof p !== 'string' || !p || p.includes('/') || RESERVED_NAMES.includes(p)) return false;
+  return SUPPORT_FILE.test(p) || SAFETENSORS_SHARD.test(p) || BIN_SHARD.test(p);
 }
 
 /**
  * The files to fetch: config, tokenizer files and remote code, then one weight format only — `*.safetensors`
  * with their index when the revision has them, else `pytorch_model-*.bin` with its index. Top-level files only.
+ * The listing rules (checkListing) hold for these; the other entries are ignored.
  */
 export function selectFiles(listing: readonly HubFile[]): FileSelection {
-  checkListing(listing);
-  const top = listing.filter((f) => !f.path.includes('/'));
+  const top = listing.filter(wanted);
+  checkListing(top);
   const safetensors = top.filter((f) => SAFETENSORS_SHARD.test(f.path));
   const bins = top.filter((f) => BIN_SHARD.test(f.path));
   const format: WeightFormat | undefined = safetensors.length ? 'safetensors' : bins.length ? 'bin' : undefined;
@@ -116,7 +139,8 @@ export function selectFiles(listing: readonly HubFile[]): FileSelection {
   const support = top.filter((f) => SUPPORT_FILE.test(f.path) && !WEIGHT_INDEXES.includes(f.path));
   const indexFile = top.filter((f) => f.path === index);
   const shards = (format === 'safetensors' ? safetensors : bins).slice().sort(byPath);
-  return { format, files: [...support.sort(byPath), ...indexFile, ...shards] };
+  const files = [...support.sort(byPath), ...indexFile, ...shards];
+  return { format, files, ignored: listing.length - top.length };
 }
 
 /** Shard names a weight index (`*.index.json`) refers to, or undefined when it is not one. */

@@ -21,7 +21,11 @@ export type DownloadErrorCode =
   /** A file's sha256 (or git object id) did not match the listing, twice. */
   | 'checksum-mismatch'
   /** The endpoint setting is not an http(s) URL. */
-  | 'endpoint-invalid';
+  | 'endpoint-invalid'
+  /** The file list did not end within its page limit or request budget (derived from the files the Hub counts). */
+  | 'listing-too-long'
+  /** A token would travel in cleartext: plain http to an endpoint that is not this machine. */
+  | 'token-insecure';
 
 export interface DownloadErrorFacts {
   file?: string;
@@ -32,6 +36,16 @@ export interface DownloadErrorFacts {
   endpoint?: string;
   repo?: string;
   revision?: string;
+  /** A token was sent with the refused request (401/403): the fix is another token, not setting one. */
+  tokenSent?: boolean;
+  /** The server's own reason for a refusal, escaped and shortened. */
+  serverReason?: string;
+  /** How long the request that timed out waited. */
+  timeoutMs?: number;
+  /** The limit a listing hit (pages or requests). */
+  limit?: number;
+  /** The commit the server said a file came from (X-Repo-Commit), when it is not the listing's. */
+  servedCommit?: string;
 }
 
 export class DownloadError extends Error {

@@ -2,11 +2,15 @@
 // (write to a temporary file, then rename) only once every file verified. The checklist's weights check requires a
 // complete one for folders that carry it; folders without it are the user's own and are checked as before, plus
 // the shards their weight index names must all be there (a half huggingface-cli download is not a checkpoint).
-import { readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+// Its name starts with `~`, which no file we take from a listing can (the listing rules refuse it, and selectFiles
+// never takes a reserved name), and only a regular file counts: a file the server sent is a link into the blobs,
+// so it can neither overwrite the manifest nor stand in for it. (Before #31 the name was `.triton-chatglm-download.json`,
+// which a listing could name; such a file is not read any more: those folders are checked like the user's own.)
+import { lstat, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { indexShards, isTestedCommit } from './chatglmRepository';
+import { indexShards, isTestedCommit, RESERVED_NAMES } from './chatglmRepository';
 
-export const MANIFEST_NAME = '.triton-chatglm-download.json';
+export const MANIFEST_NAME = '~triton-chatglm-download.json';
 
 export interface ManifestFile {
   path: string;
@@ -39,6 +43,8 @@ export async function writeManifest(dir: string, manifest: DownloadManifest): Pr
 export async function readManifest(dir: string): Promise<DownloadManifest | 'invalid' | undefined> {
   let text: string;
   try {
+    // A link (what a downloaded file is in a snapshot) is never our manifest.
+    if (!(await lstat(join(dir, MANIFEST_NAME))).isFile()) return 'invalid';
     text = await readFile(join(dir, MANIFEST_NAME), 'utf8');
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'ENOENT' ? undefined : 'invalid';
@@ -46,6 +52,7 @@ export async function readManifest(dir: string): Promise<DownloadManifest | 'inv
   try {
     const m = JSON.parse(text) as Partial<DownloadManifest>;
     if (m.version !== 1 || typeof m.complete !== 'boolean' || typeof m.commit !== 'string' || !Array.isArray(m.files)) return 'invalid';
+    if (m.files.some((f: Partial<ManifestFile> | null) => typeof f?.path !== 'string' || RESERVED_NAMES.includes(f.path))) return 'invalid';
     return m as DownloadManifest;
   } catch {
     return 'invalid';

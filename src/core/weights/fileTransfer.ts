@@ -1,28 +1,27 @@
 // One file from the Hub into a partial file, resumable: what is on disk is kept and the request asks for the rest
 // (HTTP Range); the sha256 (and the git object id for files kept in git) is computed while the bytes stream, each
 // chunk hashed only once it is written, so the running hash always matches the partial file. Network errors and
-// 5xx/429 answers are retried with backoff; a cancelled transfer keeps its bytes.
+// 5xx/429 answers are retried under hubRetry.ts's policy (the metadata requests' too: Retry-After honoured, a
+// quiet connection dropped after the policy's timeout); a cancelled transfer keeps its bytes. An empty file is a
+// file is not asked for, but its partial file is created and its hashes checked, so it lands as every other does.
 import { createReadStream } from 'node:fs';
 import { open, stat, truncate } from 'node:fs/promises';
 import { request } from 'undici';
+import { escapeForMessage } from '../text/escapeForMessage';
 import { sleep } from '../util/abort';
 import type { HubFile } from './chatglmRepository';
 import { DownloadError, isAbort } from './downloadErrors';
 import { FileHashes } from './fileHashes';
-import { followRedirect, mayCarryToken } from './hubAccess';
+import { followRedirect, mayCarryToken, serverReason, unauthorizedMessage } from './hubAccess';
+import { failureReason, isNetworkError, isRetryableStatus, parseRetryAfter, RetryableError, retryDelayMs, timeoutOf, type RetryPolicy } from './hubRetry';
 
-export interface RetryPolicy {
-  /** Failures in a row (without a byte of progress between them) before giving up. */
-  attempts: number;
-  baseDelayMs: number;
-  maxDelayMs: number;
-}
-
-export const DEFAULT_RETRY: RetryPolicy = { attempts: 8, baseDelayMs: 1000, maxDelayMs: 30_000 };
+export { DEFAULT_RETRY, type RetryPolicy } from './hubRetry';
 
 export interface TransferContext {
   endpoint: URL;
   token?: string;
+  /** The commit the listing is of: a file the server says comes from another one (X-Repo-Commit) is noted. */
+  commit?: string;
   signal?: AbortSignal;
   retry: RetryPolicy;
   /** Bytes received (positive) or given back (negative: a partial file thrown away). */
@@ -35,11 +34,11 @@ export interface TransferResult {
   gitOid: string | undefined;
   /** Bytes fetched over the network for this file (what was on disk before is not counted). */
   fetched: number;
+  /** The commit the server said the file came from (X-Repo-Commit), when it named one other than ctx.commit. */
+  servedCommit?: string;
 }
 
 const MAX_REDIRECTS = 8;
-/** A connection quiet this long is treated as dropped (a laptop that slept) and retried. */
-const BODY_TIMEOUT_MS = 60_000;
 
 async function fileSize(path: string): Promise<number> {
   return stat(path).then((s) => s.size, () => 0);
@@ -51,8 +50,6 @@ async function hashExisting(path: string, hashes: FileHashes, signal?: AbortSign
   const stream = createReadStream(path, { highWaterMark: 1 << 20, ...(signal ? { signal } : {}) });
   for await (const chunk of stream) hashes.update(chunk as Buffer);
 }
-
-class RetryableError extends Error {}
 
 /** Fetches `file` into `partialPath` (created or continued), resolving once every byte is there and hashed. */
 export async function transferFile(url: URL, file: HubFile, partialPath: string, ctx: TransferContext): Promise<TransferResult> {
@@ -73,19 +70,21 @@ async function transferInto(url: URL, file: HubFile, partialPath: string, hashes
   if (onDisk > 0) await hashExisting(partialPath, hashes, ctx.signal);
   let fetched = 0;
   let failures = 0;
+  const seen: { servedCommit?: string } = {};
   while (hashes.bytes < file.size) {
     const before = hashes.bytes;
     try {
-      fetched += await fetchRange(url, file, partialPath, hashes, ctx);
+      fetched += await fetchRange(url, file, partialPath, hashes, ctx, seen);
     } catch (e) {
       if (isAbort(e) || ctx.signal?.aborted) throw e;
       if (!(e instanceof RetryableError) && !isNetworkError(e)) throw e;
       failures = hashes.bytes > before ? 1 : failures + 1;
+      const reason = escapeForMessage(failureReason(e, timeoutOf(ctx.retry)));
       if (failures >= ctx.retry.attempts) {
-        throw new DownloadError('network', `${file.path}: the download failed ${failures} times in a row (${(e as Error).message}); run it again to resume.`, { file: file.path });
+        throw new DownloadError('network', `${escapeForMessage(file.path)}: the download failed ${failures} times in a row (${reason}); run it again to resume.`, { file: escapeForMessage(file.path) });
       }
-      const delayMs = Math.min(ctx.retry.maxDelayMs, ctx.retry.baseDelayMs * 2 ** (failures - 1));
-      ctx.onRetry({ file: file.path, attempt: failures, delayMs, reason: (e as Error).message });
+      const delayMs = retryDelayMs(ctx.retry, failures, e instanceof RetryableError ? e.retryAfterMs : undefined);
+      ctx.onRetry({ file: file.path, attempt: failures, delayMs, reason });
       await sleep(delayMs, ctx.signal);
       // A failed write may have left bytes on disk that were never hashed (or fewer than were): start from the truth.
       if ((await fileSize(partialPath)) !== hashes.bytes) {
@@ -101,26 +100,44 @@ async function transferInto(url: URL, file: HubFile, partialPath: string, hashes
       }
     }
   }
-  return { ...(await hashes.digest()), fetched };
+  // An empty file needs no request, but its partial file must exist to become the blob (its hashes are checked
+  // as any other's: those of no bytes).
+  if (file.size === 0) await (await open(partialPath, 'a')).close();
+  return { ...(await hashes.digest()), fetched, ...seen };
 }
 
-function isNetworkError(e: unknown): boolean {
-  if (!(e instanceof Error)) return false;
-  const code = (e as { code?: unknown }).code;
-  return typeof code === 'string' && (code.startsWith('UND_ERR') || ['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN', 'ENOTFOUND', 'ENETUNREACH', 'EHOSTUNREACH'].includes(code))
-    || e.message === 'terminated' || e.message.includes('other side closed');
+/** A short text body (a refusal's reason), at most 4 KB read. */
+async function shortBody(body: AsyncIterable<Uint8Array> & { dump(): Promise<void> }): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of body) {
+    chunks.push(Buffer.from(chunk));
+    total += chunk.byteLength;
+    if (total >= 4096) break;
+  }
+  await body.dump().catch(() => undefined);
+  const text = Buffer.concat(chunks).subarray(0, 4096).toString('utf8');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return { message: text };
+  }
 }
 
 /** One request for the rest of the file; resolves with the bytes it received. */
-async function fetchRange(start: URL, file: HubFile, partialPath: string, hashes: FileHashes, ctx: TransferContext): Promise<number> {
+async function fetchRange(start: URL, file: HubFile, partialPath: string, hashes: FileHashes, ctx: TransferContext, seen: { servedCommit?: string }): Promise<number> {
   let url = start;
   const offset = hashes.bytes;
+  const timeoutMs = timeoutOf(ctx.retry);
+  const name = escapeForMessage(file.path);
   for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
     const headers: Record<string, string> = { 'accept-encoding': 'identity' };
     if (offset > 0) headers.range = `bytes=${offset}-`;
     if (ctx.token && mayCarryToken(url, ctx.endpoint)) headers.authorization = `Bearer ${ctx.token}`;
-    const res = await request(url, { method: 'GET', headers, bodyTimeout: BODY_TIMEOUT_MS, headersTimeout: BODY_TIMEOUT_MS, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+    const res = await request(url, { method: 'GET', headers, bodyTimeout: timeoutMs, headersTimeout: timeoutMs, ...(ctx.signal ? { signal: ctx.signal } : {}) });
     const status = res.statusCode;
+    const repoCommit = res.headers['x-repo-commit'];
+    if (ctx.commit && typeof repoCommit === 'string' && repoCommit.trim() !== ctx.commit) seen.servedCommit = escapeForMessage(repoCommit.trim().slice(0, 80));
     if (status >= 300 && status < 400) {
       await res.body.dump();
       const location = res.headers.location;
@@ -132,26 +149,29 @@ async function fetchRange(start: URL, file: HubFile, partialPath: string, hashes
       return 0;
     }
     if (status === 401 || status === 403) {
-      await res.body.dump();
-      throw new DownloadError('hub-unauthorized', `${file.path}: access refused (HTTP ${status}); the repository is gated or private, or the token is not accepted.`, { file: file.path, status });
+      const reason = serverReason(await shortBody(res.body));
+      const tokenSent = headers.authorization !== undefined;
+      throw new DownloadError('hub-unauthorized', unauthorizedMessage(`${name} from ${url.origin}`, status, tokenSent, reason),
+        { file: name, status, tokenSent, endpoint: url.origin, ...(reason ? { serverReason: reason } : {}) });
     }
     if (status === 404) {
       await res.body.dump();
-      throw new DownloadError('hub-not-found', `${file.path}: not found at ${ctx.endpoint.origin} (HTTP 404).`, { file: file.path, status });
+      throw new DownloadError('hub-not-found', `${name}: not found at ${ctx.endpoint.origin} (HTTP 404).`, { file: name, status });
     }
-    if (status === 429 || status >= 500) {
+    if (isRetryableStatus(status)) {
       await res.body.dump();
-      throw new RetryableError(`HTTP ${status}`);
+      const retryAfter = res.headers['retry-after'];
+      throw new RetryableError(`HTTP ${status}`, parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter), status);
     }
     if (status !== 200 && status !== 206) {
       await res.body.dump();
-      throw new DownloadError('hub-error', `${file.path}: unexpected answer HTTP ${status}.`, { file: file.path, status });
+      throw new DownloadError('hub-error', `${name}: unexpected answer HTTP ${status}.`, { file: name, status });
     }
     if (status === 206) {
       const range = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(String(res.headers['content-range'] ?? ''));
       if (!range || Number(range[1]) !== offset) {
         await res.body.dump();
-        throw new DownloadError('hub-error', `${file.path}: the server answered another range than the one asked for.`, { file: file.path });
+        throw new DownloadError('hub-error', `${name}: the server answered another range than the one asked for.`, { file: name });
       }
       if (range[3] !== '*' && Number(range[3]) !== file.size) {
         await res.body.dump();
@@ -172,11 +192,12 @@ async function fetchRange(start: URL, file: HubFile, partialPath: string, hashes
     }
     return await writeBody(res.body, file, partialPath, hashes, ctx);
   }
-  throw new DownloadError('hub-error', `${file.path}: more than ${MAX_REDIRECTS} redirects.`, { file: file.path });
+  throw new DownloadError('hub-error', `${name}: more than ${MAX_REDIRECTS} redirects.`, { file: name });
 }
 
 function sizeMismatch(file: HubFile, got: number): DownloadError {
-  return new DownloadError('size-mismatch', `${file.path}: the server sends ${got} bytes, the file list says ${file.size}.`, { file: file.path });
+  const name = escapeForMessage(file.path);
+  return new DownloadError('size-mismatch', `${name}: the server sends ${got} bytes, the file list says ${file.size}.`, { file: name });
 }
 
 /** Bytes gathered before a write: fewer, larger writes (and, with the worker, fewer messages to it). */

@@ -10,9 +10,10 @@ import { CHATGLM_REPO, DEFAULT_REVISION, isTestedCommit, ListingError, selectFil
 import { writeManifest, type DownloadManifest, type ManifestFile } from './downloadManifest';
 import { DownloadError, formatBytes, isAbort } from './downloadErrors';
 import { transferFile, DEFAULT_RETRY, type RetryPolicy } from './fileTransfer';
-import { hubUrl, parseEndpoint, resolveRevision, type HubAccess } from './hubAccess';
+import { checkTokenTransport, hubUrl, parseEndpoint, resolveRevision, type HubAccess } from './hubAccess';
 import { snapshotPaths } from './hubCache';
 import { ProgressMeter } from './progressMeter';
+import { escapeForMessage } from '../text/escapeForMessage';
 
 export interface DownloadOptions {
   /** The cache root the snapshot goes into (the Hub cache by default, see defaultHubCache). */
@@ -36,6 +37,8 @@ export interface DownloadPlan {
   commit: string;
   format: WeightFormat;
   files: HubFile[];
+  /** Entries of the listing that are not fetched (other folders, other files): only counted (a debug line). */
+  ignored: number;
   totalBytes: number;
   /** Bytes already on disk (finished blobs and partial files), which are not fetched again. */
   presentBytes: number;
@@ -117,6 +120,7 @@ function diskFull(e: unknown, dir: string): unknown {
 export async function planDownload(o: DownloadOptions, access: HubAccess): Promise<DownloadPlan> {
   const repo = o.repo ?? CHATGLM_REPO;
   const revision = o.revision?.trim() || DEFAULT_REVISION;
+  checkTokenTransport(access.endpoint, access.token);
   const { commit, files: listing } = await resolveRevision(access, repo, revision);
   let selection: ReturnType<typeof selectFiles>;
   try {
@@ -125,7 +129,7 @@ export async function planDownload(o: DownloadOptions, access: HubAccess): Promi
     if (e instanceof ListingError) throw new DownloadError('listing-refused', e.message, { file: e.entry, repo, revision });
     throw e;
   }
-  const { format, files } = selection;
+  const { format, files, ignored } = selection;
   const { blobsDir, snapshotDir } = snapshotPaths(o.cacheDir, repo, commit);
   let presentBytes = 0;
   for (const f of files) {
@@ -134,7 +138,7 @@ export async function planDownload(o: DownloadOptions, access: HubAccess): Promi
     else presentBytes += Math.min(f.size, (await sizeIfFile(`${blob}.incomplete`)) ?? 0);
   }
   const totalBytes = files.reduce((n, f) => n + f.size, 0);
-  return { repo, revision, commit, format, files, totalBytes, presentBytes, snapshotDir, newerThanTested: !isTestedCommit(commit) };
+  return { repo, revision, commit, format, files, ignored, totalBytes, presentBytes, snapshotDir, newerThanTested: !isTestedCommit(commit) };
 }
 
 /** Throws `space-low` (with both figures and the folder) when what is left does not fit with the margin. */
@@ -151,8 +155,11 @@ export async function checkSpace(plan: DownloadPlan, cacheDir: string, freeBytes
 
 export async function downloadWeights(o: DownloadOptions): Promise<DownloadResult> {
   const endpoint = parseEndpoint(o.endpoint);
-  const access: HubAccess = { endpoint, ...(o.token ? { token: o.token } : {}), ...(o.signal ? { signal: o.signal } : {}) };
   const emit = o.onEvent ?? (() => undefined);
+  const access: HubAccess = {
+    endpoint, ...(o.token ? { token: o.token } : {}), ...(o.signal ? { signal: o.signal } : {}),
+    retry: o.retry ?? DEFAULT_RETRY, onRetry: (info) => emit({ type: 'retry', ...info }),
+  };
   const plan = await planDownload(o, access);
   await checkSpace(plan, o.cacheDir, o.freeBytes ?? statfsFree);
   emit({ type: 'resolved', plan });
@@ -189,7 +196,7 @@ export async function downloadWeights(o: DownloadOptions): Promise<DownloadResul
         verified.push({ path: f.path, size: f.size, sha256: f.sha256 ?? (await sha256OfFile(blob)) });
       } else {
         const url = new URL(`${hubUrl(endpoint)}/${plan.repo}/resolve/${plan.commit}/${f.path.split('/').map(encodeURIComponent).join('/')}`);
-        const sha256 = await fetchVerified(url, f, partial, access, o, meter, emit, report, (n) => { fetchedBytes += n; });
+        const sha256 = await fetchVerified(url, f, plan.commit, partial, access, o, meter, emit, report, (n) => { fetchedBytes += n; });
         await rename(partial, blob);
         verified.push({ path: f.path, size: f.size, sha256 });
       }
@@ -217,12 +224,13 @@ export async function downloadWeights(o: DownloadOptions): Promise<DownloadResul
 
 /** One file fetched and checked; a mismatch throws the partial file away and fetches it once more. */
 async function fetchVerified(
-  url: URL, f: HubFile, partial: string, access: HubAccess, o: DownloadOptions, meter: ProgressMeter,
+  url: URL, f: HubFile, commit: string, partial: string, access: HubAccess, o: DownloadOptions, meter: ProgressMeter,
   emit: (e: DownloadEvent) => void, report: () => void, counted: (n: number) => void,
 ): Promise<string> {
   for (let attempt = 1; ; attempt++) {
     const result = await transferFile(url, f, partial, {
       endpoint: access.endpoint,
+      commit,
       ...(access.token ? { token: access.token } : {}),
       ...(access.signal ? { signal: access.signal } : {}),
       retry: o.retry ?? DEFAULT_RETRY,
@@ -242,7 +250,12 @@ async function fetchVerified(
     await unlink(partial);
     meter.add(-f.size);
     if (attempt >= 2) {
-      throw new DownloadError('checksum-mismatch', `${f.path} did not match its checksum from the Hub twice; it was discarded. Try again later or use another endpoint.`, { file: f.path });
+      // A server that serves another commit's file than the one listed says so in X-Repo-Commit: the likely cause.
+      const other = result.servedCommit
+        ? ` The server said the file comes from commit ${result.servedCommit}, not ${commit} (the listing's): the revision may have moved, or the endpoint mixes commits.`
+        : '';
+      throw new DownloadError('checksum-mismatch', `${escapeForMessage(f.path)} did not match its checksum from the Hub twice; it was discarded.${other} Try again later or use another endpoint.`,
+        { file: escapeForMessage(f.path), ...(result.servedCommit ? { servedCommit: result.servedCommit } : {}) });
     }
     emit({ type: 'verify-failed', file: f.path });
   }

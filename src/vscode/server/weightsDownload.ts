@@ -38,24 +38,32 @@ function eta(seconds: number | undefined): string {
   return vscode.l10n.t('{0} h {1} min left', Math.floor(seconds / 3600), Math.round((seconds % 3600) / 60));
 }
 
-/** The error of a download in the user's language (the English message is in the log). */
+/** The error of a download in the user's language (the English message is in the log; server text arrives escaped). */
 export function downloadErrorText(e: DownloadError): string {
   const f = e.facts;
   switch (e.code) {
     case 'space-low':
       return vscode.l10n.t('Not enough free space in {0}: the download needs {1} more (plus {2} to spare), {3} is free. Free some space, or download on a disk with more room.',
         f.dir ?? '', formatBytes(f.neededBytes ?? 0), formatBytes(spaceMargin(f.neededBytes ?? 0)), formatBytes(f.freeBytes ?? 0));
-    case 'hub-unauthorized': return vscode.l10n.t('{0} refused access to {1}: the repository is gated or private, or the token is not accepted. Set a Hugging Face token that can read it.', f.endpoint ?? '', f.repo ?? CHATGLM_REPO);
+    case 'hub-unauthorized': {
+      const said = f.serverReason ? ` ${vscode.l10n.t('The server said: "{0}".', f.serverReason)}` : '';
+      return (f.tokenSent
+        ? vscode.l10n.t('{0} refused access to {1} although the Hugging Face token was sent: the token is not accepted for it, or the model\'s terms are not accepted on its page.', f.endpoint ?? '', f.repo ?? f.file ?? CHATGLM_REPO)
+        : vscode.l10n.t('{0} refused access to {1}: the repository is gated or private, or the token is not accepted. Set a Hugging Face token that can read it.', f.endpoint ?? '', f.repo ?? CHATGLM_REPO)) + said;
+    }
     case 'hub-not-found': return f.file
       ? vscode.l10n.t('{0} was not found on the Hub.', f.file)
       : vscode.l10n.t('{0} has no {1} at revision "{2}". Check the tritonChatglm.weightsRevision and tritonChatglm.hubEndpoint settings.', f.endpoint ?? '', f.repo ?? CHATGLM_REPO, f.revision ?? '');
     case 'hub-error': return vscode.l10n.t('The Hub answered something unexpected ({0}). Try again later, or set another endpoint.', e.message);
     case 'network': return vscode.l10n.t('The download failed on the network ({0}). What was received is kept: download again to resume.', e.message);
     case 'listing-refused': return vscode.l10n.t('The Hub\'s file list was refused as unsafe ({0}). Nothing was written.', f.file ?? '');
+    case 'listing-too-long': return vscode.l10n.t('The Hub\'s file list did not end within its limit ({0}). Nothing was downloaded; use another endpoint.', e.message);
     case 'redirect-refused': return vscode.l10n.t('The Hub redirected to an insecure address; nothing was fetched from it. Use another endpoint.');
     case 'size-mismatch': return vscode.l10n.t('{0} does not have the size the Hub lists for it. Try again later, or use another endpoint.', f.file ?? '');
-    case 'checksum-mismatch': return vscode.l10n.t('{0} did not match its checksum from the Hub twice and was discarded. Try again later, or use another endpoint.', f.file ?? '');
+    case 'checksum-mismatch': return vscode.l10n.t('{0} did not match its checksum from the Hub twice and was discarded. Try again later, or use another endpoint.', f.file ?? '')
+      + (f.servedCommit ? ` ${vscode.l10n.t('The server said the file comes from commit {0}, not the one listed.', f.servedCommit)}` : '');
     case 'endpoint-invalid': return vscode.l10n.t('The tritonChatglm.hubEndpoint setting "{0}" is not an http(s) URL.', f.endpoint ?? '');
+    case 'token-insecure': return vscode.l10n.t('The Hub endpoint {0} is plain http: the Hugging Face token would travel in cleartext, so nothing was sent. Set an https:// endpoint, or remove the token if the mirror is public.', f.endpoint ?? '');
   }
 }
 
@@ -221,6 +229,7 @@ export class WeightsDownloader implements vscode.Disposable {
     switch (e.type) {
       case 'resolved':
         this.log.info(`weights download: commit ${e.plan.commit}, ${e.plan.files.length} files (${e.plan.format}), ${formatBytes(e.plan.totalBytes)}${e.plan.presentBytes ? `; resuming: ${formatBytes(e.plan.presentBytes)} of ${formatBytes(e.plan.totalBytes)} already here` : ''}${e.plan.newerThanTested ? '; a newer snapshot than the one tested' : ''}`);
+        if (e.plan.ignored) this.log.debug(`weights download: ${e.plan.ignored} entries of the file list are not downloaded (other folders and files)`);
         return;
       case 'file-done': this.log.info(`weights download: ${e.file} verified`); return;
       case 'retry': this.log.warn(`weights download: ${e.file}: ${e.reason}; retry ${e.attempt} in ${e.delayMs} ms`); return;

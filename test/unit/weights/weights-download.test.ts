@@ -253,24 +253,6 @@ test('cancel keeps the partial file; the next download continues it', async () =
   assert.equal(hub.stats.byFile[SHARD]! - before, shard.size - kept);
 });
 
-test('a listing with ../evil, an absolute path or a backslash is refused before anything is written', async () => {
-  for (const path of ['../evil', 'a/../../evil.json', '/etc/passwd.json', 'dir\\..\\evil.json', 'C:evil.json']) {
-    const bad = await startFakeHub({ extraListing: [{ type: 'file', oid: 'a'.repeat(40), size: 10, path }] });
-    const cache = cacheDir();
-    try {
-      await assert.rejects(downloadWeights({ ...options(cache), endpoint: bad.endpoint }), (e: Error & { code?: string }) => {
-        assert.equal(e.code, 'listing-refused', path);
-        assert.ok(e.message.includes(path));
-        return true;
-      });
-      assert.deepEqual(readdirSync(cache), [], `nothing written for ${path}`);
-      assert.ok(!bad.log.some((l: { url: string }) => l.url.includes('/resolve/')));
-    } finally {
-      await bad.close();
-    }
-  }
-});
-
 test('a size that does not match the listing is an error naming the file', async () => {
   const bad = await startFakeHub({ files: fakeHub.tinyRepositoryFiles() });
   // The listing says one size; the file served (after the listing) has one byte more.

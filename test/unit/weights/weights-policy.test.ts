@@ -9,7 +9,7 @@ import { afterEach, test } from 'node:test';
 import { validateWeights } from '../../../src/core/server';
 import {
   cacheRepoOf, checkListing, defaultHubCache, findCachedSnapshots, hubCacheCandidates, MANIFEST_NAME, parseEndpoint, selectFiles,
-  spaceMargin, TESTED_SNAPSHOT, writeManifest, type HubFile,
+  spaceMargin, TESTED_SNAPSHOT, writeManifest, type HubFile, checkScheme, checkTokenTransport, isLoopbackHost, listingLimits,
 } from '../../../src/core/weights';
 
 const root = resolve(__dirname, '..', '..', '..');
@@ -176,4 +176,29 @@ test('a cache snapshot path names its repository folder (mounted whole); other f
   });
   assert.equal(cacheRepoOf('/data/chatglm3-6b'), undefined);
   assert.equal(cacheRepoOf('/data/snapshots/abc'), undefined);
+});
+
+test('a token over plain http: refused for another host, taken by loopback and by https', () => {
+  for (const host of ['localhost', '127.0.0.1', '127.8.9.10', '[::1]', 'hub.localhost']) {
+    assert.ok(isLoopbackHost(new URL(`http://${host}:8080`).hostname), host);
+    checkTokenTransport(new URL(`http://${host}:8080`), 'hf_x');
+  }
+  for (const host of ['hub.example', '10.0.0.5', '127.0.0.1.nip.io', '[::2]']) {
+    assert.throws(() => checkTokenTransport(new URL(`http://${host}`), 'hf_x'), /plain http/, host);
+    checkTokenTransport(new URL(`http://${host}`), undefined);
+    checkTokenTransport(new URL(`https://${host}`), 'hf_x');
+  }
+});
+
+test('the scheme rule for pages and redirects: https always, http only from an http endpoint; data: shown as "data:"', () => {
+  const https = new URL('https://huggingface.co');
+  assert.throws(() => checkScheme(new URL('http://x.example/p'), https, 'The next page'), /The next page to http:\/\/x\.example was refused/);
+  assert.throws(() => checkScheme(new URL('data:text/plain,x'), https, 'A redirect'), /A redirect to data: was refused/);
+  assert.equal(checkScheme(new URL('http://127.0.0.1:1/p'), new URL('http://127.0.0.1:2'), 'x').href, 'http://127.0.0.1:1/p');
+});
+
+test('listing limits grow with the files the model info counts', () => {
+  assert.deepEqual(listingLimits(10, { attempts: 8, baseDelayMs: 1, maxDelayMs: 1 }), { pages: 3, requests: 22 });
+  assert.equal(listingLimits(10_000).pages, 202);
+  assert.equal(listingLimits(0).pages, 3);
 });
