@@ -64,6 +64,20 @@ def test_repetition_penalty_matches_transformers_processor():
     assert greedy.tolist() == theirs.argmax(dim=-1).tolist()
 
 
+def test_the_smallest_accepted_repetition_penalty_keeps_every_row_valid():
+    """request.MIN_REPETITION_PENALTY is the range that works: at that penalty, an fp16-max score of a seen token
+    and the smallest temperature that still samples stay finite (a tiny penalty such as 1e-38 would overflow)."""
+    from chatglm.serving.request import MIN_REPETITION_PENALTY
+
+    logits = torch.randn(3, VOCAB, generator=torch.Generator().manual_seed(7))
+    logits[:, 0], logits[:, 1] = 65504.0, -65504.0  # fp16's largest scores, both seen
+    seen = seen_from_ids(torch.tensor([[0, 1]] * 3), VOCAB)
+    rows = [RowSettings(t, 0.8, 1, 0, MIN_REPETITION_PENALTY) for t in (0.0, 1e-5, 2.0)]
+    assert (sample_tokens(logits, params(rows, seeds=[5] * 3), seen) >= 0).all()
+    tiny = [RowSettings(1e-5, 0.8, 1, 0, 1e-38)]
+    assert sample_tokens(logits[:1], params(tiny, seeds=[5]), seen[:1]).tolist() == [INVALID_TOKEN]
+
+
 def test_temperatures_below_1e_5_are_greedy():
     logits = torch.randn(5, VOCAB, generator=torch.Generator().manual_seed(3))
     rows = [RowSettings(t, 0.8, 1) for t in (0.0, 1e-39, 1e-30, 9.9e-6, 1e-5)]

@@ -5,6 +5,13 @@ import type { TritonClient } from './client';
 import type { CallOptions, StreamOptions } from './types';
 import { TritonError } from './errors';
 
+/**
+ * The model's range of `repetition_penalty` (chatglm.serving.request): below 0.01 the penalty overflows the scores
+ * of seen tokens and the request could only fail while sampling. 1 = off.
+ */
+export const MIN_REPETITION_PENALTY = 0.01;
+export const MAX_REPETITION_PENALTY = 10;
+
 export type ChatFinalEvent = Extract<ChatStreamEvent, { type: 'final' }>;
 
 export interface ChatOnceResult {
