@@ -223,7 +223,7 @@ describe('Triton client against tritonserver', { timeout: 600_000 }, () => {
         binary,
         inputs: [
           { name: 'prompt', datatype: 'BYTES', shape: [1, 1], data: ['你好'] },
-          { name: 'max_new_tokens', datatype: 'INT32', shape: [1, 1], data: [3] },
+          { name: 'max_new_tokens', datatype: 'INT64', shape: [1, 1], data: [3] },
         ],
       });
       const out = Object.fromEntries(res.outputs.map((o) => [o.name, o.data[0]]));

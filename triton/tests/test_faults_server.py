@@ -87,6 +87,28 @@ def test_a_hostile_request_beside_three_greedy_streams_leaves_them_unchanged(ser
     assert ready(server), f"{case}: the model is not ready any more"
 
 
+def test_integers_wider_than_32_bits_reach_the_model_intact(server):
+    """The integer inputs are INT64: Triton's JSON parser narrowed INT32 inputs silently (2**32 + 7 ran as 7)."""
+    status, raw = _post_raw(server, dict(body("wide", 8), max_new_tokens=2**32 + 7))
+    assert status == 400 and "input 'max_new_tokens' must be between 1 and 128, got 4294967303" in raw.decode(), raw
+
+    def answer(**change):
+        status, raw = _post_raw(server, dict(body("wide top_k", 40), temperature=1.5, seed=11, **change))
+        assert status == 200, raw[-300:]
+        return _events(raw)
+
+    off, three = text_of(answer(top_k=0)), text_of(answer(top_k=3))
+    assert off != three  # the seed's answer tells the two apart
+    assert text_of(answer(top_k=2**32 + 3)) == off  # more than the vocabulary: top-k keeps everything, not 3
+    history = json.dumps([{"role": "user", "content": "an old question"}, {"role": "assistant", "content": "its answer"}])
+    kept = [answer(history=history, history_len=n, max_new_tokens=2)[-1]["prompt_tokens"] for n in (1, 0, 2**32)]
+    assert kept[0] > kept[1] and kept[2] == kept[0], kept  # 2**32 keeps every turn (it wrapped to 0: none)
+    # Beyond INT64, Triton's JSON parser refuses the request before the model sees it; nothing is generated.
+    status, raw = _post_raw(server, dict(body("wide", 8), max_new_tokens=2**63))
+    assert status != 200 and b"Unable to parse" in raw, (status, raw)
+    assert ready(server)
+
+
 def _post_raw(server, payload):
     """POST with Python's JSON (NaN goes out as the literal NaN, which strict JSON parsers refuse)."""
     conn = http.client.HTTPConnection("127.0.0.1", server.http_port, timeout=180)
@@ -172,13 +194,13 @@ def unary_server():
 
 def tutorial_request(prompt, history, temperature=0.3, max_token=64):
     """The tutorial's batched client body (its handle(info)), with exactly the edits of triton/README.md's table:
-    max_token (BYTES) -> max_new_tokens (INT32, new tokens only), string temperature -> FP32."""
+    max_token (BYTES) -> max_new_tokens (INT64, new tokens only), string temperature -> FP32."""
     return {
         "inputs": [
             {"name": "prompt", "datatype": "BYTES", "shape": [1, 1], "data": [prompt]},
             {"name": "history", "datatype": "BYTES", "shape": [1, 1], "data": [history]},
             {"name": "temperature", "datatype": "FP32", "shape": [1, 1], "data": [temperature]},
-            {"name": "max_new_tokens", "datatype": "INT32", "shape": [1, 1], "data": [max_token]},
+            {"name": "max_new_tokens", "datatype": "INT64", "shape": [1, 1], "data": [max_token]},
         ],
         "outputs": [{"name": "response"}, {"name": "history"}],
     }

@@ -11,8 +11,8 @@ from tiny_engine import TinyEngine
 
 
 def request(prompt, **inputs):
-    """make_request, with the new inputs in their declared types (top_k INT32, repetition_penalty FP32, seed INT64)."""
-    types = {"top_k": np.int32, "repetition_penalty": np.float32, "seed": np.int64, "temperature": np.float32,
+    """make_request, with the new inputs in their declared types (top_k INT64, repetition_penalty FP32, seed INT64)."""
+    types = {"top_k": np.int64, "repetition_penalty": np.float32, "seed": np.int64, "temperature": np.float32,
              "top_p": np.float32}
     arrays = {k: np.array([[v]], dtype=types[k]) if k in types else v for k, v in inputs.items()}
     return make_request(prompt, **arrays)
