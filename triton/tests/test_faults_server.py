@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from test_scheduler_server import OpenStream, body, metric, stream, text_of
+from test_scheduler_server import OpenStream, body, metric, stream, text_of, wait_logged
 from triton_server import MODEL, TritonServer
 
 FAULTS = {"TINY_ENGINE_STEP_DELAY_MS": "10", "TINY_ENGINE_OOM_MARKER": "OOM-IN-PREFILL",
@@ -106,6 +106,16 @@ def test_integers_wider_than_32_bits_reach_the_model_intact(server):
     # Beyond INT64, Triton's JSON parser refuses the request before the model sees it; nothing is generated.
     status, raw = _post_raw(server, dict(body("wide", 8), max_new_tokens=2**63))
     assert status != 200 and b"Unable to parse" in raw, (status, raw)
+    assert ready(server)
+
+
+def test_generate_on_the_streaming_model_is_an_error_and_the_answer_is_still_generated(server):
+    """What triton/README.md documents (and why our clients only call /generate_stream): Triton's /generate takes
+    exactly one response, answers HTTP 200 with an error body, and nothing cancels the request; the model cannot
+    tell that caller from a /generate_stream one, so it generates the whole answer, which is then thrown away."""
+    status, raw = server.request("POST", f"/v2/models/{MODEL}/generate", body("a non-streaming caller", 30, "generate-on-streaming"))
+    assert status == 200 and "generate expects model to produce exactly 1 response" in json.loads(raw)["error"], raw
+    assert wait_logged(server, "generate-on-streaming")[:2] == ("length", 30)  # generated to the end, not cancelled
     assert ready(server)
 
 
