@@ -236,6 +236,19 @@ def test_the_tutorial_s_batched_client_with_the_documented_edits_gets_answers(un
     assert history[0]["content"] == "请介绍一下自己"
 
 
+def test_infer_takes_int64_integers_intact_and_refuses_int32_tensors(unary_server):
+    """/infer's JSON tensors: an INT64 value past 32 bits reaches the range check; an INT32 tensor (what clients of
+    the former contract sent) is refused by Triton, naming the datatype, before the model sees it."""
+    wide = tutorial_request(["hi"], [""], max_token=2**32 + 7)
+    wide["inputs"][3]["datatype"] = "INT64"
+    status, raw = unary_server.request("POST", f"/v2/models/{MODEL}/infer", wide)
+    assert status == 400 and b"must be between 1 and" in raw and b"got 4294967303" in raw, raw
+    narrow = tutorial_request(["hi"], [""])
+    narrow["inputs"][3]["datatype"] = "INT32"
+    status, raw = unary_server.request("POST", f"/v2/models/{MODEL}/infer", narrow)
+    assert status == 400 and b"data-type is 'INT32'" in raw and b"expects 'INT64'" in raw, raw
+
+
 def test_a_non_streaming_generate_client_that_disconnects_is_not_cancelled(unary_server):
     """Not decoupled, /generate: Triton 2.51 does not cancel the request when its HTTP client goes away, so the
     row runs to its max_new_tokens (triton/README.md). Closing an SSE stream does cancel (test_scheduler_server)."""
