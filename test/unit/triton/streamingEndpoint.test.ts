@@ -3,8 +3,10 @@
 // server plays that model (its /generate answers as Triton does) and records every path: the chat's answers with
 // streaming on and off, chatOnce, and the CLI's chat (--url) must all go to /generate_stream.
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { runCommand } from '../../../src/cli/commands';
 import { parseCli } from '../../../src/cli/options';
@@ -82,4 +84,13 @@ test('the CLI\'s chat never calls /generate', async () => {
   assert.equal(out.join(''), 'Hello\n');
   assert.deepEqual(generateCalls(), []);
   assert.ok(paths.includes(`POST /v2/models/${M}/generate_stream`), paths.join(', '));
+});
+
+test('no source file builds a /generate path (only /generate_stream)', () => {
+  const src = join(__dirname, '../../../src');
+  const files = readdirSync(src, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+  assert.ok(files.length > 50, 'the sources were found');
+  // A path ends a string or a template (`${modelPath(model)}/generate`), or a query follows it; prose does not.
+  const offenders = files.filter((f) => /\/generate['"`?]/.test(readFileSync(join(src, f), 'utf8')));
+  assert.deepEqual(offenders, []);
 });
