@@ -3,6 +3,7 @@
 import { isAbsolute, join, resolve } from 'node:path';
 import { homedir } from 'node:os';
 import { parseArgs } from 'node:util';
+import { MAX_REPETITION_PENALTY, MIN_REPETITION_PENALTY } from '../core/triton/chatglm';
 import { defaultHubCache } from '../core/weights/hubCache';
 
 export const COMMANDS = ['status', 'start', 'stop', 'restart', 'load', 'unload', 'chat', 'stats', 'logs', 'build-image', 'preflight', 'download'] as const;
@@ -133,11 +134,6 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv, cwd = 
     }
     return n;
   };
-  /** The model takes repetition_penalty in (0, 10]: 0 itself is refused here already. */
-  const positive = (n: number | undefined, name: string): number | undefined => {
-    if (n === 0) throw new UsageError(`--${name} must be greater than 0 (1 = off).`);
-    return n;
-  };
   const path = (name: string): string | undefined => {
     const s = str(name);
     return s === undefined ? undefined : isAbsolute(s) ? s : resolve(cwd, s);
@@ -190,7 +186,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv, cwd = 
     temperature: num('temperature', 'float', 0, 2),
     topP: num('top-p', 'float', 0, 1),
     topK: num('top-k', 'int', 0, 65024),
-    repetitionPenalty: positive(num('repetition-penalty', 'float', 0, 10), 'repetition-penalty'),
+    repetitionPenalty: num('repetition-penalty', 'float', MIN_REPETITION_PENALTY, MAX_REPETITION_PENALTY),
     seed: num('seed', 'int', 0, Number.MAX_SAFE_INTEGER),
     maxNewTokens: num('max-new-tokens', 'int', 1, 131072),
     historyLen: num('history-len', 'int', 0, 1000),

@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { encodeBytesTensor, encodeInt32Tensor, readWarmupRequest, warmupFiles, writeWarmupFiles } from '../../src/core/repository/warmup';
+import { encodeBytesTensor, encodeInt32Tensor, encodeInt64Tensor, readWarmupRequest, warmupFiles, writeWarmupFiles } from '../../src/core/repository/warmup';
 
 const root = join(__dirname, '../..');
 const requestPath = join(root, 'triton/warmup_requests.json');
@@ -15,15 +15,16 @@ const python = join(root, '.venv/bin/python');
 test('encoders re-exported for the repository: known vectors', () => {
   assert.equal(encodeBytesTensor(['233']).toString('hex'), '03000000323333');
   assert.equal(encodeInt32Tensor([8]).toString('hex'), '08000000');
+  assert.equal(encodeInt64Tensor([8]).toString('hex'), '0800000000000000');
 });
 
-test('warmup files: prompt and history as BYTES (history = compact JSON), max_new_tokens as INT32', async () => {
+test('warmup files: prompt and history as BYTES (history = compact JSON), max_new_tokens as INT64', async () => {
   const req = await readWarmupRequest(requestPath);
   const files = warmupFiles(req);
   assert.deepEqual([...files.keys()].sort(), ['history.bin', 'max_new_tokens.bin', 'prompt.bin']);
   assert.deepEqual(files.get('prompt.bin'), encodeBytesTensor([req.prompt as string]));
   assert.deepEqual(files.get('history.bin'), encodeBytesTensor([JSON.stringify(req.history)]));
-  assert.deepEqual(files.get('max_new_tokens.bin'), encodeInt32Tensor([req.max_new_tokens as number]));
+  assert.deepEqual(files.get('max_new_tokens.bin'), encodeInt64Tensor([req.max_new_tokens as number]));
   assert.throws(() => warmupFiles({ prompt: 'x', bogus: 1 }), /unknown warmup inputs: bogus/);
   assert.throws(() => warmupFiles({ max_new_tokens: 'many' }), /integer/);
 });

@@ -2,7 +2,7 @@
 """Writes the model's warmup input files from triton/warmup_requests.json.
 
 config.pbtxt's model_warmup reads <model>/warmup/<input>.bin: TYPE_STRING elements are a uint32 little-endian
-byte length followed by the UTF-8 bytes (the binary tensor format); INT32 is 4 bytes little-endian; FP32 is
+byte length followed by the UTF-8 bytes (the binary tensor format); INT64 is 8 bytes little-endian; FP32 is
 4 bytes IEEE little-endian. `history` is stored as JSON text. One element per file (dims [1]; Triton repeats
 the sample for every request of the warmup batch).
 
@@ -23,7 +23,7 @@ DEFAULT_SOURCE = ROOT / "warmup_requests.json"
 DEFAULT_OUT = ROOT / "model_repository" / "chatglm3-6b" / "warmup"
 
 STRING_INPUTS = ("prompt", "history")
-INT32_INPUTS = ("max_new_tokens", "history_len")
+INT64_INPUTS = ("max_new_tokens", "history_len")
 FP32_INPUTS = ("temperature", "top_p")
 
 
@@ -34,7 +34,7 @@ def encode_string(text: str) -> bytes:
 
 def warmup_files(request: Dict) -> Dict[str, bytes]:
     """Maps file name → bytes for every input present in the warmup request."""
-    unknown = set(request) - set(STRING_INPUTS + INT32_INPUTS + FP32_INPUTS)
+    unknown = set(request) - set(STRING_INPUTS + INT64_INPUTS + FP32_INPUTS)
     if unknown:
         raise ValueError(f"unknown warmup inputs: {sorted(unknown)}")
     files = {}
@@ -43,8 +43,8 @@ def warmup_files(request: Dict) -> Dict[str, bytes]:
             # Compact JSON, byte-identical to JavaScript's JSON.stringify (the extension writes the same files).
             text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
             files[f"{name}.bin"] = encode_string(text)
-        elif name in INT32_INPUTS:
-            files[f"{name}.bin"] = struct.pack("<i", int(value))
+        elif name in INT64_INPUTS:
+            files[f"{name}.bin"] = struct.pack("<q", int(value))
         else:
             files[f"{name}.bin"] = struct.pack("<f", float(value))
     return files

@@ -53,7 +53,7 @@ def make_request(prompt: Any = "hello", decoupled: bool = True, request_id: str 
         if name in ("prompt", "history"):
             data = value.encode("utf-8") if isinstance(value, str) else value
             return pb.Tensor(name, np.array([[data]], dtype=np.object_))
-        dtype = np.float32 if name in ("temperature", "top_p") else np.int32
+        dtype = np.float32 if name in ("temperature", "top_p") else np.int64  # the integer inputs are INT64
         return pb.Tensor(name, np.array([[value]], dtype=dtype))
 
     tensors = [] if prompt is None else [tensor("prompt", prompt)]

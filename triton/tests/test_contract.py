@@ -4,7 +4,6 @@ import ast
 import importlib.util
 import json
 import re
-import struct
 from pathlib import Path
 
 import numpy as np
@@ -55,7 +54,7 @@ def test_warmup_files_use_tritons_binary_tensor_format():
         value = source[name] if isinstance(source[name], str) else json.dumps(source[name], ensure_ascii=False, separators=(",", ":"))
         expected = serialize_byte_tensor(np.array([value.encode("utf-8")], dtype=np.object_)).item()
         assert (WARMUP_DIR / f"{name}.bin").read_bytes() == expected
-    assert (WARMUP_DIR / "max_new_tokens.bin").read_bytes() == np.array([source["max_new_tokens"]], dtype="<i4").tobytes()
+    assert (WARMUP_DIR / "max_new_tokens.bin").read_bytes() == np.array([source["max_new_tokens"]], dtype="<i8").tobytes()
     # The history is compact JSON, byte-identical to what JavaScript's JSON.stringify writes.
     assert (WARMUP_DIR / "history.bin").read_bytes()[4:] == json.dumps(source["history"], ensure_ascii=False, separators=(",", ":")).encode()
 
@@ -103,7 +102,7 @@ def test_warmup_runs_through_model_py_with_one_final_each():
                 if spec["data_type"] == "TYPE_STRING":
                     arr = standin.deserialize_bytes_tensor(data).reshape(1, 1)
                 else:
-                    arr = np.array([[struct.unpack("<i", data)[0]]], dtype=np.int32)
+                    arr = np.frombuffer(data, dtype=TYPE_TO_NUMPY[spec["data_type"]]).reshape(1, 1)
                 tensors.append(standin.Tensor(name, arr))
             reqs.append(standin.InferenceRequest(inputs=tensors))
         assert model.execute(reqs) is None
@@ -124,6 +123,13 @@ def test_model_reads_exactly_the_config_inputs():
     assert all(i["dims"] == [1] for i in CONFIG["input"] + CONFIG["output"])
     model_py = (MODEL_DIR / "1" / "model.py").read_text(encoding="utf-8")
     assert "read_inputs(" in model_py and '"prompt"' not in model_py  # the names live in chatglm.serving.io only
+
+
+def test_integer_inputs_are_int64():
+    """Triton's HTTP JSON parser narrows a number to an INT32 input's width silently (4294967303 became 7); an INT64
+    input takes it intact, and the model's range check refuses it."""
+    integers = {i["name"]: i["data_type"] for i in CONFIG["input"] if "INT" in i["data_type"]}
+    assert integers == {name: "TYPE_INT64" for name in ("max_new_tokens", "history_len", "top_k", "seed")}
 
 
 def test_model_outputs_match_config_names_and_types():

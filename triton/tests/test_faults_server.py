@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from test_scheduler_server import OpenStream, body, metric, stream, text_of
+from test_scheduler_server import OpenStream, body, metric, stream, text_of, wait_logged
 from triton_server import MODEL, TritonServer
 
 FAULTS = {"TINY_ENGINE_STEP_DELAY_MS": "10", "TINY_ENGINE_OOM_MARKER": "OOM-IN-PREFILL",
@@ -56,6 +56,9 @@ HOSTILE = {
     "temperature inf (1e39 overflows FP32)": (dict(temperature=1e39), "finite number"),
     "top_p NaN": (dict(top_p=float("nan")), "input 'top_p' must be a finite number, got nan"),
     "repetition_penalty inf": (dict(temperature=0.8, repetition_penalty=1e39), "finite number"),
+    "repetition_penalty 1e-38": (dict(temperature=0.8, repetition_penalty=1e-38),
+                                 "input 'repetition_penalty' must be between 0.01 and 10 (1 = off), got 1e-38"),
+    "repetition_penalty 0.01 (the smallest)": (dict(temperature=1e-5, repetition_penalty=0.01), "ok"),
     "prompt at the context limit": (dict(prompt=prompt_of_tokens(1024), max_new_tokens=128), "ok"),
     "prompt one token over": (dict(prompt=prompt_of_tokens(1025), max_new_tokens=8), "prompt is too long"),
     "prefill out of memory": (dict(prompt="OOM-IN-PREFILL now"), "out of memory while reading the prompt"),
@@ -82,6 +85,38 @@ def test_a_hostile_request_beside_three_greedy_streams_leaves_them_unchanged(ser
         # for bad input, INTERNAL for the request's own failure)
         assert status == 400 and expected in raw.decode(errors="replace"), (case, status, raw[-400:])
     assert ready(server), f"{case}: the model is not ready any more"
+
+
+def test_integers_wider_than_32_bits_reach_the_model_intact(server):
+    """The integer inputs are INT64: Triton's JSON parser narrowed INT32 inputs silently (2**32 + 7 ran as 7)."""
+    status, raw = _post_raw(server, dict(body("wide", 8), max_new_tokens=2**32 + 7))
+    assert status == 400 and "input 'max_new_tokens' must be between 1 and 128, got 4294967303" in raw.decode(), raw
+
+    def answer(**change):
+        status, raw = _post_raw(server, dict(body("wide top_k", 40), temperature=1.5, seed=11, **change))
+        assert status == 200, raw[-300:]
+        return _events(raw)
+
+    off, three = text_of(answer(top_k=0)), text_of(answer(top_k=3))
+    assert off != three  # the seed's answer tells the two apart
+    assert text_of(answer(top_k=2**32 + 3)) == off  # more than the vocabulary: top-k keeps everything, not 3
+    history = json.dumps([{"role": "user", "content": "an old question"}, {"role": "assistant", "content": "its answer"}])
+    kept = [answer(history=history, history_len=n, max_new_tokens=2)[-1]["prompt_tokens"] for n in (1, 0, 2**32)]
+    assert kept[0] > kept[1] and kept[2] == kept[0], kept  # 2**32 keeps every turn (it wrapped to 0: none)
+    # Beyond INT64, Triton's JSON parser refuses the request before the model sees it; nothing is generated.
+    status, raw = _post_raw(server, dict(body("wide", 8), max_new_tokens=2**63))
+    assert status != 200 and b"Unable to parse" in raw, (status, raw)
+    assert ready(server)
+
+
+def test_generate_on_the_streaming_model_is_an_error_and_the_answer_is_still_generated(server):
+    """What triton/README.md documents (and why our clients only call /generate_stream): Triton's /generate takes
+    exactly one response, answers HTTP 200 with an error body, and nothing cancels the request; the model cannot
+    tell that caller from a /generate_stream one, so it generates the whole answer, which is then thrown away."""
+    status, raw = server.request("POST", f"/v2/models/{MODEL}/generate", body("a non-streaming caller", 30, "generate-on-streaming"))
+    assert status == 200 and "generate expects model to produce exactly 1 response" in json.loads(raw)["error"], raw
+    assert wait_logged(server, "generate-on-streaming")[:2] == ("length", 30)  # generated to the end, not cancelled
+    assert ready(server)
 
 
 def _post_raw(server, payload):
@@ -169,13 +204,13 @@ def unary_server():
 
 def tutorial_request(prompt, history, temperature=0.3, max_token=64):
     """The tutorial's batched client body (its handle(info)), with exactly the edits of triton/README.md's table:
-    max_token (BYTES) -> max_new_tokens (INT32, new tokens only), string temperature -> FP32."""
+    max_token (BYTES) -> max_new_tokens (INT64, new tokens only), string temperature -> FP32."""
     return {
         "inputs": [
             {"name": "prompt", "datatype": "BYTES", "shape": [1, 1], "data": [prompt]},
             {"name": "history", "datatype": "BYTES", "shape": [1, 1], "data": [history]},
             {"name": "temperature", "datatype": "FP32", "shape": [1, 1], "data": [temperature]},
-            {"name": "max_new_tokens", "datatype": "INT32", "shape": [1, 1], "data": [max_token]},
+            {"name": "max_new_tokens", "datatype": "INT64", "shape": [1, 1], "data": [max_token]},
         ],
         "outputs": [{"name": "response"}, {"name": "history"}],
     }
@@ -199,6 +234,19 @@ def test_the_tutorial_s_batched_client_with_the_documented_edits_gets_answers(un
     history = json.loads({o["name"]: o["data"][0] for o in json.loads(raw)["outputs"]}["history"])
     assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant"]
     assert history[0]["content"] == "请介绍一下自己"
+
+
+def test_infer_takes_int64_integers_intact_and_refuses_int32_tensors(unary_server):
+    """/infer's JSON tensors: an INT64 value past 32 bits reaches the range check; an INT32 tensor (what clients of
+    the former contract sent) is refused by Triton, naming the datatype, before the model sees it."""
+    wide = tutorial_request(["hi"], [""], max_token=2**32 + 7)
+    wide["inputs"][3]["datatype"] = "INT64"
+    status, raw = unary_server.request("POST", f"/v2/models/{MODEL}/infer", wide)
+    assert status == 400 and b"must be between 1 and" in raw and b"got 4294967303" in raw, raw
+    narrow = tutorial_request(["hi"], [""])
+    narrow["inputs"][3]["datatype"] = "INT32"
+    status, raw = unary_server.request("POST", f"/v2/models/{MODEL}/infer", narrow)
+    assert status == 400 and b"data-type is 'INT32'" in raw and b"expects 'INT64'" in raw, raw
 
 
 def test_a_non_streaming_generate_client_that_disconnects_is_not_cancelled(unary_server):

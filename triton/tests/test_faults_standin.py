@@ -11,8 +11,8 @@ from tiny_engine import TinyEngine
 
 
 def request(prompt, **inputs):
-    """make_request, with the new inputs in their declared types (top_k INT32, repetition_penalty FP32, seed INT64)."""
-    types = {"top_k": np.int32, "repetition_penalty": np.float32, "seed": np.int64, "temperature": np.float32,
+    """make_request, with the new inputs in their declared types (top_k INT64, repetition_penalty FP32, seed INT64)."""
+    types = {"top_k": np.int64, "repetition_penalty": np.float32, "seed": np.int64, "temperature": np.float32,
              "top_p": np.float32}
     arrays = {k: np.array([[v]], dtype=types[k]) if k in types else v for k, v in inputs.items()}
     return make_request(prompt, **arrays)
@@ -32,14 +32,19 @@ def test_sampling_inputs_are_validated_and_non_finite_numbers_refused(model):
         (request("x", top_p=float("nan")), "input 'top_p' must be a finite number"),
         (request("x", top_p=float("-inf")), "input 'top_p' must be a finite number"),
         (request("x", repetition_penalty=float("nan")), "input 'repetition_penalty' must be a finite number"),
-        (request("x", repetition_penalty=0.0), "input 'repetition_penalty' must be in (0, 10]"),
-        (request("x", repetition_penalty=11.0), "input 'repetition_penalty' must be in (0, 10]"),
+        (request("x", repetition_penalty=0.0), "input 'repetition_penalty' must be between 0.01 and 10"),
+        (request("x", repetition_penalty=1e-38), "input 'repetition_penalty' must be between 0.01 and 10"),
+        (request("x", repetition_penalty=0.0099), "input 'repetition_penalty' must be between 0.01 and 10"),
+        (request("x", repetition_penalty=11.0), "input 'repetition_penalty' must be between 0.01 and 10"),
         (request("x", top_k=-1), "input 'top_k' must be >= 0"),
         (request("x", top_p=1e-30, temperature=-1.0), "input 'temperature' must be between 0 and 2"),
     ]
     good = request("fine", temperature=0.0, max_new_tokens=5)
-    outs = run(model, [good] + [c[0] for c in cases])
+    smallest = request("fine fine", temperature=1e-5, repetition_penalty=0.01, max_new_tokens=5)
+    outs = run(model, [good, smallest] + [c[0] for c in cases])
     assert outs[0].error is None and outs[0].completion_tokens == 5
+    assert outs[1].error is None and outs[1].completion_tokens == 5, outs[1].error  # the range's edge works
+    outs = outs[1:]
     for (_, expected), out in zip(cases, outs[1:]):
         assert out.error is not None and out.error.code() == pb.TritonError.INVALID_ARG, expected
         assert expected in out.error.message(), (expected, out.error.message())

@@ -6,7 +6,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from chatglm.engine.generation import INVALID_TOKEN, RowSettings, RowWarper, SamplingTensors, TokenPresence, \
-    choose_tokens, sample_tokens, seen_from_ids, uniforms
+    choose_tokens, invalid_distribution_message, sample_tokens, seen_from_ids, uniforms
 
 transformers = pytest.importorskip("transformers")
 from transformers.generation.logits_process import (  # noqa: E402
@@ -62,6 +62,26 @@ def test_repetition_penalty_matches_transformers_processor():
     # greedy rows see the penalty too (transformers applies processors before the argmax)
     greedy = sample_tokens(logits, params([RowSettings(0.0, 1.0, 1, 0, 1.3)] * 4), seen_from_ids(input_ids, VOCAB))
     assert greedy.tolist() == theirs.argmax(dim=-1).tolist()
+
+
+def test_the_smallest_accepted_repetition_penalty_keeps_every_row_valid():
+    """request.MIN_REPETITION_PENALTY is the range that works: at that penalty, an fp16-max score of a seen token
+    and the smallest temperature that still samples stay finite (a tiny penalty such as 1e-38 would overflow)."""
+    from chatglm.serving.request import MIN_REPETITION_PENALTY
+
+    logits = torch.randn(3, VOCAB, generator=torch.Generator().manual_seed(7))
+    logits[:, 0], logits[:, 1] = 65504.0, -65504.0  # fp16's largest scores, both seen
+    seen = seen_from_ids(torch.tensor([[0, 1]] * 3), VOCAB)
+    rows = [RowSettings(t, 0.8, 1, 0, MIN_REPETITION_PENALTY) for t in (0.0, 1e-5, 2.0)]
+    assert (sample_tokens(logits, params(rows, seeds=[5] * 3), seen) >= 0).all()
+    tiny = [RowSettings(1e-5, 0.8, 1, 0, 1e-38)]
+    assert sample_tokens(logits[:1], params(tiny, seeds=[5]), seen[:1]).tolist() == [INVALID_TOKEN]
+
+
+def test_a_sampling_failure_names_a_penalty_below_1_in_its_advice():
+    """A penalty below 1 multiplies scores, as a small temperature divides them: the advice names both then."""
+    assert "repetition_penalty closer to 1" in invalid_distribution_message(RowSettings(0.5, 0.8, 1, 0, 0.5))
+    assert "repetition_penalty closer to 1" not in invalid_distribution_message(RowSettings(0.5, 0.8, 1, 0, 1.2))
 
 
 def test_temperatures_below_1e_5_are_greedy():

@@ -179,7 +179,7 @@ def test_not_decoupled_infer_and_generate_answer_once_per_request(scheduler):
         srv.load()
         body = {"inputs": [
             {"name": "prompt", "datatype": "BYTES", "shape": [1, 1], "data": ["hello"]},
-            {"name": "max_new_tokens", "datatype": "INT32", "shape": [1, 1], "data": [12]},
+            {"name": "max_new_tokens", "datatype": "INT64", "shape": [1, 1], "data": [12]},
             {"name": "temperature", "datatype": "FP32", "shape": [1, 1], "data": [0.0]},
         ]}
         status, raw = srv.request("POST", f"/v2/models/{MODEL}/infer", body)

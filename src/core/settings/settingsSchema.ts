@@ -1,6 +1,7 @@
 // The extension's settings as data: key, default, validation, scope, whether an
 // untrusted workspace may set it, and what changing it requires. package.json's contributes.configuration and
 // capabilities.untrustedWorkspaces.restrictedConfigurations must agree with this table (a unit test checks).
+import { MAX_REPETITION_PENALTY, MIN_REPETITION_PENALTY } from '../triton/chatglm';
 
 export const SECTION = 'tritonChatglm';
 
@@ -27,8 +28,6 @@ const intIn = (min: number, max: number): Validator<number> =>
   (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
 const numIn = (min: number, max: number): Validator<number> =>
   (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max;
-const positiveUpTo = (max: number): Validator<number> =>
-  (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v > 0 && v <= max;
 const nonEmpty = (max: number): Validator<string> =>
   (v: unknown): v is string => typeof v === 'string' && v.trim().length > 0 && v.length <= max && !/[\0\r\n]/.test(v);
 const oneOf = <T extends string>(...values: T[]): Validator<T> => (v: unknown): v is T => values.includes(v as T);
@@ -103,7 +102,7 @@ export const SETTINGS = {
   // 50 = transformers' default, which ChatGLM3's own chat() samples with; 0 = off.
   topK: spec({ default: 50, validate: intIn(0, 65_024), scope: 'window', restricted: false, effect: 'none' }),
   // 1 = off; the model accepts (0, 10] (triton/README.md).
-  repetitionPenalty: spec({ default: 1, validate: positiveUpTo(10), scope: 'window', restricted: false, effect: 'none' }),
+  repetitionPenalty: spec({ default: 1, validate: numIn(MIN_REPETITION_PENALTY, MAX_REPETITION_PENALTY), scope: 'window', restricted: false, effect: 'none' }),
   maxNewTokens: spec({ default: 512, validate: intIn(1, 2048), scope: 'window', restricted: false, effect: 'none' }),
   historyTurns: spec({ default: 10, validate: intIn(0, 100), scope: 'window', restricted: false, effect: 'none' }),
   systemPrompt: spec({ default: '', validate: maxLen(8000), scope: 'window', restricted: false, effect: 'none' }),

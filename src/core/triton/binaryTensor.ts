@@ -50,6 +50,16 @@ export function encodeInt32Tensor(values: readonly number[]): Buffer {
   return buf;
 }
 
+/** INT64 elements from safe integers (what JSON numbers can hold exactly). */
+export function encodeInt64Tensor(values: readonly number[]): Buffer {
+  const buf = Buffer.alloc(values.length * 8);
+  values.forEach((v, i) => {
+    if (!Number.isSafeInteger(v)) throw new RangeError(`not an INT64 value that a number holds exactly: ${v}`);
+    buf.writeBigInt64LE(BigInt(v), i * 8);
+  });
+  return buf;
+}
+
 export function encodeFp32Tensor(values: readonly number[]): Buffer {
   const buf = Buffer.alloc(values.length * 4);
   values.forEach((v, i) => buf.writeFloatLE(v, i * 4));

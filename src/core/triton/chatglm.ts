@@ -5,6 +5,13 @@ import type { TritonClient } from './client';
 import type { CallOptions, StreamOptions } from './types';
 import { TritonError } from './errors';
 
+/**
+ * The model's range of `repetition_penalty` (chatglm.serving.request): below 0.01 the penalty overflows the scores
+ * of seen tokens and the request could only fail while sampling. 1 = off.
+ */
+export const MIN_REPETITION_PENALTY = 0.01;
+export const MAX_REPETITION_PENALTY = 10;
+
 export type ChatFinalEvent = Extract<ChatStreamEvent, { type: 'final' }>;
 
 export interface ChatOnceResult {
@@ -49,10 +56,21 @@ export async function* streamChat(client: TritonClient, modelName: string, req: 
   throw new TritonError('unexpected', `The answer stream of '${modelName}' ended without a final response.`, { operation: 'generate-stream', model: modelName });
 }
 
-/** One request over /generate, for configurations with streaming (decoupled) turned off. */
+/**
+ * One answer in one piece (streaming turned off), also over /generate_stream, never /generate: on a streaming
+ * (decoupled) model, Triton's /generate answers HTTP 200 with an error and the model still generates the whole
+ * answer, which nothing cancels (triton/README.md). A model with streaming off answers /generate_stream with one
+ * event. `timeoutMs`: fail when nothing arrives for this long (with streaming off, the answer comes in one piece).
+ */
 export async function chatOnce(client: TritonClient, modelName: string, req: ChatRequest, options: CallOptions = {}): Promise<ChatOnceResult> {
-  const out = await client.generate(modelName, buildGenerateBody(req), options);
-  return { text: out.response === undefined ? '' : scalarString(out.response), final: parseFinal(out, modelName) };
+  let text = '';
+  const stream: StreamOptions = { idleTimeoutMs: options.timeoutMs ?? 0 };
+  if (options.signal) stream.signal = options.signal;
+  for await (const event of streamChat(client, modelName, req, stream)) {
+    if (event.type === 'final') return { text, final: event };
+    text += event.text;
+  }
+  throw new TritonError('unexpected', `The answer stream of '${modelName}' ended without a final response.`, { operation: 'generate-stream', model: modelName });
 }
 
 function isFinal(event: Record<string, unknown>): boolean {

@@ -211,20 +211,8 @@ export class TritonClient {
 
   // ---- generation -----------------------------------------------------------------------------------------
 
-  /**
-   * POST /generate: one JSON object (top-level keys named like inputs become tensors). No timeout by default.
-   * Triton may answer 200 with `{"error": ...}` (e.g. a decoupled model); that is thrown as a TritonError.
-   */
-  async generate(model: string, body: Record<string, unknown>, options: CallOptions = {}): Promise<Record<string, unknown>> {
-    const out = await this.json<Record<string, unknown>>({
-      op: 'generate', method: 'POST', path: `${modelPath(model)}/generate`, model, body: JSON.stringify(body),
-      headers: { 'content-type': 'application/json' }, timeoutMs: 0, ...options,
-    });
-    if (out && typeof out === 'object' && out.error !== undefined) {
-      throw classifyTritonFailure({ operation: 'generate', model, url: this.baseUrl, status: 200, inStream: true, serverMessage: String(out.error) });
-    }
-    return out;
-  }
+  // No /generate: on a streaming (decoupled) model Triton answers it with HTTP 200 and an error while the model
+  // generates the whole answer anyway; /generate_stream serves both transaction policies (chatglm.ts, chatOnce).
 
   /**
    * POST /generate_stream: yields each SSE event's JSON object (see generateStream.ts). Aborting the signal,

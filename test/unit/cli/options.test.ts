@@ -72,7 +72,8 @@ test('chat takes the message words; sampling options are range-checked', () => {
   assert.deepEqual([more.topK, more.repetitionPenalty, more.seed], [40, 1.1, 7]);
   assert.deepEqual([parseCli(['chat', 'x'], env).topK, parseCli(['chat', 'x'], env).seed], [undefined, undefined]);
   usage(['chat', 'x', '--top-k', '-1'], /--top-k/);
-  usage(['chat', 'x', '--repetition-penalty', '0'], /--repetition-penalty must be greater than 0/);
+  usage(['chat', 'x', '--repetition-penalty', '0'], /--repetition-penalty must be a number from 0.01 to 10/);
+  usage(['chat', 'x', '--repetition-penalty', '1e-38'], /--repetition-penalty must be a number from 0.01 to 10/);
   usage(['chat', 'x', '--repetition-penalty', '11'], /--repetition-penalty/);
   usage(['chat', 'x', '--seed', '1.5'], /--seed must be a whole number/);
   usage(['start', '--port', 'abc'], /--port/);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { isLoopback } from '../../../src/core/server/settings';
 import { blocksStart, changeEffect, parseSettings, type InspectedValue } from '../../../src/core/settings/settingsParser';
+import { MAX_REPETITION_PENALTY, MIN_REPETITION_PENALTY } from '../../../src/core/triton/chatglm';
 import { restrictedKeys, SETTINGS, SETTING_KEYS, type SettingKey } from '../../../src/core/settings/settingsSchema';
 
 const pkg = JSON.parse(readFileSync(join(__dirname, '../../../package.json'), 'utf8')) as {
@@ -41,6 +42,14 @@ test('user values are validated; an invalid one falls back to the default and is
   assert.equal(settings.image, SETTINGS.image.default);
   assert.deepEqual(settings.externalHeaders, {});
   assert.deepEqual(problems.map((p) => `${p.key}:${p.kind}`).sort(), ['externalHeaders:invalid', 'image:invalid', 'maxBatchSize:invalid']);
+});
+
+test('repetitionPenalty takes the range the model accepts (a tiny one is refused here, not by a failing request)', () => {
+  const valid = SETTINGS.repetitionPenalty.validate as (v: unknown) => boolean;
+  assert.deepEqual([1e-38, 0.0099, 0, 10.5].map(valid), [false, false, false, false]);
+  assert.deepEqual([MIN_REPETITION_PENALTY, 1, MAX_REPETITION_PENALTY].map(valid), [true, true, true]);
+  const declaredRange = declared()['tritonChatglm.repetitionPenalty'] as DeclaredSetting & { minimum?: number; maximum?: number };
+  assert.deepEqual([declaredRange.minimum, declaredRange.maximum], [MIN_REPETITION_PENALTY, MAX_REPETITION_PENALTY]);
 });
 
 test('header values cannot smuggle a second header line', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
-  decodeBytesTensor, decodeTensor, encodeBytesTensor, encodeFp32Tensor, encodeInt32Tensor, encodeTensor,
+  decodeBytesTensor, decodeTensor, encodeBytesTensor, encodeFp32Tensor, encodeInt32Tensor, encodeInt64Tensor, encodeTensor,
 } from '../../../src/core/triton/binaryTensor';
 
 test('BYTES: "233" → 03 00 00 00 32 33 33 (reference vector)', () => {
@@ -32,6 +32,13 @@ test('INT32 / FP32 vectors', () => {
   assert.equal(encodeFp32Tensor([1]).toString('hex'), '0000803f');
   assert.throws(() => encodeInt32Tensor([1.5]), /INT32/);
   assert.throws(() => encodeInt32Tensor([2 ** 31]), /INT32/);
+});
+
+test('INT64 vectors (the integer inputs of the model): little-endian, a value past 32 bits kept, no inexact number', () => {
+  assert.equal(encodeInt64Tensor([8]).toString('hex'), '0800000000000000');
+  assert.equal(encodeInt64Tensor([2 ** 32 + 7, -1]).toString('hex'), '0700000001000000' + 'ffffffffffffffff');
+  assert.throws(() => encodeInt64Tensor([2 ** 53]), /INT64/);
+  assert.throws(() => encodeInt64Tensor([0.5]), /INT64/);
 });
 
 test('encodeTensor/decodeTensor round trip for fixed-size types', () => {

@@ -56,7 +56,6 @@ function setupModelRoutes() {
   routes.set(`GET /v2/models/${M}/config`, json(200, { name: M, max_batch_size: 8 }));
   routes.set(`GET /v2/models/${M}`, json(200, { name: M, versions: ['1'], platform: 'python', inputs: [], outputs: [] }));
   routes.set(`GET /v2/models/${M}/stats`, json(200, { model_stats: [{ name: M, version: '1', inference_count: 8, execution_count: 2 }] }));
-  routes.set(`POST /v2/models/${M}/generate`, json(200, { model_name: M, response: 'hi', finish_reason: 'stop', prompt_tokens: 1, completion_tokens: 1, history_trimmed: 0, history: '[]' }));
   routes.set(`POST /v2/models/${M}/generate_stream`, (_q, res) => {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     res.end('data: {"response":"a"}\n\ndata: {"response":"","finish_reason":"stop","prompt_tokens":1,"completion_tokens":1,"history_trimmed":0,"history":"[]"}\n\n');
@@ -78,10 +77,9 @@ test('admin key is sent only on model-repository and model-config calls; extra h
   assert.equal((await c.modelConfig(M)).max_batch_size, 8);
   assert.equal((await c.modelMetadata(M)).platform, 'python');
   assert.equal((await c.modelStatistics(M))[0]!.execution_count, 2);
-  await c.generate(M, { prompt: 'x' });
   for await (const _ of c.generateStream(M, { prompt: 'x' })) { /* drain */ }
   const adminPaths = new Set(['/v2/repository/index', `/v2/repository/models/${M}/load`, `/v2/repository/models/${M}/unload`, `/v2/models/${M}/config`]);
-  assert.equal(seen.length, 12);
+  assert.equal(seen.length, 11);
   for (const s of seen) {
     assert.equal(s.headers['x-extra'], 'e1', s.url);
     if (adminPaths.has(s.url)) assert.equal(s.headers['x-triton-admin'], KEY, s.url);

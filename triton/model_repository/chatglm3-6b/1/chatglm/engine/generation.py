@@ -79,9 +79,11 @@ class RowResult:
 
 def invalid_distribution_message(settings: RowSettings) -> str:
     """The error of a row that sample_tokens gave id -1 (its own settings made its distribution invalid)."""
+    # A penalty below 1 multiplies scores: it can overflow them as a small temperature does, so name it too.
+    penalty = " or a repetition_penalty closer to 1" if settings.repetition_penalty < 1 else ""
     return (f"sampling failed: the next-token probabilities became non-finite with this request's settings "
             f"(temperature {settings.temperature:g}, top_p {settings.top_p:g}, top_k {settings.top_k}, "
-            f"repetition_penalty {settings.repetition_penalty:g}); use a larger temperature, or 0 for greedy")
+            f"repetition_penalty {settings.repetition_penalty:g}); use a larger temperature{penalty}, or 0 for greedy")
 
 
 class GenerationObserver(Protocol):

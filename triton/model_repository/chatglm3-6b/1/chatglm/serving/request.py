@@ -23,6 +23,10 @@ MAX_HISTORY_MESSAGES = 1000
 MAX_LITERAL_DEPTH = 8  # list > message dict > tools list > tool schema ... ; deeper input is rejected
 MAX_TEMPERATURE = 2.0
 MAX_REPETITION_PENALTY = 10.0  # above ~2 answers degrade already; far above, scores overflow
+# Below 1 a penalty multiplies seen tokens' scores by 1/penalty; a tiny one overflows float32 (65504 / 1e-38 = inf)
+# and the row could only fail later with a sampling error. 0.01 keeps even an fp16-max score / greedy-threshold
+# temperature finite (65504 * 100 / 1e-5 < 3.4e38) and is far below any useful value.
+MIN_REPETITION_PENALTY = 0.01
 DEFAULT_TOP_K = 50  # transformers' default, which ChatGLM3's chat() gets unless generation_config.json says otherwise
 GREEDY_BELOW = 1e-5  # chatglm.engine.generation.GREEDY_BELOW: a smaller temperature means greedy
 
@@ -170,8 +174,9 @@ def parse_request(inputs: Mapping[str, Optional[np.ndarray]], limits: Limits) ->
         raise RequestError(f"input 'top_k' must be >= 0 (0 = off), got {top_k}")
 
     penalty = _optional(inputs, "repetition_penalty", float, 1.0)
-    if not 0 < penalty <= MAX_REPETITION_PENALTY:
-        raise RequestError(f"input 'repetition_penalty' must be in (0, {MAX_REPETITION_PENALTY:g}] (1 = off), got {penalty:g}")
+    if not MIN_REPETITION_PENALTY <= penalty <= MAX_REPETITION_PENALTY:
+        raise RequestError(f"input 'repetition_penalty' must be between {MIN_REPETITION_PENALTY:g} and "
+                           f"{MAX_REPETITION_PENALTY:g} (1 = off), got {penalty:g}")
 
     seed = _optional(inputs, "seed", int, None)
 
