@@ -17,19 +17,24 @@ export function invisibleMarker(ch: string, strings: Strings): HTMLElement {
 }
 
 /** Appends `text` to `parent` as text (extending its last text node), with a marker for each invisible character. */
-export function appendMarkedText(parent: Node, text: string, strings: Strings): void {
+export function appendMarkedText(parent: Node, text: string, strings: Strings, pattern = invisibleCharacterPattern()): void {
   const appendText = (s: string) => {
     const tail = parent.lastChild;
     if (tail?.nodeType === Node.TEXT_NODE) (tail as Text).appendData(s);
     else parent.appendChild(document.createTextNode(s));
   };
   let last = 0;
-  for (const m of text.matchAll(invisibleCharacterPattern())) {
+  for (const m of text.matchAll(pattern)) {
     if (m.index > last) appendText(text.slice(last, m.index));
     parent.appendChild(invisibleMarker(m[0], strings));
     last = m.index + m[0].length;
   }
   if (last < text.length) appendText(text.slice(last));
+}
+
+/** A name that must stay one line (a chip's file name): its line breaks and tabs are marked too. */
+export function appendMarkedName(parent: Node, text: string, strings: Strings): void {
+  appendMarkedText(parent, text, strings, new RegExp(`${invisibleCharacterPattern().source}|[\\t\\n\\r]`, 'gu'));
 }
 
 const ANY = new RegExp(invisibleCharacterPattern().source, 'u');
