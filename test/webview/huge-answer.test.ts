@@ -4,7 +4,8 @@
 // laid out on every frame (the others have content-visibility: auto). Timings are in bench/ (webview_max_frame_ms_2mb).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { READY_SERVER, startHarness, type Harness } from './support/harness';
+import { DEFAULT_STRINGS } from '../../src/protocol';
+import { assistant, READY_SERVER, startHarness, stateMsg, user, type Harness } from './support/harness';
 import { hugeAnswer, type HugeAnswerKind } from './support/long-block-cost';
 import { FAST_FRAMES } from './support/page-scripts';
 
@@ -50,4 +51,25 @@ describe('a huge answer while it streams', () => {
       await panel.page.close();
     });
   }
+});
+
+describe('links that do not open say why', () => {
+  it('a 100 KB link and a refused scheme: inactive, with the reason in the tooltip; a streaming one: pending, saying so', async () => {
+    const panel = await harness.open();
+    const long = `https://example.com/${'a'.repeat(100 * 1024)}`;
+    await panel.send(stateMsg([user('u1', 'q'), assistant('a1', `See [the long one](${long} "its title") and [this](ftp://example.com/x).`)]));
+    const links = await panel.page.locator('article[data-id="a1"] a').evaluateAll((els) => els.map((e) => ({
+      cls: e.getAttribute('class'), title: e.getAttribute('title'), href: e.getAttribute('data-href'), text: e.textContent,
+    })));
+    assert.deepEqual(links, [
+      { cls: 'link-inactive', title: 'This link does not open: it is longer than 8,192 characters.\nTitle from the answer: its title', href: null, text: 'the long one' },
+      { cls: 'link-inactive', title: DEFAULT_STRINGS.linkInactiveRefused, href: null, text: 'this' },
+    ]);
+    await panel.send(stateMsg([user('u1', 'q'), assistant('a2', 'Partly [here](https://example.com/p) and more', 'streaming')]));
+    const pending = panel.page.locator('article[data-id="a2"] a.link-pending');
+    await pending.waitFor();
+    assert.equal(await pending.getAttribute('title'), `https://example.com/p\n${DEFAULT_STRINGS.linkPending}`);
+    assert.deepEqual(panel.errors, []);
+    await panel.page.close();
+  });
 });

@@ -135,7 +135,7 @@ export class StreamingRenderer {
     this.times.work(markdown.length);
     const frag = this.md.render(markdown);
     decorateCodeBlocks(frag, this.strings());
-    if (open) disarmLinks(frag);
+    if (open) disarmLinks(frag, this.strings());
     return frag;
   }
 
@@ -246,10 +246,11 @@ export class StreamingRenderer {
   }
 }
 
-/** Links of the open block: shown as links to be, with no target (links.ts opens only elements with one). */
-function disarmLinks(frag: DocumentFragment): void {
+/** Links of the open block: shown as links to be, with no target (links.ts opens only elements with one), saying so. */
+function disarmLinks(frag: DocumentFragment, strings: Strings): void {
   for (const a of Array.from(frag.querySelectorAll(`a[${LINK_ATTR}]`))) {
     a.removeAttribute(LINK_ATTR);
+    a.setAttribute('title', [a.getAttribute('title'), strings.linkPending].filter(Boolean).join('\n'));
     a.removeAttribute('role');
     a.removeAttribute('tabindex');
     a.classList.add('link-pending');
