@@ -9,12 +9,15 @@
 // the figure is the per-frame cost of the last tenth of the frames ÷ the first tenth (1 = a frame costs the same
 // at the end of the block as at its start), worst block kind per round. Frames are paced as fast as the page runs
 // them (test/webview/support/page-scripts.ts FAST_FRAMES): the work per frame is the same, without 16 ms waits.
+// Huge answer (webview_max_frame_ms_2mb, issue 31): a `hugeChars` answer (2 MB: a list nested four levels deep, and a
+// table 24 columns wide, no blank line) streams in 4 KB deltas, one a frame, into a fresh panel; the figure is the
+// longest streaming frame of both, per round (the final whole render is reported beside it as finalize_ms).
 // `--audit` also streams the audit's cases of issue 14 once each at the display's frame rate (not part of run-all).
 // Usage: node --import tsx bench/webview.ts --out=<file> [--rounds=5] [--short=4000] [--long=8000] [--per-frame=8]
-//          [--block-chars=65536] [--block-per-frame=64] [--block-rounds=5] [--audit]
+//          [--block-chars=65536] [--block-per-frame=64] [--block-rounds=5] [--huge-chars=2097152] [--huge-rounds=3] [--audit]
 import { writeFileSync } from 'node:fs';
 import { startHarness, type Harness } from '../test/webview/support/harness';
-import { auditCases, longBlock, measureTextStream, type LongBlockCost, type LongBlockKind } from '../test/webview/support/long-block-cost';
+import { auditCases, hugeAnswer, longBlock, measureTextStream, type HugeAnswerKind, type LongBlockCost, type LongBlockKind } from '../test/webview/support/long-block-cost';
 import { FAST_FRAMES } from '../test/webview/support/page-scripts';
 import { measureStreamingRenderCost, type RenderCost } from '../test/webview/support/render-cost';
 import { loadStats } from './lib/bench-server';
@@ -28,6 +31,8 @@ export interface WebviewBenchOptions {
   blockChars: number;
   blockPerFrame: number;
   blockRounds: number;
+  hugeChars: number;
+  hugeRounds: number;
   audit: boolean;
   log: (line: string) => void;
 }
@@ -79,6 +84,38 @@ async function measureLongBlocks(harness: Harness, o: WebviewBenchOptions) {
   };
 }
 
+const HUGE_KINDS: HugeAnswerKind[] = ['nested-list', 'wide-table'];
+const HUGE_DELTA = 4096;
+
+async function measureHugeAnswer(harness: Harness, o: WebviewBenchOptions) {
+  const { summarize, median, round } = await loadStats();
+  const perKind: Record<string, LongBlockCost[]> = Object.fromEntries(HUGE_KINDS.map((k) => [k, []]));
+  const worstPerRound: number[] = [];
+  for (let r = 0; r < o.hugeRounds; r += 1) {
+    let worst = 0;
+    for (const kind of r % 2 ? [...HUGE_KINDS].reverse() : HUGE_KINDS) {
+      const text = hugeAnswer(kind, o.hugeChars);
+      const cost = await streamInFreshPanel(harness, text, HUGE_DELTA, { fast: true, warmup: text.slice(0, 32 * 1024) });
+      perKind[kind]!.push(cost);
+      worst = Math.max(worst, cost.maxMs);
+    }
+    worstPerRound.push(worst);
+    o.log(`huge answer round ${r + 1}/${o.hugeRounds}: ${HUGE_KINDS.map((k) => `${k} max frame ${perKind[k]!.at(-1)!.maxMs.toFixed(1)} ms`).join(', ')}`);
+  }
+  return {
+    ...summarize(worstPerRound, 1),
+    note: `longest streaming frame while a ${o.hugeChars}-character answer (${HUGE_KINDS.join(', ')}: the worst) streams in ${HUGE_DELTA}-character deltas, one a frame`,
+    kinds: Object.fromEntries(HUGE_KINDS.map((k) => {
+      const xs = perKind[k]!;
+      return [k, {
+        max_frame_ms: round(median(xs.map((x) => x.maxMs)), 1), last_tenth_frame_ms: round(median(xs.map((x) => x.lastTenthAvgMs)), 2),
+        max_frame_chars: Math.max(...xs.map((x) => x.maxFrameChars)), frames: xs[0]!.frames,
+        finalize_ms: round(median(xs.map((x) => x.finalizeMs)), 0), longest_task_ms: round(median(xs.map((x) => x.longestTaskMs)), 0),
+      }];
+    })),
+  };
+}
+
 async function measureAudit(harness: Harness, o: WebviewBenchOptions) {
   const { round } = await loadStats();
   const out: Record<string, unknown> = {};
@@ -120,9 +157,11 @@ export async function measureWebview(o: WebviewBenchOptions): Promise<Record<str
       first_tenth_avg_ms: round(x.firstTenthAvgMs, 3), last_tenth_avg_ms: round(x.lastTenthAvgMs, 3), finalize_ms: round(x.finalizeMs, 1), wall_ms: round(x.wallMs, 0),
     }));
     const longBlocks = await measureLongBlocks(harness, o);
+    const huge = o.hugeRounds > 0 ? await measureHugeAnswer(harness, o) : undefined;
     const audit = o.audit ? await measureAudit(harness, o) : undefined;
     return {
       long_block_linearity: longBlocks,
+      ...(huge ? { huge_answer: huge } : {}),
       ...(audit ? { audit } : {}),
       linearity: {
         ...summarize(pairedRatios(long.map((x) => x.totalMs), short.map((x) => x.totalMs)), 3),
@@ -148,7 +187,8 @@ async function main(): Promise<void> {
   const int = args.int;
   const result = await measureWebview({
     rounds: int('rounds', 5), shortTokens: int('short', 4000), longTokens: int('long', 8000), tokensPerFrame: int('per-frame', 8),
-    blockChars: int('block-chars', 65536), blockPerFrame: int('block-per-frame', 64), blockRounds: int('block-rounds', 5), audit: args.get('audit') === 'true',
+    blockChars: int('block-chars', 65536), blockPerFrame: int('block-per-frame', 64), blockRounds: int('block-rounds', 5),
+    hugeChars: int('huge-chars', 2 * 1024 * 1024), hugeRounds: int('huge-rounds', 3), audit: args.get('audit') === 'true',
     log: (line) => console.log(`[webview] ${line}`),
   });
   const out = args.get('out');

@@ -9,17 +9,17 @@ const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
 export const MODES = {
   full: {
     rounds: 5, webviewRounds: 7, curveTokens: 256, levels: [1, 2, 4, 8, 16], clientTokens: 256, overheadRequests: 200, selections: 8,
-    webviewShort: 4000, webviewLong: 8000, blockChars: 65536, blockRounds: 5, stepDelayMs: 10, serverBench: true, runPackage: true, downloadMb: 256,
+    webviewShort: 4000, webviewLong: 8000, blockChars: 65536, blockRounds: 5, hugeChars: 2 * 1024 * 1024, hugeRounds: 3, stepDelayMs: 10, serverBench: true, runPackage: true, downloadMb: 256,
     scheduler: { longTokens: 400, shortTokens: 16, joinAfterMs: 300, requests: 16, staggerMs: 50, minTokens: 32, maxTokens: 256 },
   },
   quick: {
     rounds: 3, webviewRounds: 3, curveTokens: 128, levels: [1, 4, 8, 16], clientTokens: 128, overheadRequests: 100, selections: 8,
-    webviewShort: 1000, webviewLong: 2000, blockChars: 32768, blockRounds: 3, stepDelayMs: 10, serverBench: false, runPackage: true, downloadMb: 64,
+    webviewShort: 1000, webviewLong: 2000, blockChars: 32768, blockRounds: 3, hugeChars: 2 * 1024 * 1024, hugeRounds: 1, stepDelayMs: 10, serverBench: false, runPackage: true, downloadMb: 64,
     scheduler: { longTokens: 400, shortTokens: 16, joinAfterMs: 300, requests: 16, staggerMs: 50, minTokens: 32, maxTokens: 256 },
   },
   smoke: {
     rounds: 1, webviewRounds: 1, curveTokens: 8, levels: [1, 8], clientTokens: 8, overheadRequests: 5, selections: 2,
-    webviewShort: 40, webviewLong: 80, blockChars: 4096, blockRounds: 1, stepDelayMs: 1, serverBench: false, runPackage: false, downloadMb: 4,
+    webviewShort: 40, webviewLong: 80, blockChars: 4096, blockRounds: 1, hugeChars: 16 * 1024, hugeRounds: 1, stepDelayMs: 1, serverBench: false, runPackage: false, downloadMb: 4,
     scheduler: { longTokens: 40, shortTokens: 8, joinAfterMs: 20, requests: 4, staggerMs: 10, minTokens: 8, maxTokens: 24 },
   },
 };
@@ -58,8 +58,8 @@ export function partCommand(name, mode, out, nodePath) {
     case 'webview':
       return {
         argv: [...tsx, 'bench/webview.ts', `--out=${out}`, `--rounds=${m.webviewRounds}`, `--short=${m.webviewShort}`, `--long=${m.webviewLong}`,
-          `--block-chars=${m.blockChars}`, '--block-per-frame=64', `--block-rounds=${m.blockRounds}`],
-        timeoutMs: 9 * 60_000,
+          `--block-chars=${m.blockChars}`, '--block-per-frame=64', `--block-rounds=${m.blockRounds}`, `--huge-chars=${m.hugeChars}`, `--huge-rounds=${m.hugeRounds}`],
+        timeoutMs: 15 * 60_000,
       };
     case 'footprint':
       return { argv: [nodePath, 'bench/footprint.mjs', `--out=${out}`, ...(m.runPackage ? [] : ['--no-package'])], timeoutMs: 5 * 60_000 };

@@ -56,6 +56,11 @@ export const DEFAULT_STRINGS = {
   invisibleCharacter: 'Invisible character {0}: {1}',
   /** A link's tooltip: the real URL, then this line with the title the answer gave it. */
   linkTitleFromAnswer: 'Title from the answer: {0}',
+  /** An answer's link that is shown but does not open, and why. */
+  linkInactiveTooLong: 'This link does not open: it is longer than {0} characters.',
+  linkInactiveRefused: 'This link does not open: only well-formed http, https and mailto addresses do.',
+  /** A link of the part of the answer still streaming. */
+  linkPending: 'The link opens once this part of the answer is complete.',
   'server.unknown': 'Checking the Triton server…',
   'server.stopped': 'The Triton server is not running.',
   'server.starting': 'The Triton server is starting…',

@@ -26,7 +26,7 @@ test('bench/run-all.mjs --smoke measures every part and writes latest.json + the
 
     const measured = ['server_batching_speedup', 'late_join_wait_ratio', 'staggered_throughput_ratio', 'staggered_p95_latency_ratio',
       'explain_fanout_speedup', 'ttft_fraction', 'client_overhead_ratio',
-      'webview_stream_linearity', 'webview_ms_per_1k_tokens', 'webview_long_block_linearity', 'extension_bundle_bytes', 'webview_bundle_bytes',
+      'webview_stream_linearity', 'webview_ms_per_1k_tokens', 'webview_long_block_linearity', 'webview_max_frame_ms_2mb', 'extension_bundle_bytes', 'webview_bundle_bytes',
       'decode_host_syncs_per_step', 'decode_ops_per_layer', 'prefill_stall_ratio',
       'prefill_peak_transient_mib', 'int8_weight_bytes_ratio', 'download_throughput_ratio'];
     for (const key of measured) {

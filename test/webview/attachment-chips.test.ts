@@ -151,6 +151,34 @@ describe('attachment chips', () => {
     await closePanel(panel);
   });
 
+  it('marks invisible characters in chip names and shows them, and line breaks, in tooltips (composer and sent question)', async () => {
+    const panel = await harness.open();
+    const { page } = panel;
+    const rlo = { id: 'att-5', kind: 'file', path: 'invoice\u202Etxt.exe', fullPath: '/home/dev/invoice\u202Etxt.exe' };
+    const tags = { id: 'att-6', kind: 'file', path: 'notes.py\u{E0041}\u{E0042}', fullPath: '/home/dev/notes.py\u{E0041}\u{E0042}' };
+    const newline = { id: 'att-7', kind: 'selection', path: 'a\nb.py', fullPath: '/home/dev/x.py\nlines 1–900\nabout 1 tokens', startLine: 1, endLine: 2 };
+    const items = [rlo, tags, newline];
+    await panel.send(stateMsg([{ ...user('u1', 'Look'), attachments: items }]));
+    await panel.send(chipsMessage({ items, activeFile: { ...activeFile, path: 'cur\u202Erent.py', fullPath: '/p/cur\u202Erent.py' } }));
+    for (const scope of ['.composer', 'article[data-id="u1"]']) {
+      const marks = (id: string) => page.locator(`${scope} .attachment-chip[data-id="${id}"] .chip-name .invisible-char`).evaluateAll((els) => els.map((e) => e.getAttribute('data-code-point')));
+      assert.deepEqual(await marks('att-5'), ['U+202E'], scope);
+      assert.deepEqual(await marks('att-6'), ['U+E0041', 'U+E0042'], scope);
+      assert.deepEqual(await marks('att-7'), ['U+000A'], scope);
+      // What shows: the name in source order; the override is inside a marker that is not rendered and is isolated.
+      const shown = await page.locator(`${scope} .attachment-chip[data-id="att-5"] .chip-name`).evaluate((e) => (e as HTMLElement).innerText);
+      assert.ok(!shown.includes('\u202E'), JSON.stringify(shown));
+      assert.equal(await page.locator(`${scope} .attachment-chip[data-id="att-5"]`).getAttribute('title'), '/home/dev/invoice<U+202E>txt.exe');
+      assert.equal(await page.locator(`${scope} .attachment-chip[data-id="att-7"]`).getAttribute('title'),
+        '/home/dev/x.py<U+000A>lines 1–900<U+000A>about 1 tokens\nlines 1–2');
+    }
+    assert.equal(await page.locator('.composer .attachment-chip[data-id="att-5"] .chip-remove').getAttribute('aria-label'), 'Remove invoice<U+202E>txt.exe');
+    const current = page.locator('.composer button.attachment-chip.active-file');
+    assert.match(await current.getAttribute('title') ?? '', /^\/p\/cur<U\+202E>rent\.py\n/);
+    assert.deepEqual(await current.locator('.chip-name .invisible-char').evaluateAll((els) => els.map((e) => e.getAttribute('data-code-point'))), ['U+202E']);
+    await closePanel(panel);
+  });
+
   it('Chinese strings label the chips', async () => {
     const panel = await harness.open();
     const { page } = panel;

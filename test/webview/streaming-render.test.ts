@@ -64,11 +64,11 @@ async function capture(id: string): Promise<Rendered> {
     const clone = body.cloneNode(true) as HTMLElement;
     for (const t of Array.from(clone.querySelectorAll('.code-toolbar'))) t.remove();
     const olNumbers: number[] = [];
-    for (const ol of Array.from(body.querySelectorAll(':scope > div > div > ol, :scope > div > ol, :scope > ol'))) {
+    for (const ol of Array.from(body.querySelectorAll(':scope > div > div > .stream-group > ol, :scope > div > div > ol, :scope > div > .stream-group > ol, :scope > ol'))) {
       const start = Number(ol.getAttribute('start') ?? '1');
       Array.from(ol.children).forEach((_, i) => olNumbers.push(start + i));
     }
-    return { html: body.innerHTML, text: (clone.textContent ?? '').replace(/\s+/g, ''), pieces: body.querySelector('.stream-soft')?.children.length ?? 0, olNumbers };
+    return { html: body.innerHTML, text: (clone.textContent ?? '').replace(/\s+/g, ''), pieces: body.querySelectorAll('.stream-soft > .stream-group > *').length, olNumbers };
   }, id);
 }
 

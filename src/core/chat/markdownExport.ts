@@ -1,6 +1,7 @@
 // A conversation as a Markdown document (Export as Markdown): the title, a note on what was made safe, then each
 // message under its speaker's name, as written except for raw HTML (escaped: shown as text) and images (made
 // links), which would be live wherever the file is rendered later (exportSanitizer.ts); a partial answer says so.
+// The title and the notes are plain text (a title may hold a file name, a note a server's error): escaped.
 // Labels come from the caller, in the person's language.
 import type { Conversation, MessageStatus } from './conversation';
 import { sanitizeForExport } from './exportSanitizer';
@@ -17,11 +18,11 @@ export interface MarkdownExportLabels {
 }
 
 export function conversationToMarkdown(conversation: Conversation, labels: MarkdownExportLabels): string {
-  const parts = [`# ${oneLine(conversation.title) || labels.untitled}`, `> ${oneLine(labels.safetyNote)}`];
+  const parts = [`# ${asText(oneLine(conversation.title) || labels.untitled)}`, `> ${asText(oneLine(labels.safetyNote))}`];
   for (const m of conversation.messages) {
     parts.push(`## ${m.role === 'user' ? labels.user : labels.assistant}`);
     if (m.content.trim() !== '') parts.push(sanitizeForExport(m.content.trim()));
-    if (m.status !== 'complete') parts.push(`> *${labels.statusNote(m.status, oneLine(m.error ?? ''))}*`);
+    if (m.status !== 'complete') parts.push(`> *${asText(oneLine(labels.statusNote(m.status, oneLine(m.error ?? ''))))}*`);
   }
   return `${parts.join('\n\n')}\n`;
 }
@@ -38,3 +39,9 @@ export function exportFileName(title: string, fallback = 'conversation'): string
 }
 
 const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
+
+/**
+ * Plain text (a title holding a file name, a server's error) in Markdown: the punctuation that can open a tag, an
+ * image, a link, an entity, code or emphasis is backslash-escaped; it renders as the same characters.
+ */
+const asText = (s: string) => s.replace(/[\\`*_[\]<>!&~|#]/g, '\\$&');

@@ -1,6 +1,7 @@
 // Edit Selection's question and how its answer is read: the prompt asks for the rewritten code only, in one fenced
 // block; the model may still talk around it, so the code is the first fenced block when there is one (streaming
 // included: an open fence yields what has arrived so far), otherwise the whole reply without blank edges.
+import MarkdownIt from 'markdown-it';
 import { fenceFor } from '../explain/explainPrompt';
 
 export interface EditRequest {
@@ -38,29 +39,31 @@ export interface ExtractedCode {
   closed: boolean;
 }
 
+/** Blocks only: the fences are all that is read. */
+const md = new MarkdownIt({ html: false, linkify: false, typographer: false });
+md.core.ruler.disable(['inline', 'text_join']);
+
 /**
- * The code of a reply (or of the part streamed so far). The first fenced block wins: CommonMark's rule that a
- * fence of n backticks (or tildes) is closed by a line of at least n of the same character, nothing else on it.
+ * The code of a reply (or of the part streamed so far): the first fenced block as CommonMark reads it, from the
+ * markdown-it parse the chat panel shows it by (so a fence in a quote or a list item counts, its markers removed; a
+ * `~~~` fence may have backticks in its info string; a closing fence is only fence characters and spaces or tabs).
  * Before any fence arrives a streaming reply yields "": it may still be prose that precedes one.
  */
 export function extractCode(reply: string, options: { final: boolean }): ExtractedCode {
   const text = reply.replace(/\r\n?/g, '\n');
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i += 1) {
-    const open = /^ {0,3}(`{3,}|~{3,})[^`]*$/.exec(lines[i]!);
-    // The last line of a streaming reply may be a fence still being written ("``" + "`python"): wait for it.
-    if (!open || (!options.final && i === lines.length - 1)) continue;
-    const marker = open[1]!;
-    const closer = new RegExp(`^ {0,3}${marker[0] === '`' ? '`' : '~'}{${marker.length},}\\s*$`);
-    const body: string[] = [];
-    for (let j = i + 1; j < lines.length; j += 1) {
-      if (closer.test(lines[j]!)) return { code: body.join('\n'), fenced: true, closed: true };
-      body.push(lines[j]!);
-    }
+  const fence = md.parse(text, {}).find((t) => t.type === 'fence' && t.map);
+  const lineCount = text.split('\n').length;
+  // The last line of a streaming reply may be a fence still being written ("``" + "`python"): wait for it.
+  if (fence?.map && (options.final || fence.map[0] < lineCount - 1)) {
+    const body = fence.content.replace(/\n$/, '').split('\n');
+    const bodyLines = fence.content === '' ? 0 : body.length;
+    // markdown-it's map covers the opening line, the body and, when there is one, the closing line.
+    const closed = fence.map[1] - fence.map[0] === bodyLines + 2;
+    if (closed) return { code: fence.content.replace(/\n$/, ''), fenced: true, closed: true };
     // Open fence: while streaming, its last line may be incomplete (the next delta continues it) or a closing
     // fence on its way; keep only whole lines. A final reply whose fence never closed keeps all it has.
-    if (!options.final) body.pop();
-    return { code: body.join('\n'), fenced: true, closed: false };
+    if (!options.final && !text.endsWith('\n')) body.pop();
+    return { code: bodyLines === 0 ? '' : body.join('\n'), fenced: true, closed: false };
   }
   if (!options.final) return { code: '', fenced: false, closed: false };
   return { code: text.replace(/^\s*\n/, '').replace(/\s+$/, ''), fenced: false, closed: true };

@@ -76,3 +76,8 @@ export function labelNamesAddresses(label: string, recipients: readonly string[]
   if (mentioned.length === 0) return 'silent';
   return mentioned.every((m) => lower.includes(m)) ? 'names' : 'differs';
 }
+
+/** Whether the label writes the port (`example.com:8443`, `port 8443` does not count: only `:8443`). */
+export function labelNamesPort(label: string, port: string): boolean {
+  return new RegExp(`:${port}(?!\\d)`).test(removeInvisibleCharacters(label));
+}

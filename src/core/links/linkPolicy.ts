@@ -1,9 +1,11 @@
 // Which links from model output open at once, and when the user must first see where one really goes. The panel
 // never navigates: it posts the URL and the link's text, and the host asks this policy. A link opens without a word
-// only when its label names its target (labelNames.ts), it hides no user info, its host is not punycode and not on
-// this computer or the local network, and, for mail, it is one plain address with at most a subject. Everything
+// only when its label names its target (labelNames.ts, the port too when it is not the default), it hides no user
+// info, its host is not punycode and not on this computer or the local network (nor a name that spells such an
+// address), and, for mail, it is one plain address with at most a subject free of control and invisible characters. Everything
 // else asks first, with what the modal must list. Pure: no VS Code, no DOM.
-import { labelNamesAddresses, labelNamesHost, type LabelJudgement } from './labelNames';
+import { hasInvisibleCharacters } from '../text/invisibleCharacters';
+import { labelNamesAddresses, labelNamesHost, labelNamesPort, type LabelJudgement } from './labelNames';
 import { localHostKind, type LocalKind } from './localHosts';
 import { isOpenableLink, isWellFormedHost, MAX_LINK_LENGTH, parseLink, type LinkRejection } from './linkSyntax';
 import { buildMailto, type ParsedMailto } from './mailto';
@@ -22,10 +24,14 @@ export type LinkConcern =
   | 'idn'
   /** A host on this computer or the local network (details in `local`). */
   | 'local'
+  /** A port other than the scheme's default that the link text does not name (`[example.com](https://example.com:8443/)`). */
+  | 'port'
   /** A mail link with several recipients, a `to` field, or cc/bcc (all listed in `mail`). */
   | 'mail-recipients'
   /** A mail link that fills in a body or header fields beyond one plain subject. */
   | 'mail-content'
+  /** A subject, body or other field holds invisible or bidirectional control characters (shown in the prompt). */
+  | 'mail-invisible'
   /** Header fields were removed before opening (`attach=`, anything non-standard; listed in `mail.removed`). */
   | 'mail-removed';
 
@@ -40,7 +46,7 @@ export interface LocalTarget {
 
 export type LinkVerdict =
   | { action: 'open'; url: string; target: string }
-  | { action: 'confirm'; url: string; target: string; concerns: LinkConcern[]; userInfo?: string; mail?: ParsedMailto; local?: LocalTarget }
+  | { action: 'confirm'; url: string; target: string; concerns: LinkConcern[]; userInfo?: string; mail?: ParsedMailto; local?: LocalTarget; port?: string }
   | { action: 'reject'; reason: LinkRejection };
 
 type Confirm = Extract<LinkVerdict, { action: 'confirm' }>;
@@ -72,6 +78,11 @@ function evaluateHttp(url: URL, host: string, userInfo: string | undefined, text
   }
   const label = labelConcern(labelNamesHost(text, host));
   if (label) concerns.push(label);
+  // URL drops a default port; any other one is a different service than the name alone says.
+  if (!kind && url.port !== '' && label === undefined && !labelNamesPort(text, url.port)) {
+    concerns.push('port');
+    extra.port = url.port;
+  }
   return verdict(url.href, host, concerns, extra);
 }
 
@@ -82,6 +93,8 @@ function evaluateMailto(mail: ParsedMailto, text: string): LinkVerdict {
   // One plain subject is all a link may fill in unasked (and one without line breaks: those would forge headers).
   const plainSubject = mail.headers.length === 1 && mail.headers[0]!.name === 'subject' && !/[\p{Cc}\u2028\u2029]/u.test(mail.headers[0]!.value);
   if (mail.headers.length > 0 && !plainSubject) concerns.push('mail-content');
+  // Nor invisible or bidi characters: the prompt shows them as code points, opening unasked would not.
+  if (mail.headers.some((h) => hasInvisibleCharacters(h.value))) concerns.push('mail-invisible');
   if (mail.removed.length > 0) concerns.push('mail-removed');
   const label = labelConcern(labelNamesAddresses(text, recipients));
   if (label) concerns.push(label);

@@ -1,5 +1,7 @@
 // Hosts that are this computer or its local network: loopback, private and link-local addresses, `.local` (mDNS),
-// `.localhost`, `.internal`, `home.arpa` and single-label names. A link from an answer to one of them can reach a
+// `.localhost`, `.internal`, `home.arpa` and single-label names; and public names that resolve to such an address
+// because they spell it (wildcard DNS: `127.0.0.1.nip.io`, `10-0-0-1.sslip.io`, `7f000001.nip.io`, `--1.sslip.io`,
+// `lvh.me`). A link from an answer to one of them can reach a
 // service that trusts its network (this extension's own Triton server listens on 127.0.0.1), so the user always
 // sees the port and path first. `host` is WHATWG URL's `hostname` (IPv6 in brackets, canonical).
 
@@ -11,7 +13,37 @@ export function localHostKind(host: string): LocalKind | undefined {
   if (v4) return ipv4Kind(v4);
   if (host === 'localhost' || host.endsWith('.localhost')) return 'loopback';
   if (!host.includes('.') || /\.(?:local|internal|lan|home\.arpa)$/.test(host)) return 'local-name';
-  return undefined;
+  return spelledAddressKind(host);
+}
+
+/** Public names that resolve to 127.0.0.1 for anyone (and every name under them). */
+const LOOPBACK_NAMES = ['localtest.me', 'lvh.me', 'vcap.me', 'lacolhost.com'];
+
+/**
+ * A name that spells a local address the way wildcard DNS services read it: four numeric labels in a row, a label
+ * ending in four dash-separated numbers, an eight-digit hex label, or dashes for the colons of an IPv6 address.
+ */
+function spelledAddressKind(host: string): LocalKind | undefined {
+  if (LOOPBACK_NAMES.some((n) => host === n || host.endsWith(`.${n}`))) return 'loopback';
+  const labels = host.split('.');
+  const kinds: (LocalKind | undefined)[] = [];
+  for (let i = 0; i + 4 <= labels.length; i += 1) {
+    const octets = ipv4Octets(labels.slice(i, i + 4).join('.'));
+    if (octets && octets.every((o) => o <= 255)) kinds.push(ipv4Kind(octets));
+  }
+  for (const label of labels) {
+    const dashed = /(?:^|-)(\d{1,3})-(\d{1,3})-(\d{1,3})-(\d{1,3})$/.exec(label);
+    if (dashed) {
+      const octets = dashed.slice(1, 5).map(Number);
+      if (octets.every((o) => o <= 255)) kinds.push(ipv4Kind(octets));
+    }
+    if (/^[0-9a-f]{8}$/.test(label)) {
+      const n = parseInt(label, 16);
+      kinds.push(ipv4Kind([n >>> 24, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff]));
+    }
+    if (label.includes('--') && /^[0-9a-f-]+$/.test(label)) kinds.push(ipv6Kind(label.replace(/-/g, ':')));
+  }
+  return kinds.find((k) => k !== undefined);
 }
 
 function ipv4Octets(host: string): number[] | undefined {

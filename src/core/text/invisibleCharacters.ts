@@ -126,3 +126,8 @@ export function describeInvisibleCharacters(found: readonly InvisibleCharacterCo
 export function showInvisibleCharacters(text: string): string {
   return text.replace(invisibleCharacterPattern(), (ch) => `<${codePointLabel(ch.codePointAt(0)!)}>`);
 }
+
+/** Like showInvisibleCharacters, and line breaks and tabs too: for a name or path that must stay one line (a tooltip). */
+export function showInvisibleCharactersOnOneLine(text: string): string {
+  return showInvisibleCharacters(text).replace(/[\t\n\r]/g, (ch) => `<${codePointLabel(ch.codePointAt(0)!)}>`);
+}

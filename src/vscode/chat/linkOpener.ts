@@ -27,6 +27,8 @@ function concernText(concern: LinkConcern, v: Confirm): string {
     case 'text-silent': return vscode.l10n.t('The link text does not say where the link goes.');
     case 'idn': return vscode.l10n.t('{0} is an internationalized (punycode) name, which can imitate another one.', v.target);
     case 'local': return vscode.l10n.t('{0} is on this computer or your local network (a local server may trust it): port {1}, path {2}.', v.local?.host ?? v.target, v.local?.port ?? '', v.local?.path ?? '');
+    case 'port': return vscode.l10n.t('The link opens port {0} of {1}, which its text does not name.', v.port ?? '', v.target);
+    case 'mail-invisible': return vscode.l10n.t('The e-mail\'s fields contain invisible or bidirectional control characters (shown below as <U+…>).');
     case 'mail-recipients': return vscode.l10n.t('The e-mail goes to more than one recipient or adds copies (cc, bcc): check every address below.');
     case 'mail-content': return vscode.l10n.t('The link fills in the e-mail\'s text or header fields beyond a subject.');
     case 'mail-removed': return vscode.l10n.t('Removed before opening (not standard e-mail fields, such as attachments): {0}', (v.mail?.removed ?? []).join(', '));

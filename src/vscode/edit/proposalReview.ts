@@ -7,6 +7,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { checkApplicable, proposeReplacements, type MultiProposal } from '../../core/edit/applyToSelection';
+import { confirmInvisibleCharacters } from '../chat/invisibleCodeWarning';
 import { VSCODE_COMMANDS } from '../commandIds';
 
 export const PROPOSAL_SCHEME = 'triton-chatglm-proposal';
@@ -170,16 +171,18 @@ export class ProposalReviews implements vscode.Disposable {
       void vscode.window.showInformationMessage(vscode.l10n.t('The rewrite is still being written. Accept it when it is complete, or Discard it.'));
       return;
     }
+    const { replacements } = review.proposal;
+    if (replacements.length === 0) {
+      void vscode.window.showInformationMessage(vscode.l10n.t('The proposal changes nothing.'));
+      return;
+    }
+    // Apply to Selection warned before its preview; an edit's rewrite is seen first here.
+    if (review.kind === 'edit' && !(await confirmInvisibleCharacters(replacements.map((r) => r.text).join('\n'), 'accept'))) return;
     const check = checkApplicable({ version: review.version }, { closed: review.doc.isClosed, version: review.doc.version });
     if (!check.ok) {
       void vscode.window.showWarningMessage(check.reason === 'closed'
         ? vscode.l10n.t('{0} was closed, so the change was not applied.', shown)
         : this.staleText(review));
-      return;
-    }
-    const { replacements } = review.proposal;
-    if (replacements.length === 0) {
-      void vscode.window.showInformationMessage(vscode.l10n.t('The proposal changes nothing.'));
       return;
     }
     review.stale = true; // our own edit: not a change to warn about

@@ -4,10 +4,14 @@
 // question went out with. A chip shows the file name and its lines ("geometry.py:3-4"), a symbol's name and lines,
 // a file's name tagged "problems", or "Changes"; its tooltip the full path, the lines and (above the input) the
 // token estimate; a click opens the code. The host owns the chips: these only draw its `attachments` message and
-// post what the user clicked.
+// post what the user clicked. Names and paths are the workspace's text: invisible and bidirectional characters in
+// them are marked as in answers (a name is an isolate, so `invoice\u202Etxt.exe` cannot read as `invoiceexe.txt`),
+// and tooltips show them, and any line break, as `<U+…>` so that a path cannot add lines of its own.
+import { showInvisibleCharacters, showInvisibleCharactersOnOneLine } from '../../core/text/invisibleCharacters';
 import { format, type AttachmentsMessage, type AttachmentView, type Strings } from '../../protocol';
 import { el } from '../shared/dom';
 import type { ChatContext } from './chatContext';
+import { appendMarkedName } from './invisibleMarks';
 
 /** What a click on a chip asks for (data-attachment on its button). */
 const ACTION = { open: 'open', remove: 'remove', toggleActive: 'toggle-active', addFile: 'add-file' } as const;
@@ -26,8 +30,15 @@ function rangeSuffix(v: Pick<AttachmentView, 'startLine' | 'endLine'>): string {
   return v.endLine === undefined || v.endLine === v.startLine ? `:${v.startLine}` : `:${v.startLine}-${v.endLine}`;
 }
 
+/** A name on a chip, its invisible characters marked. */
+function nameSpan(name: string, strings: Strings): HTMLElement {
+  const span = el('span', { class: 'chip-name' });
+  appendMarkedName(span, name, strings);
+  return span;
+}
+
 function tooltip(v: AttachmentView, strings: Strings): string {
-  const lines: string[] = [v.fullPath];
+  const lines: string[] = [showInvisibleCharactersOnOneLine(v.fullPath)];
   if (v.startLine !== undefined) {
     lines.push(v.endLine === undefined || v.endLine === v.startLine
       ? format(strings.attachmentLine, v.startLine) : format(strings.attachmentLines, v.startLine, v.endLine));
@@ -49,9 +60,9 @@ function chipName(v: AttachmentView, strings: Strings): string {
 /** One chip: open on click; with `removable`, a × that takes it off the next question (and its tokens on it). */
 function chip(v: AttachmentView, strings: Strings, removable: boolean): HTMLElement {
   const tag = v.kind === 'problems' || v.kind === 'symbol' ? strings[`chipKind.${v.kind}`] : '';
-  const label = `${chipName(v, strings)}${rangeSuffix(v)}${tag ? ` (${tag})` : ''}`;
+  const label = `${showInvisibleCharactersOnOneLine(chipName(v, strings))}${rangeSuffix(v)}${tag ? ` (${tag})` : ''}`;
   const main = el('button', { type: 'button', class: 'chip-main', 'data-attachment': ACTION.open, 'data-id': v.id, 'aria-label': format(strings.openAttachment, label) },
-    el('span', { class: 'chip-label' }, el('span', { class: 'chip-name' }, chipName(v, strings)), el('span', { class: 'chip-range' }, rangeSuffix(v)),
+    el('span', { class: 'chip-label' }, nameSpan(chipName(v, strings), strings), el('span', { class: 'chip-range' }, rangeSuffix(v)),
       ...(v.kind === 'problems' ? [el('span', { class: 'chip-tag' }, ` ${tag}`)] : [])));
   const parts: Node[] = [main];
   if (removable && v.tokens !== undefined) parts.push(el('span', { class: 'chip-tokens', 'aria-hidden': 'true' }, figure(v.tokens)));
@@ -115,14 +126,14 @@ export class AttachmentBar {
         type: 'button',
         class: `attachment-chip active-file suggested${active.refusal ? ' refused' : ''}`,
         'data-attachment': ACTION.toggleActive,
-        title: active.refusal ?? [active.fullPath, strings.activeFileSuggestedHint,
+        title: refusal(active) ?? [showInvisibleCharactersOnOneLine(active.fullPath), strings.activeFileSuggestedHint,
           ...(active.tokens !== undefined ? [format(strings.attachmentTokens, figure(active.tokens))] : [])].join('\n'),
-      }, el('span', { class: 'chip-name' }, fileName(active.path)), el('span', { class: 'chip-tag' }, strings.activeFileSuggested));
+      }, nameSpan(fileName(active.path), strings), el('span', { class: 'chip-tag' }, strings.activeFileSuggested));
       b.disabled = !!active.refusal;
       return b;
     }
-    const hint = active.refusal ?? [
-      active.fullPath,
+    const hint = refusal(active) ?? [
+      showInvisibleCharactersOnOneLine(active.fullPath),
       active.enabled ? strings.activeFileOn : strings.activeFileOff,
       ...(active.untrusted && !active.enabled ? [strings.activeFileUntrusted] : []),
       ...(active.enabled && active.tokens !== undefined ? [format(strings.attachmentTokens, figure(active.tokens))] : []),
@@ -133,11 +144,14 @@ export class AttachmentBar {
       'data-attachment': ACTION.toggleActive,
       'aria-pressed': String(active.enabled),
       title: hint,
-    }, el('span', { class: 'chip-name' }, fileName(active.path)), el('span', { class: 'chip-tag' }, strings.activeFileTag));
+    }, nameSpan(fileName(active.path), strings), el('span', { class: 'chip-tag' }, strings.activeFileTag));
     b.disabled = !!active.refusal;
     return b;
   }
 }
+
+/** The host's reason the current file cannot go (it may quote the path). */
+const refusal = (active: NonNullable<AttachmentsMessage['activeFile']>) => (active.refusal === undefined ? undefined : showInvisibleCharacters(active.refusal));
 
 /** The chips of a sent question, under its text in the transcript. */
 export function sentChips(ctx: ChatContext, views: readonly AttachmentView[]): HTMLElement {

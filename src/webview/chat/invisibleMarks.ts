@@ -7,7 +7,8 @@
 import { codePointLabel, invisibleCharacterName, invisibleCharacterPattern, showInvisibleCharacters } from '../../core/text/invisibleCharacters';
 import { format, type Strings } from '../../protocol';
 import { el } from '../shared/dom';
-import { LINK_ATTR, LINK_TITLE_ATTR } from './markdown';
+import { MAX_LINK_LENGTH } from '../../core/links/linkSyntax';
+import { LINK_ATTR, LINK_REFUSED_ATTR, LINK_TITLE_ATTR } from './markdown';
 
 export function invisibleMarker(ch: string, strings: Strings): HTMLElement {
   const cp = ch.codePointAt(0)!;
@@ -17,19 +18,24 @@ export function invisibleMarker(ch: string, strings: Strings): HTMLElement {
 }
 
 /** Appends `text` to `parent` as text (extending its last text node), with a marker for each invisible character. */
-export function appendMarkedText(parent: Node, text: string, strings: Strings): void {
+export function appendMarkedText(parent: Node, text: string, strings: Strings, pattern = invisibleCharacterPattern()): void {
   const appendText = (s: string) => {
     const tail = parent.lastChild;
     if (tail?.nodeType === Node.TEXT_NODE) (tail as Text).appendData(s);
     else parent.appendChild(document.createTextNode(s));
   };
   let last = 0;
-  for (const m of text.matchAll(invisibleCharacterPattern())) {
+  for (const m of text.matchAll(pattern)) {
     if (m.index > last) appendText(text.slice(last, m.index));
     parent.appendChild(invisibleMarker(m[0], strings));
     last = m.index + m[0].length;
   }
   if (last < text.length) appendText(text.slice(last));
+}
+
+/** A name that must stay one line (a chip's file name): its line breaks and tabs are marked too. */
+export function appendMarkedName(parent: Node, text: string, strings: Strings): void {
+  appendMarkedText(parent, text, strings, new RegExp(`${invisibleCharacterPattern().source}|[\\t\\n\\r]`, 'gu'));
 }
 
 const ANY = new RegExp(invisibleCharacterPattern().source, 'u');
@@ -55,11 +61,17 @@ export function markInvisibleCharacters(root: DocumentFragment | Element, string
       t.replaceWith(frag);
     }
   }
+  for (const a of Array.from(root.querySelectorAll(`a[${LINK_REFUSED_ATTR}]`))) {
+    const why = a.getAttribute(LINK_REFUSED_ATTR) === 'too-long' ? format(strings.linkInactiveTooLong, MAX_LINK_LENGTH.toLocaleString('en-US')) : strings.linkInactiveRefused;
+    a.removeAttribute(LINK_REFUSED_ATTR);
+    a.classList.add('link-inactive');
+    a.setAttribute('title', why);
+  }
   for (const a of Array.from(root.querySelectorAll(`a[${LINK_TITLE_ATTR}]`))) {
     const title = a.getAttribute(LINK_TITLE_ATTR) ?? '';
     a.removeAttribute(LINK_TITLE_ATTR);
-    const url = a.getAttribute(LINK_ATTR);
-    if (url) a.setAttribute('title', `${url}\n${format(strings.linkTitleFromAnswer, showInvisibleCharacters(title))}`);
-    else a.setAttribute('title', format(strings.linkTitleFromAnswer, showInvisibleCharacters(title)));
+    const first = a.getAttribute(LINK_ATTR) ?? a.getAttribute('title');
+    const fromAnswer = format(strings.linkTitleFromAnswer, showInvisibleCharacters(title));
+    a.setAttribute('title', first ? `${first}\n${fromAnswer}` : fromAnswer);
   }
 }

@@ -4,7 +4,7 @@
 // and activating a link asks the host (links.ts). The tooltip is the URL; the answer's own title waits in
 // data-answer-title until invisibleMarks.ts writes it after the URL, said to be the answer's.
 import DOMPurify from 'dompurify';
-import { isOpenableLink } from '../../core/links/linkSyntax';
+import { parseLink } from '../../core/links/linkSyntax';
 import { createMarkdownIt, outlineBlocks, type BlockOutline } from './markdownItSetup';
 
 export { escapeHtml, type BlockOutline } from './markdownItSetup';
@@ -16,6 +16,8 @@ const ALLOWED_TAGS = [
 const ALLOWED_ATTR = ['href', 'title', 'class', 'start'];
 export const LINK_ATTR = 'data-href';
 export const LINK_TITLE_ATTR = 'data-answer-title';
+/** On a link that does not open: why (`too-long`, or `refused` for anything else the link syntax refuses). */
+export const LINK_REFUSED_ATTR = 'data-link-refused';
 
 let hooksInstalled = false;
 function installHooks(): void {
@@ -31,7 +33,13 @@ function installHooks(): void {
     const title = node.getAttribute('title');
     node.removeAttribute('title');
     if (title) node.setAttribute(LINK_TITLE_ATTR, title);
-    if (href === null || !isOpenableLink(href)) return;
+    if (href === null) return;
+    const parsed = parseLink(href);
+    if (parsed.kind === 'reject') {
+      // Shown as a link, but it does not open: invisibleMarks.ts says why in its tooltip.
+      node.setAttribute(LINK_REFUSED_ATTR, parsed.reason === 'too-long' ? 'too-long' : 'refused');
+      return;
+    }
     node.setAttribute(LINK_ATTR, href);
     node.setAttribute('role', 'link');
     node.setAttribute('tabindex', '0');

@@ -12,12 +12,16 @@ export interface RenderStats {
   firstTenthAvgMs: number;
   lastTenthAvgMs: number;
   finalizeMs: number;
+  /** The most markdown source one frame rendered (characters): the work per frame, which must not grow. */
+  maxFrameChars: number;
 }
 
 /** The render times of one streamed answer; with RENDER_STATS off every method does nothing. */
 export class FrameTimes {
   private readonly frameMs: number[] = [];
   private finalizeMs = 0;
+  private frameChars = 0;
+  private maxFrameChars = 0;
 
   /** A start time for `frame`/`finalized` (0 when off). */
   start(): number {
@@ -25,7 +29,15 @@ export class FrameTimes {
   }
 
   frame(start: number): void {
-    if (RENDER_STATS) this.frameMs.push(performance.now() - start);
+    if (!RENDER_STATS) return;
+    this.frameMs.push(performance.now() - start);
+    this.maxFrameChars = Math.max(this.maxFrameChars, this.frameChars);
+    this.frameChars = 0;
+  }
+
+  /** `chars` of markdown rendered in the current frame. */
+  work(chars: number): void {
+    if (RENDER_STATS) this.frameChars += chars;
   }
 
   finalized(start: number): void {
@@ -43,6 +55,7 @@ export class FrameTimes {
       firstTenthAvgMs: avg(this.frameMs.slice(0, tenth)),
       lastTenthAvgMs: avg(this.frameMs.slice(n - tenth)),
       finalizeMs: this.finalizeMs,
+      maxFrameChars: this.maxFrameChars,
     };
   }
 }
@@ -56,4 +69,5 @@ export function publishRenderStats(article: HTMLElement, times: FrameTimes): voi
   article.dataset.renderFirstTenthMs = stats.firstTenthAvgMs.toFixed(3);
   article.dataset.renderLastTenthMs = stats.lastTenthAvgMs.toFixed(3);
   article.dataset.renderFinalizeMs = stats.finalizeMs.toFixed(2);
+  article.dataset.renderMaxFrameChars = String(stats.maxFrameChars);
 }

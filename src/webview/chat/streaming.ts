@@ -9,7 +9,9 @@
 // - No link of the open block is live: what is still streaming may yet turn out to be code (a fence or code span
 //   that closes later), so its links carry no target until the block is complete and rendered as a stable chunk.
 // Block layout matters as much as parsing: a growing element that holds the whole block is laid out again on every
-// frame, so each piece is its own element. When the answer ends it is rendered once as a whole, so the final view
+// frame, so each piece is its own element; and pieces and stable chunks go into groups of about 32 KB of source, each
+// finished group with `content-visibility: auto`, so that the page lays out and paints only the groups near the view
+// however long the answer (a 2 MB list or table would otherwise be laid out again on every frame). When the answer ends it is rendered once as a whole, so the final view
 // is exactly what rendering the whole answer gives (constructs spanning cuts, loose lists, reference links).
 import type { Strings } from '../../protocol';
 import { BlockScanner } from './blockScanner';
@@ -24,6 +26,37 @@ import { FrameTimes } from './renderStats';
 const SOFT_LIMIT = 2048;
 /** Beyond this a cut is made even where no construct boundary allows a clean one. */
 const HARD_LIMIT = 16_384;
+/** Source characters of rendered pieces per group; a full group is only laid out while near the view. */
+const GROUP_CHARS = 32_768;
+
+/** Rendered pieces appended in groups (see above); the last group is open, the others are done. */
+class PieceGroups {
+  private open: HTMLElement | undefined;
+  private openChars = 0;
+  constructor(readonly element: HTMLElement) {}
+
+  append(frag: DocumentFragment, chars: number): void {
+    if (!this.open || this.openChars >= GROUP_CHARS) {
+      this.open?.classList.add('stream-group-done');
+      this.open = el('div', { class: 'stream-group' });
+      this.openChars = 0;
+      this.element.append(this.open);
+    }
+    this.open.append(frag);
+    this.openChars += chars;
+  }
+
+  /** The last rendered element (a join continues it). */
+  get last(): Element | null {
+    return this.open?.lastElementChild ?? null;
+  }
+
+  clear(): void {
+    this.element.replaceChildren();
+    this.open = undefined;
+    this.openChars = 0;
+  }
+}
 
 interface OpenBlock {
   kind: OpenBlockKind;
@@ -49,9 +82,9 @@ export class StreamingRenderer {
   private softEnd = 0;
   private liveText = '';
   private scanner = new BlockScanner(0);
-  private readonly stable = el('div', { class: 'stream-stable' });
+  private readonly stable = new PieceGroups(el('div', { class: 'stream-stable' }));
   private readonly tail = el('div', { class: 'stream-tail' });
-  private readonly soft = el('div', { class: 'stream-soft' });
+  private readonly soft = new PieceGroups(el('div', { class: 'stream-soft' }));
   private readonly live = el('div', { class: 'stream-live' });
   private openFence: OpenFenceView | undefined;
   private block = freshBlock();
@@ -72,8 +105,8 @@ export class StreamingRenderer {
   ) {
     this.text = initialText;
     this.fresh.push(initialText);
-    this.tail.append(this.soft, this.live);
-    body.replaceChildren(this.stable, this.tail);
+    this.tail.append(this.soft.element, this.live);
+    body.replaceChildren(this.stable.element, this.tail);
     this.renderFrame();
   }
 
@@ -99,9 +132,10 @@ export class StreamingRenderer {
 
   /** `open`: the markdown is (part of) the block still streaming, whose links must not be live yet. */
   private renderMarkdown(markdown: string, open = false): DocumentFragment {
+    this.times.work(markdown.length);
     const frag = this.md.render(markdown);
     decorateCodeBlocks(frag, this.strings());
-    if (open) disarmLinks(frag);
+    if (open) disarmLinks(frag, this.strings());
     return frag;
   }
 
@@ -123,14 +157,15 @@ export class StreamingRenderer {
 
   private commitStable(boundary: number): void {
     const rest = this.tailText.slice(boundary - this.stableEnd);
-    this.stable.append(this.renderMarkdown(this.tailText.slice(0, boundary - this.stableEnd)));
+    const chunk = this.tailText.slice(0, boundary - this.stableEnd);
+    this.stable.append(this.renderMarkdown(chunk), chunk.length);
     this.tailText = rest;
     this.liveText = rest;
     this.stableEnd = boundary;
     this.softEnd = boundary;
     this.openFence?.pre.remove();
     this.openFence = undefined;
-    this.soft.replaceChildren();
+    this.soft.clear();
     this.live.replaceChildren();
     this.renderedLive = undefined;
     this.block = freshBlock();
@@ -191,14 +226,14 @@ export class StreamingRenderer {
     this.join(frag);
     const last = frag.lastElementChild;
     if (last?.tagName === 'OL') this.block.olNext = Number(last.getAttribute('start') ?? '1') + last.children.length;
-    this.soft.append(frag);
+    this.soft.append(frag, markdown.length);
     this.block.pieces += 1;
   }
 
   /** Makes the first element of `frag` read as the continuation of the last committed piece of the same block. */
   private join(frag: DocumentFragment): void {
     const first = frag.firstElementChild;
-    const prev = this.soft.lastElementChild;
+    const prev = this.soft.last;
     if (this.block.pieces === 0 || !first || !prev || first.tagName !== prev.tagName) return;
     prev.classList.add('stream-join-next');
     first.classList.add('stream-join-prev');
@@ -211,10 +246,11 @@ export class StreamingRenderer {
   }
 }
 
-/** Links of the open block: shown as links to be, with no target (links.ts opens only elements with one). */
-function disarmLinks(frag: DocumentFragment): void {
+/** Links of the open block: shown as links to be, with no target (links.ts opens only elements with one), saying so. */
+function disarmLinks(frag: DocumentFragment, strings: Strings): void {
   for (const a of Array.from(frag.querySelectorAll(`a[${LINK_ATTR}]`))) {
     a.removeAttribute(LINK_ATTR);
+    a.setAttribute('title', [a.getAttribute('title'), strings.linkPending].filter(Boolean).join('\n'));
     a.removeAttribute('role');
     a.removeAttribute('tabindex');
     a.classList.add('link-pending');

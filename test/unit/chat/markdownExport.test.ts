@@ -43,7 +43,7 @@ describe('conversationToMarkdown', () => {
 
   it('names an untitled conversation and keeps a title on one line', () => {
     assert.match(conversationToMarkdown({ ...conversation, title: '', messages: [] }, labels), /^# New conversation\n\n> Raw HTML/);
-    assert.match(conversationToMarkdown({ ...conversation, title: 'a\n# b', messages: [] }, labels), /^# a # b\n\n> Raw HTML/);
+    assert.match(conversationToMarkdown({ ...conversation, title: 'a\n# b', messages: [] }, labels), /^# a \\# b\n\n> Raw HTML/);
   });
 });
 
@@ -82,5 +82,20 @@ describe('exportFileName', () => {
     assert.equal(exportFileName('///'), 'conversation.md');
     assert.equal(exportFileName('a\u0001b\u007fc\td'), 'a-b-c d.md', 'control characters go, a tab is a space');
     assert.equal(exportFileName('', '对话'), '对话.md');
+  });
+});
+
+describe('conversationToMarkdown: title and notes are text', () => {
+  const rendered = new MarkdownIt({ html: true });
+  it('escapes a file name in the title and a server error in the note', () => {
+    const hostile: Conversation = {
+      ...conversation, title: 'Explain <img src=x onerror=alert(1)>.py ![p](https://attacker.example/t.png)',
+      messages: [{ id: 'a', role: 'assistant', content: 'x', status: 'failed', error: '<img src=y onerror=alert(2)> &amp; `c` *e*', createdAt: 1 }],
+    };
+    const doc = conversationToMarkdown(hostile, labels);
+    const html = rendered.render(doc);
+    assert.doesNotMatch(html, /<img/, html);
+    assert.match(html, /<h1>Explain &lt;img src=x onerror=alert\(1\)&gt;\.py !\[p\]\(https:\/\/attacker\.example\/t\.png\)<\/h1>/);
+    assert.match(html, /<em>Failed — partial answer: &lt;img src=y onerror=alert\(2\)&gt; &amp;amp; `c` \*e\*<\/em>/);
   });
 });

@@ -47,6 +47,37 @@ describe('Edit Selection: the code of a reply', () => {
   });
 });
 
+describe('Edit Selection: the code of a reply, as CommonMark reads fences', () => {
+  // [reply, the code CommonMark's first fenced block holds (or the whole reply when it has none)]
+  const CASES: [string, string][] = [
+    ['~~~ py`x\ncode\n~~~', 'code'],
+    ['```\ncode\n```\u00a0\nmore\n```', 'code\n```\u00a0\nmore'],
+    ['```\ncode\n```\u2028\nmore', 'code\n```\u2028\nmore'],
+    ['> ```py\n> x = 1\n> ```', 'x = 1'],
+    ['Here:\n\n> ~~~\n> a\n>  b\n> ~~~\n\nDone.', 'a\n b'],
+    ['- item\n\n  ```py\n  x\n  ```', 'x'],
+    ['  ```\n  x\n   y\n```', 'x\n y'],
+    ['```py`\nx\n```', ''], // not an opening fence (a backtick in the info string); the last line opens one
+    ['    ```\n    x\n    ```', '    ```\n    x\n    ```'],
+    ['```\nx\n  ```', 'x'],
+    ['````\nx\n```\n````', 'x\n```'],
+    ['~~~\nx\n```\n~~~', 'x\n```'],
+    ['```\nx\n``` y\n```', 'x\n``` y'],
+    ['Text\n```\nx\n```', 'x'],
+    ['```\n```', ''],
+    ['\t```\nx\n```', ''], // indented code, a paragraph, then an empty fence that never closes
+  ];
+  it(`agrees with CommonMark in all ${CASES.length} cases`, () => {
+    const wrong = CASES.filter(([reply, code]) => extractCode(reply, { final: true }).code !== code).map(([reply]) => reply);
+    assert.deepEqual(wrong, []);
+  });
+
+  it('while streaming, a fence in a quote yields its whole lines', () => {
+    assert.deepEqual(extractCode('> ```py\n> a\n> b', { final: false }), { code: 'a', fenced: true, closed: false });
+    assert.deepEqual(extractCode('> ```py\n> a\n> ```', { final: false }), { code: 'a', fenced: true, closed: true });
+  });
+});
+
 describe('Edit Selection: one proposal per selection', () => {
   const doc = 'a = 1\nb = 2\nc = 3\n';
   it('replaces every target with its own code, in document order, whatever order they came in', () => {

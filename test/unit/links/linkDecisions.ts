@@ -33,6 +33,10 @@ export const LINK_DECISIONS: LinkDecisionRow[] = [
   // where the link really goes
   row('https://example.com@attacker.example/', 'https://example.com@attacker.example/', 'ask: user-info, text-differs'),
   row('https://xn--exmple-cua.com/', 'exämple.com', 'ask: idn'),
+  // a port other than the default is a different service: the label must write it
+  row('https://example.com:8443/', 'example.com', 'ask: port'),
+  row('https://example.com:8443/', 'example.com:8443', 'open'),
+  row('https://example.com:443/', 'example.com', 'open'),
   // this computer and the local network: always ask, naming port and path
   row('http://localhost:8002/metrics', 'localhost:8002', 'ask: local'),
   row('http://127.0.0.1:8000/v2', 'http://127.0.0.1:8000/v2', 'ask: local'),
@@ -44,6 +48,14 @@ export const LINK_DECISIONS: LinkDecisionRow[] = [
   row('http://printer.local/', 'printer.local', 'ask: local'),
   row('http://router/', 'router', 'ask: local'),
   row('http://[fe80::1]/', '[fe80::1]', 'ask: local'),
+  // public names that spell a local address (wildcard DNS) or always resolve to loopback
+  row('http://127.0.0.1.nip.io:8000/v2', '127.0.0.1.nip.io:8000', 'ask: local'),
+  row('http://app.10.0.0.5.sslip.io/', 'app.10.0.0.5.sslip.io', 'ask: local'),
+  row('http://www-192-168-1-1.sslip.io/', 'www-192-168-1-1.sslip.io', 'ask: local'),
+  row('http://7f000001.nip.io/', '7f000001.nip.io', 'ask: local'),
+  row('http://0--1.sslip.io/', '0--1.sslip.io', 'ask: local'),
+  row('http://api.lvh.me:3000/', 'api.lvh.me:3000', 'ask: local'),
+  row('https://8.8.8.8.nip.io/', '8.8.8.8.nip.io', 'open'),
   // mail: one plain address the label names, at most a subject, opens; anything more asks
   row('mailto:team@example.com', 'team@example.com', 'open'),
   row('mailto:team@example.com?subject=Hello', 'team@example.com', 'open'),
@@ -54,6 +66,7 @@ export const LINK_DECISIONS: LinkDecisionRow[] = [
   row('mailto:team@example.com?to=attacker@evil.example&cc=b@example.com', 'team@example.com', 'ask: mail-recipients'),
   row('mailto:support@example.com,attacker@evil.example', 'support@example.com', 'ask: mail-recipients'),
   row('mailto:team@example.com?subject=Hi%0D%0ABcc:%20attacker@evil.example', 'team@example.com', 'ask: mail-content'),
+  row('mailto:team@example.com?subject=invoice%E2%80%AEfdp.exe', 'team@example.com', 'ask: mail-invisible'),
   row('mailto:team@example.com?X-Mailer=evil&From=ceo@example.com', 'team@example.com', 'ask: mail-removed'),
   // refused outright
   row('javascript:alert(1)', 'x', 'refuse: scheme'),

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   codePointLabel, describeInvisibleCharacters, findInvisibleCharacters, hasInvisibleCharacters, invisibleCharacterName, invisibleCharacterPattern,
-  removeInvisibleCharacters,
+  removeInvisibleCharacters, showInvisibleCharactersOnOneLine,
 } from '../../../src/core/text/invisibleCharacters';
 
 const cp = (n: number) => String.fromCodePoint(n);
@@ -86,3 +86,11 @@ describe('invisible characters: default-ignorable code points, variation selecto
 function range(a: number, b: number): number[] {
   return Array.from({ length: b - a + 1 }, (_, i) => a + i);
 }
+
+describe('showInvisibleCharactersOnOneLine', () => {
+  it('writes invisible characters, line breaks and tabs as code points, so a path stays one line', () => {
+    assert.equal(showInvisibleCharactersOnOneLine('/a/invoice\u202Etxt.exe'), '/a/invoice<U+202E>txt.exe');
+    assert.equal(showInvisibleCharactersOnOneLine('x.py\nlines 1–9\r\tb\u{E0041}'), 'x.py<U+000A>lines 1–9<U+000D><U+0009>b<U+E0041>');
+    assert.equal(showInvisibleCharactersOnOneLine('plain 你好.py'), 'plain 你好.py');
+  });
+});

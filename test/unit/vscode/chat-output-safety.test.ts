@@ -104,6 +104,18 @@ describe('openChatLink: mail and local links', () => {
     assert.deepEqual([shown.length, opened], [0, ['mailto:team@example.com?subject=Bug%20report']]);
   });
 
+  it('asks before a subject with a bidi override, showing it marked; before another port; before a name that spells 127.0.0.1', async () => {
+    await openChatLink('mailto:team@example.com?subject=invoice%E2%80%AEfdp.exe', 'team@example.com');
+    await openChatLink('https://example.com:8443/', 'example.com');
+    await openChatLink('http://127.0.0.1.nip.io:8000/v2', '127.0.0.1.nip.io:8000');
+    assert.deepEqual(opened, []);
+    const details = shown.map((s) => (s.options as { detail: string }).detail.split('\n'));
+    assert.ok(details[0]!.includes('Subject: invoice<U+202E>fdp.exe'), details[0]!.join('\n'));
+    assert.ok(details[0]!.includes('The e-mail\'s fields contain invisible or bidirectional control characters (shown below as <U+…>).'));
+    assert.ok(details[1]!.includes('The link opens port 8443 of example.com, which its text does not name.'), details[1]!.join('\n'));
+    assert.match(details[2]![0]!, /^127\.0\.0\.1\.nip\.io is on this computer or your local network .*: port 8000, path \/v2\.$/);
+  });
+
   it('asks before a local address even when the label names it, naming port and path', async () => {
     await openChatLink('http://localhost:8002/metrics', 'localhost:8002');
     assert.equal(shown[0]!.text, 'Open a link to localhost?');

@@ -126,6 +126,28 @@ describe('Edit Selection (host side)', () => {
     await run('tritonChatglm.discardProposal');
   });
 
+  it('Accept warns about invisible and bidi characters in the rewrite first, like Copy, Insert and Apply', async () => {
+    const text = 'x = 1  # user\u202E \u2066// admin\u2069\n';
+    const doc = fakeDocument(Uri.file('/w/src/access.py'), text, 'python');
+    fake.setActiveEditor({ document: doc, selections: [new Selection(new Position(0, 0), new Position(0, text.length - 1))] });
+    fake.rec.modals.length = 0;
+    fake.rec.answer = undefined;
+    fake.rec.inputAnswer = 'upper-case every name';
+    await run('tritonChatglm.editSelection');
+    assert.match(rightText(), /X = 1/);
+    await run('tritonChatglm.acceptProposal');
+    assert.equal(fake.rec.modals.length, 1);
+    assert.match(fake.rec.modals[0]!.text, /invisible or bidirectional control characters: U\+202E RIGHT-TO-LEFT OVERRIDE, U\+2066 LEFT-TO-RIGHT ISOLATE, U\+2069 POP DIRECTIONAL ISOLATE/);
+    assert.deepEqual(fake.rec.modals[0]!.buttons, ['Accept Anyway']);
+    assert.deepEqual(fake.rec.applied, [], 'cancelled: nothing applied');
+    assert.equal(doc.getText(), text);
+    fake.rec.answer = 'Accept Anyway';
+    await run('tritonChatglm.acceptProposal');
+    fake.rec.answer = undefined;
+    assert.equal(fake.rec.applied.length, 1);
+    assert.equal(doc.getText(), text.toUpperCase());
+  });
+
   it('no selection, or no instruction: nothing is sent', async () => {
     const sent = rewrites().length;
     editorWith([3, 4, 3, 4]);

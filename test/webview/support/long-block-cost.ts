@@ -55,6 +55,8 @@ export interface LongBlockCost {
   /** lastTenthAvgMs ÷ firstTenthAvgMs: 1 when a frame costs the same at the end of the block as at its start. */
   growth: number;
   finalizeMs: number;
+  /** The most markdown source one streaming frame rendered (characters). */
+  maxFrameChars: number;
   /** The longest task of the page while streaming and finalizing (0 when none reached 50 ms). */
   longestTaskMs: number;
   longTasks: number;
@@ -107,6 +109,7 @@ async function streamOnce(panel: Panel, messageId: string, text: string, charsPe
       lastTenthAvgMs: last,
       growth: first > 0 ? last / first : Number.NaN,
       finalizeMs: Number(d.renderFinalizeMs),
+      maxFrameChars: Number(d.renderMaxFrameChars),
       longestTaskMs: tasks.length ? Math.max(...tasks) : 0,
       longTasks: tasks.length,
       wallMs,
@@ -138,4 +141,27 @@ export function auditCases(): AuditCase[] {
     { name: 'table_3500_rows', text: blockOfLines('table', 3500), charsPerFrame: 500 },
     { name: 'unclosed_fence_2mb', text: longBlock('fence', 2 * 1024 * 1024), charsPerFrame: 16 * 1024 },
   ];
+}
+
+export type HugeAnswerKind = 'nested-list' | 'wide-table';
+
+/**
+ * The 2 MB corpus of issue 31 (webview_max_frame_ms_2mb), at any size: one list of `chars` characters nested four
+ * levels deep with inline markup on every item, or one table 24 columns wide; no blank line anywhere.
+ */
+export function hugeAnswer(kind: HugeAnswerKind, chars: number): string {
+  const parts: string[] = [];
+  let size = 0;
+  const push = (s: string) => { parts.push(s); size += s.length; };
+  if (kind === 'nested-list') {
+    for (let i = 0; size < chars; i += 1) {
+      const depth = [0, 1, 2, 3, 2, 1][i % 6]!;
+      push(`${'  '.repeat(depth)}- item ${i} with **bold** and \`code_${i}\` and [a link](https://example.com/${i}) ${WORDS[i % WORDS.length]}\n`);
+    }
+  } else {
+    const cols = 24;
+    push(`| ${Array.from({ length: cols }, (_, c) => `col ${c}`).join(' | ')} |\n|${'---|'.repeat(cols)}\n`);
+    for (let i = 0; size < chars; i += 1) push(`| ${Array.from({ length: cols }, (_, c) => `r${i}c${c} \`x\``).join(' | ')} |\n`);
+  }
+  return parts.join('').slice(0, chars);
 }

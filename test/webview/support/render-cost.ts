@@ -78,6 +78,7 @@ export async function measureStreamingRenderCost(panel: Panel, options: { tokens
       firstTenthAvgMs: Number(d.renderFirstTenthMs),
       lastTenthAvgMs: Number(d.renderLastTenthMs),
       finalizeMs: Number(d.renderFinalizeMs),
+      maxFrameChars: Number(d.renderMaxFrameChars),
       wallMs,
     };
   }, { tokens, perFrame });
