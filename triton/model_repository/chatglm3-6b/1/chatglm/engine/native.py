@@ -2,7 +2,8 @@
 batching, driven one step at a time by the continuous scheduler (or, for `scheduler: per_execute`, by its own
 loop over the same steps).
 
-Load: the tokenizer (ChatGLM3's own, AutoTokenizer from the weights folder), config.json, the memory plan
+Load: the tokenizer (chatglm.tokenizer: ChatGLM3's SentencePiece or GLM-4's rank file, read by our code; no Python
+file of the weights folder runs), config.json, the memory plan
 (chatglm.engine.memory_plan: weights + cache + transients against what the device has free; it picks the
 quantization and the prefill chunk, or refuses the load with what does fit), the weights by ChatGLM3's parameter
 names (int8 layers quantized as they are read), then the cache; the plan is logged as a table. Everything runs on
@@ -22,6 +23,7 @@ import torch
 import chatglm.log as log
 from chatglm.engine.memory_plan import plan_load, split_prefill
 from chatglm.model.checkpoint import DTYPES, ChatGLMConfig, CheckpointError, load_weights, read_config
+from chatglm.tokenizer.load import load_tokenizer
 from chatglm.engine.types import EngineOptions, PrefillChunk, TokenizerPrompts
 from chatglm.model.forward import HAS_SDPA, ChatGLMModel, logits_rows
 from chatglm.engine.generation import BatchTracker, choose_tokens, random_seed
@@ -45,15 +47,13 @@ class NativeEngine(TokenizerPrompts):
             dtype = DTYPES[options.dtype]
         self.dtype = dtype
         check_dtype(self.device, dtype)
+        if config is None:
+            config = read_config(options.weights_path)  # first: a layout we do not load is refused before anything
+        self.config = config
         if tokenizer is None:
-            from transformers import AutoTokenizer
-
-            tokenizer = AutoTokenizer.from_pretrained(options.weights_path, trust_remote_code=True)
+            tokenizer = load_tokenizer(options.weights_path)  # our code over the data files: nothing runs from there
         self.tokenizer = tokenizer
         self.stop_ids = self.chat_stop_ids()
-        if config is None:
-            config = read_config(options.weights_path)
-        self.config = config
         self.max_rows = options.max_rows
         self.max_context = min(config.seq_length, options.max_context or options.context_needed)
         # Tensors passed in (tests, gpu_check) already take their part of the device's memory.
