@@ -79,3 +79,23 @@ def test_greedy_generation_reproduces_generate(fixture, engine):
     results = engine.generate(fixture.prompts, settings, Quiet())
     for result, case in zip(results, fixture.golden["cases"]):
         assert result.token_ids == case["generate_tokens"], result
+
+
+def test_transformers_own_glm_layout_is_refused_naming_what_to_fetch(tmp_path):
+    """GLM-4-9B-chat's later Hub revisions are transformers' GlmForCausalLM (split q/k/v, other names): config.json
+    is read first and the load stops there, saying to fetch the THUDM-format revision."""
+    import json
+    import shutil
+
+    from chatglm.model.checkpoint import CheckpointError
+
+    folder = tmp_path / "hf-layout"
+    shutil.copytree(GLM4_FIXTURE, folder)
+    raw = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**raw, "model_type": "glm", "architectures": ["GlmForCausalLM"]}))
+    (folder / "model.safetensors").unlink()  # never reached
+    with pytest.raises(CheckpointError) as info:
+        Fixture(GLM4_FIXTURE).engine(weights_path=str(folder))
+    message = str(info.value)
+    assert "transformers' own layout (architectures GlmForCausalLM)" in message
+    assert "fetch the THUDM-format checkpoint" in message and "catalog.json" in message
