@@ -23,6 +23,7 @@ import torch
 import chatglm.log as log
 from chatglm.engine.memory_plan import plan_load, split_prefill
 from chatglm.model.checkpoint import DTYPES, ChatGLMConfig, CheckpointError, load_weights, read_config
+from chatglm.catalog import identify
 from chatglm.tokenizer.load import load_tokenizer
 from chatglm.engine.types import EngineOptions, PrefillChunk, TokenizerPrompts
 from chatglm.model.forward import HAS_SDPA, ChatGLMModel, logits_rows
@@ -50,6 +51,8 @@ class NativeEngine(TokenizerPrompts):
         if config is None:
             config = read_config(options.weights_path)  # first: a layout we do not load is refused before anything
         self.config = config
+        entry = identify(config)
+        self.model_id = entry.id if entry else None  # the catalog model this checkpoint is (None: not one it lists)
         if tokenizer is None:
             tokenizer = load_tokenizer(options.weights_path)  # our code over the data files: nothing runs from there
         self.tokenizer = tokenizer
@@ -82,7 +85,7 @@ class NativeEngine(TokenizerPrompts):
         # Seeds for requests without one: from the OS, or reproducible when the engine has a sampling seed (tests).
         self.seeds = None if sampling_seed is None else random.Random(sampling_seed)
         log.info(
-            f"native engine: {config.num_layers} layers, hidden {config.hidden_size}, {config.num_attention_heads} heads / "
+            f"native engine: {self.model_id or 'a model the catalog does not list'}, {config.num_layers} layers, hidden {config.hidden_size}, {config.num_attention_heads} heads / "
             f"{config.multi_query_group_num} KV groups, {str(dtype).replace('torch.', '')} on {self.device} "
             f"({'SDPA' if HAS_SDPA else 'plain'} attention); weights {describe_bytes(self.model.parameter_bytes())}; "
             f"KV cache {self.max_rows} rows x {self.max_context} tokens = {describe_bytes(self.cache.nbytes)} "
