@@ -44,6 +44,8 @@ from typing import List, Optional, Protocol, Sequence
 
 import torch
 
+from chatglm.engine.overflow import OVERFLOW_TOKEN, mark_overflow, overflow_message
+
 FINISH_STOP = "stop"
 FINISH_LENGTH = "length"
 FINISH_CANCELLED = "cancelled"
@@ -289,11 +291,13 @@ def seen_from_ids(input_ids: torch.Tensor, vocab: int) -> torch.Tensor:
 
 def choose_tokens(scores: torch.Tensor, settings: Sequence[RowSettings], counters: Sequence[int],
                   seeds: Sequence[int], seen: Optional[torch.Tensor] = None,
-                  fallback_id: int = CHATGLM_NAN_FALLBACK_ID) -> List[int]:
+                  fallback_id: int = CHATGLM_NAN_FALLBACK_ID, fail_on_overflow: bool = False) -> List[int]:
     """One token per row of `scores` ([B, V] logits), row i sampled with settings[i] at its counters[i]-th token
-    with seeds[i]; -1 for a row whose distribution is invalid. One device-to-host copy (the ids)."""
+    with seeds[i]; -1 for a row whose distribution is invalid, -2 (fail_on_overflow) for a row whose logits are
+    not finite. One device-to-host copy (the ids)."""
     params = SamplingTensors.build(settings, counters, scores.device, seeds)
-    return sample_tokens(scores, params, seen, fallback_id).tolist()
+    ids = sample_tokens(scores, params, seen, fallback_id)
+    return (mark_overflow(scores, ids) if fail_on_overflow else ids).tolist()
 
 
 class RowProgress:
@@ -328,8 +332,10 @@ class BatchTracker:
     cancellation at every step. `done_mask()` is what a per-row stopping criterion returns.
     """
 
-    def __init__(self, settings: Sequence[RowSettings], stop_ids: Sequence[int], observer: GenerationObserver):
+    def __init__(self, settings: Sequence[RowSettings], stop_ids: Sequence[int], observer: GenerationObserver,
+                 overflow_dtype: str = "float16"):
         self.settings = list(settings)
+        self.overflow_dtype = overflow_dtype  # named in the error of a row whose logits overflowed
         self.stop_ids = frozenset(int(i) for i in stop_ids)
         self.observer = observer
         self.rows = [RowProgress(s.max_new_tokens, self.stop_ids) for s in settings]
@@ -372,6 +378,9 @@ class BatchTracker:
             if progress.finish is not None:
                 continue
             token = int(token)
+            if token == OVERFLOW_TOKEN:  # mark_overflow: the model's own logits were not finite
+                self._finish(row, FINISH_FAILED, overflow_message(self.overflow_dtype))
+                continue
             if token < 0:  # sample_tokens: this row's distribution is invalid; it alone ends, with an error
                 self._finish(row, FINISH_FAILED, invalid_distribution_message(self.settings[row]))
                 continue

@@ -13,6 +13,7 @@ SPECIAL_TOKENS = ("[MASK]", "[gMASK]", "[sMASK]", "sop", "eop", "<|system|>", "<
 
 class ChatGLM3Tokenizer(ChatTokenizer):
     prefix = ("[gMASK]", "sop")
+    nan_fallback_id = 5  # what ChatGLM3's own chat() does (chatglm.engine.generation.CHATGLM_NAN_FALLBACK_ID)
 
     def __init__(self, folder: str):
         from sentencepiece import SentencePieceProcessor

@@ -2,7 +2,7 @@
 get_command, get_prefix_tokens, build_single_message, decode and eos_token_id) and the load error."""
 from __future__ import annotations
 
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
 from chatglm.model.checkpoint import CheckpointError
 
@@ -19,6 +19,9 @@ class ChatTokenizer:
     eos_token_id: int
     commands: Dict[str, int]
     prefix: Sequence[str]  # ChatGLM3: [gMASK] sop; GLM-4: [gMASK] <sop>
+    # The token forced when the logits are NaN/inf (ChatGLM3's InvalidScoreLogitsProcessor: 5); None = fail the row
+    # (chatglm.engine.overflow).
+    nan_fallback_id: Optional[int] = None
 
     def encode(self, text: str) -> List[int]:
         raise NotImplementedError
