@@ -13,6 +13,7 @@ def load_engine(spec: str, options: EngineOptions):
     """`native` → the native engine; `module:Class` → that class (module importable from sys.path or
     PYTHONPATH). `hf` is refused: it ran Python files from the weights folder (trust_remote_code)."""
     if spec == "native":
+        _add_pythonpath()  # packages installed beside the stub's own (the tests' virtual environment)
         from chatglm.engine.native import NativeEngine
 
         return NativeEngine(options)
