@@ -98,4 +98,5 @@ def test_transformers_own_glm_layout_is_refused_naming_what_to_fetch(tmp_path):
         Fixture(GLM4_FIXTURE).engine(weights_path=str(folder))
     message = str(info.value)
     assert "transformers' own layout (architectures GlmForCausalLM)" in message
-    assert "fetch the THUDM-format checkpoint" in message and "catalog.json" in message
+    assert "fetch the THUDM-format checkpoint instead" in message
+    assert "THUDM/glm-4-9b-chat at revision bd8234fe5e0c09c48637a92abb0c797cb5fa0e73" in message

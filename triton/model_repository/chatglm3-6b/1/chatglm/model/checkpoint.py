@@ -157,9 +157,15 @@ def parse_config(raw: Mapping, source: str = "config.json") -> ChatGLMConfig:
 # Layouts of the same models that we do not load, and what to fetch instead (GLM-4-9B-chat's later Hub revisions
 # were converted to transformers' own GlmForCausalLM: other parameter names, split q/k/v).
 _FOREIGN_ARCHITECTURES = {"GlmForCausalLM", "Glm4ForCausalLM"}
-_FETCH_HINT = ("fetch the THUDM-format checkpoint instead (config.json with model_type 'chatglm' and "
-               "architectures ChatGLMModel or ChatGLMForConditionalGeneration: see the revision pinned in "
-               "chatglm/catalog.json)")
+
+
+def _fetch_hint() -> str:
+    """What to fetch instead: the catalog's repositories at their revisions (chatglm/catalog.json)."""
+    from chatglm.catalog import load_catalog  # the catalog reads configs through this module: imported late
+
+    where = ", ".join(f"{m.repo} at revision {m.revision}" for m in load_catalog().values())
+    return (f"fetch the THUDM-format checkpoint instead ({where}; its config.json has model_type 'chatglm' and "
+            f"architectures ChatGLMModel or ChatGLMForConditionalGeneration)")
 
 
 def foreign_layout(raw: Mapping) -> Optional[str]:
@@ -171,7 +177,7 @@ def foreign_layout(raw: Mapping) -> Optional[str]:
     model_type = raw.get("model_type", "chatglm")
     if foreign or model_type != "chatglm":
         what = f"architectures {', '.join(foreign)}" if foreign else f"model_type {model_type!r}"
-        return f"this checkpoint uses transformers' own layout ({what}), which the native engine does not load: {_FETCH_HINT}"
+        return f"this checkpoint uses transformers' own layout ({what}), which the native engine does not load: {_fetch_hint()}"
     return None
 
 
