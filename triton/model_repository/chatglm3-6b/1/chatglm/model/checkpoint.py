@@ -154,8 +154,8 @@ def parse_config(raw: Mapping, source: str = "config.json") -> ChatGLMConfig:
     return config
 
 
-# Layouts of the same models that we do not load, and what to fetch instead (GLM-4-9B-chat's later Hub revisions
-# were converted to transformers' own GlmForCausalLM: other parameter names, split q/k/v).
+# Layouts of the same models that we do not load, and what to fetch instead: transformers' own GlmForCausalLM
+# (THUDM/glm-4-9b-chat-hf, and any THUDM repository revision converted to it: other names, split q/k/v).
 _FOREIGN_ARCHITECTURES = {"GlmForCausalLM", "Glm4ForCausalLM"}
 
 
