@@ -8,6 +8,9 @@ Figures (JSON to --out, each {value, median_of, min, max, ...}):
                               with temperature, and with top-p (target <= 1)
   decode_ops_per_layer        compute ops (no views) of one decode step per layer: ops of a 2-layer model minus a
                               1-layer one, plain attention, float32 (reported; bfloat16, with its casts, in raw)
+  glm4_tiny_decode_tokens_per_s, chatglm3_tiny_decode_tokens_per_s
+                              greedy decode tokens/s, 4 rows, on glm4-tiny's sizes with GLM-4's and ChatGLM3's
+                              config (tiny_decode_tokens_per_s)
   prefill_stall_ratio         model.py + the continuous scheduler (pb_utils stand-in), unpaced, on an engine
                               whose 2,048-token chunk alone costs >= 10 decode steps: p99 of the gaps between the
                               decode steps of 2 running rows while a ~4,000-token prompt is admitted, over the
@@ -207,6 +210,36 @@ def prefill_stall(rounds: int, prompt_tokens: int, answer: int, baseline: int) -
     return out
 
 
+def tiny_decode_tokens_per_s(rounds: int, steps: int) -> dict:
+    """Greedy decode tokens/s of 4 rows on glm4-tiny's sizes (3 layers, 128 wide, vocabulary 768, float32, one
+    thread): GLM-4's config (rotary base 10000 x 500, epsilon 1.5625e-7, the fixture's weights) beside ChatGLM3's
+    (base 10000, epsilon 1e-5, random weights of the same shapes). Same sizes, so the pair shows that GLM-4's
+    config costs nothing per step; the real models differ in layers and vocabulary (bench/README's memory table)."""
+    from fixture_check import GLM4_FIXTURE
+
+    glm4_raw = json.loads((GLM4_FIXTURE / "config.json").read_text(encoding="utf-8"))
+    results = {}
+    for name, raw in (("glm4", glm4_raw), ("chatglm3", dict(glm4_raw, rope_ratio=1, layernorm_epsilon=1e-5))):
+        config = parse_config(raw)
+        options = EngineOptions(str(GLM4_FIXTURE), "float32", "cpu", max_rows=4, context_needed=256)
+        tensors = None if name == "glm4" else gpu_check.random_tensors(config, torch.float32, "cpu")
+        engine = NativeEngine(options, config=config, tensors=tensors, dtype=torch.float32, sampling_seed=0)
+        rates = []
+        for _ in range(rounds):
+            slots = [engine.open_row() for _ in range(4)]
+            logits = engine.prefill([PrefillChunk(s, [658, 660, 663, 10 + k], 0, 4) for k, s in enumerate(slots)])
+            started = time.perf_counter()
+            for _ in range(steps):
+                logits = engine.decode_step(slots, logits.argmax(dim=-1).tolist())
+            rates.append(4 * steps / (time.perf_counter() - started))
+            for s in slots:
+                engine.close_row(s)
+        results[name] = dict(summary(rates, 1), rows=4, steps=steps, layers=config.num_layers,
+                             hidden=config.hidden_size, vocabulary=config.padded_vocab_size,
+                             rope_base=10000 * config.rope_ratio)
+    return results
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", required=True)
@@ -220,6 +253,9 @@ def main(argv=None) -> int:
               "decode_ops_per_layer": ops_per_layer()}
     report["prefill_stall_ratio"] = (prefill_stall(1, 600, 160, 40) if args.smoke
                                      else prefill_stall(args.rounds, 4000, 900, 150))
+    tiny = tiny_decode_tokens_per_s(1 if args.smoke else args.rounds, 20 if args.smoke else 200)
+    report["glm4_tiny_decode_tokens_per_s"] = tiny["glm4"]
+    report["chatglm3_tiny_decode_tokens_per_s"] = tiny["chatglm3"]
     report["seconds"] = round(time.perf_counter() - started, 1)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

@@ -33,11 +33,47 @@ def figure(value, **raw):
     return {"value": value, "median_of": 1, "min": value, "max": value, "raw": raw}
 
 
+CARDS_GB = (12, 16, 24, 48, 80)
+CARD_OVERHEAD = 1 << 29  # 0.5 GiB of a card taken before the load (driver, display, CUDA context)
+
+
+def models_table() -> str:
+    """bench/README's per-model table: the memory plan of each catalog model (8 rows x 8,192 tokens, 2,048-token
+    prefill chunk, 16-bit activations) and what `quantization: auto` does on a card of each size."""
+    from chatglm.catalog import load_catalog
+    from chatglm.engine.memory_plan import MemoryPlanError, largest_fit, plan_load
+
+    lines = ["| model | float weights | int8 weights | KV cache | total float / int8 | "
+             + " | ".join(f"{gb} GB" for gb in CARDS_GB) + " |", "|" + "---|" * (5 + len(CARDS_GB))]
+    for entry in load_catalog().values():
+        config = entry.checkpoint_config()
+        fp, q8 = (memory_plan(config, ROWS, CONTEXT, CHUNK, "float16", q) for q in ("none", "int8"))
+        cells = []
+        for gb in CARDS_GB:
+            free = gb * (1 << 30) - CARD_OVERHEAD
+            try:
+                plan = plan_load(config, ROWS, CONTEXT, CHUNK, "float16", "auto", free)
+                cells.append("16-bit" if plan.quantization == "none" else "int8")
+            except MemoryPlanError:
+                fit = largest_fit(config, ROWS, CONTEXT, CHUNK, "float16", "int8", free)
+                cells.append("no" if fit is None else f"int8, {fit.rows} rows")
+        gib = lambda n: f"{n / (1 << 30):.1f} GiB"  # noqa: E731
+        lines.append(f"| {entry.display_name} | {gib(fp.weights)} | {gib(q8.weights)} | {gib(fp.kv_cache)} | "
+                     f"{gib(fp.total)} / {gib(q8.total)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--out", required=True)
+    parser.add_argument("--out")
     parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--models-table", action="store_true", help="print bench/README's per-model table and exit")
     args = parser.parse_args(argv)
+    if args.models_table:
+        print(models_table())
+        return 0
+    if not args.out:
+        parser.error("--out is required")
     config = parse_config(dict(CHATGLM3_6B, num_layers=2) if args.smoke else CHATGLM3_6B)
     started = time.monotonic()
     counted, plans = {}, {}

@@ -21,6 +21,8 @@ export const TARGETS = {
   activation_ms: { op: null, unit: 'ms', what: 'activate() to first registered command, real VS Code of the e2e suite' },
   decode_host_syncs_per_step: { op: '<=', value: 1, unit: '', what: 'host synchronisations per decode step (step, sampler, readback), counted by a TorchDispatchMode on CPU' },
   decode_ops_per_layer: { op: null, unit: '', what: 'compute ops (no views) per layer of one decode step, plain attention, float32' },
+  glm4_tiny_decode_tokens_per_s: { op: null, unit: 'tok/s', what: 'greedy decode tokens/s, 4 rows, glm4-tiny sizes (3 layers, 128 wide) with GLM-4\'s config, float32, one CPU thread' },
+  chatglm3_tiny_decode_tokens_per_s: { op: null, unit: 'tok/s', what: 'the same at the same sizes with ChatGLM3\'s config (rotary base 10000, epsilon 1e-5)' },
   prefill_stall_ratio: { op: '<=', value: 3, unit: '×', what: 'p99 gap between decode steps of running rows while a 4,000-token prompt is admitted ÷ their median gap before (unpaced, continuous scheduler)' },
   prefill_peak_transient_mib: { op: '<=', value: 384, unit: 'MiB', what: 'peak bytes the native engine creates for one 2,048-token prefill chunk at position 6,144, ChatGLM3-6B shapes, float16 (meta device, attention kernel excepted)' },
   int8_weight_bytes_ratio: { op: null, unit: '', what: 'int8 model bytes ÷ float16 model bytes at ChatGLM3-6B shapes (ChatGLM3\'s quantized layers; embeddings and output layer stay float16)' },
@@ -185,7 +187,7 @@ export function composeResults({ parts, machine, mode, startedAt, finishedAt, lo
   }
 
   const engine = ok('engine');
-  for (const key of ['decode_host_syncs_per_step', 'decode_ops_per_layer', 'prefill_stall_ratio']) {
+  for (const key of ['decode_host_syncs_per_step', 'decode_ops_per_layer', 'prefill_stall_ratio', 'glm4_tiny_decode_tokens_per_s', 'chatglm3_tiny_decode_tokens_per_s']) {
     if (engine?.[key]) out[key] = entry(key, pick(engine[key]), { source: 'bench/engine_bench.py', raw: strip(engine[key]) });
     else out[key] = missing(key, `engine bench: ${why('engine')}`);
   }

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 import torch
 
@@ -19,6 +19,7 @@ from chatglm.engine.native import NativeEngine
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT.parent / "shared" / "fixtures" / "chatglm3-tiny"  # CI has ../shared beside the clone
+GLM4_FIXTURE = ROOT.parent / "shared" / "fixtures" / "glm4-tiny"  # GLM-4's architecture, its own tiny tokenizer
 
 
 class FixtureTokenizer:
@@ -43,20 +44,25 @@ class Fixture:
         from safetensors.torch import load_file
 
         if not (path / "golden.json").is_file():
-            raise FileNotFoundError(f"the ChatGLM3 fixture is missing: {path} (CI checks out ../shared beside the repository)")
+            raise FileNotFoundError(f"the fixture is missing: {path} (CI checks out ../shared beside the repository)")
         self.path = path
         golden = json.loads((path / "golden.json").read_text(encoding="utf-8"))
-        self.prompts: List[List[int]] = golden["prompts"]
+        self.golden = golden
+        # chatglm3-tiny lists the prompt ids; glm4-tiny keeps them with each case's messages.
+        self.prompts: List[List[int]] = golden.get("prompts") or [case["input_ids"] for case in golden["cases"]]
         self.steps: int = golden["steps"]
         self.greedy: List[List[int]] = [case["greedy_tokens"] for case in golden["cases"]]
         tensors = load_file(str(path / "golden.safetensors"))
         self.prefill = [tensors[f"prefill_logits_{i}"] for i in range(len(self.prompts))]
         self.decode = [tensors[f"decode_logits_{i}"] for i in range(len(self.prompts))]
 
-    def engine(self, device: str = "cpu", dtype: str = "float32", rows: int = 4, weights_path: str = "") -> NativeEngine:
+    def engine(self, device: str = "cpu", dtype: str = "float32", rows: int = 4, weights_path: str = "",
+               parameters: Optional[Dict[str, str]] = None) -> NativeEngine:
         options = EngineOptions(weights_path=weights_path or str(self.path), dtype=dtype, device=device, max_rows=rows,
-                                context_needed=128)
-        return NativeEngine(options, tokenizer=FixtureTokenizer(), sampling_seed=0)
+                                context_needed=128, parameters=parameters or {})
+        # glm4-tiny has its tokenizer.model: the production loader reads it; chatglm3-tiny has none.
+        tokenizer = FixtureTokenizer() if self.path == FIXTURE else None
+        return NativeEngine(options, tokenizer=tokenizer, sampling_seed=0)
 
 
 def _diff(a: torch.Tensor, b: torch.Tensor) -> float:
@@ -149,7 +155,7 @@ def _step(fixture: Fixture, engine: NativeEngine, slots: Dict[int, int], step_of
 
 
 def _chunked_prefill(fixture: Fixture, engine: NativeEngine, chunk: int = 16) -> float:
-    """The longest prompt (41 tokens) in chunks of 16 while prompt 0 decodes, as a small prefill budget does."""
+    """The longest prompt (41 tokens; glm4-tiny: 53) in chunks of 16 while prompt 0 decodes, as a small prefill budget does."""
     long_row, worst = len(fixture.prompts) - 1, 0.0
     other = engine.open_row()
     first = engine.prefill([PrefillChunk(other, fixture.prompts[0], 0, len(fixture.prompts[0]))])

@@ -1,5 +1,6 @@
-"""The production HF engine's pieces inside the REAL `generate` of transformers 4.40.2, on a tiny randomly
-initialised Llama (no download), plus ChatGLM3's prompt layout with a tokenizer built for the test."""
+"""The test-only HF engine's pieces (testing/hf_engine.py; no longer served: it needs remote code) inside the REAL
+`generate` of transformers 4.40.2, on a tiny randomly initialised Llama (no download), plus ChatGLM3's prompt layout
+with a tokenizer built for the test. And: the served factory refuses `engine: hf`."""
 import json
 
 import pytest
@@ -12,7 +13,7 @@ from transformers import LlamaConfig, LlamaForCausalLM  # noqa: E402
 
 from chatglm.engine.types import EngineOptions  # noqa: E402
 from chatglm.engine.generation import RowSettings  # noqa: E402
-from chatglm.engine.hf import HFEngine, carries_position_ids  # noqa: E402
+from hf_engine import HFEngine, carries_position_ids  # noqa: E402
 from chatglm.serving.request import ChatRequest, Limits, plan_prompt  # noqa: E402
 from tiny_engine import VOCAB_SIZE, TinyTokenizer  # noqa: E402
 
@@ -233,3 +234,10 @@ def test_model_py_serves_the_hf_engine_with_the_per_execute_scheduler():
     finally:
         model.finalize()
     assert [o.completion_tokens for o in outs] == [6, 4] and all(o.finals == 1 and o.error is None for o in outs)
+
+
+def test_the_factory_refuses_the_hf_engine():
+    from chatglm.engine.factory import load_engine
+
+    with pytest.raises(ValueError, match="engine 'hf' is no longer served: it ran Python files from the weights folder"):
+        load_engine("hf", EngineOptions("", "float32", "cpu"))

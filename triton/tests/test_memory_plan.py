@@ -190,30 +190,46 @@ PLAN_CONFIGS = [
          config={"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "kv_channels": 16,
                  "ffn_hidden_size": 128, "padded_vocab_size": 416}),
 ]
-# (free GiB, rows, context, quantization setting): what the load decides on the 6B checkpoint in float16
+# GLM-4-9B-Chat / CodeGeeX4-ALL-9B (the catalog's config: 40 layers, 151,552 vocabulary, 40 KiB KV per token)
+PLAN_CONFIGS += [
+    dict(model="glm-4-9b-chat", rows=8, context=8192, prefill_chunk=2048, dtype="bfloat16", quantization="none"),
+    dict(model="glm-4-9b-chat", rows=8, context=8192, prefill_chunk=2048, dtype="bfloat16", quantization="int8"),
+    dict(model="glm-4-9b-chat", rows=2, context=32768, prefill_chunk=1024, dtype="float16", quantization="int8"),
+]
+# (free GiB, rows, context, quantization setting[, catalog model]): what the load decides, in float16 (bf16 alike)
 DECISIONS = [(23.5, 8, 8192, "auto"), (15.5, 8, 8192, "auto"), (11.5, 8, 8192, "auto"), (7.5, 8, 8192, "auto"),
-             (5.5, 8, 8192, "auto"), (15.0, 12, 8192, "none"), (14.28, 8, 8192, "none"), (9.0, 16, 8192, "int8")]
+             (5.5, 8, 8192, "auto"), (15.0, 12, 8192, "none"), (14.28, 8, 8192, "none"), (9.0, 16, 8192, "int8"),
+             (23.5, 8, 8192, "auto", "glm-4-9b-chat"), (15.5, 8, 8192, "auto", "glm-4-9b-chat"),
+             (11.5, 8, 8192, "auto", "glm-4-9b-chat"), (11.5, 8, 8192, "auto", "codegeex4-all-9b")]
 FIGURES = ("weights", "kv_cache", "prefill_transient", "decode_buffers", "reserve", "total")
 
 
+def _model_config(model=None):
+    from chatglm.catalog import load_catalog
+
+    return CONFIG if model is None else load_catalog()[model].checkpoint_config()
+
+
 def _plan_figures(case):
-    plan = memory_plan(parse_config({**CHATGLM3_6B, **case.get("config", {})}), case["rows"], case["context"],
+    config = _model_config(case["model"]) if "model" in case else parse_config({**CHATGLM3_6B, **case.get("config", {})})
+    plan = memory_plan(config, case["rows"], case["context"],
                        case["prefill_chunk"], case["dtype"], case["quantization"])
     return {k: plan.as_dict()[k] for k in FIGURES}
 
 
-def _decision(free_gib, rows, context, quantization):
+def _decision(free_gib, rows, context, quantization, model=None):
     """plan_load's choice, or what a refusal offers instead (largest_fit)."""
     from chatglm.engine.memory_plan import largest_fit
 
     free = int(free_gib * GiB)
+    config = _model_config(model)
     try:
-        plan = plan_load(CONFIG, rows, context, CHUNK, "float16", quantization, free)
+        plan = plan_load(config, rows, context, CHUNK, "float16", quantization, free)
         return {"kind": "runs", "quantization": plan.quantization, "rows": plan.rows, "context": plan.context,
                 "prefill_chunk": plan.prefill_chunk, "total": plan.total}
     except MemoryPlanError:
         last = "int8" if quantization in ("auto", "int8") else "none"
-        fit = largest_fit(CONFIG, rows, context, CHUNK, "float16", last, free)
+        fit = largest_fit(config, rows, context, CHUNK, "float16", last, free)
         return {"kind": "too-small", "fits": None if fit is None else {
             "quantization": fit.quantization, "rows": fit.rows, "context": fit.context, "prefill_chunk": fit.prefill_chunk}}
 
@@ -221,8 +237,8 @@ def _decision(free_gib, rows, context, quantization):
 def plan_cases():
     return {
         "plans": [{**case, "expected": _plan_figures(case)} for case in PLAN_CONFIGS],
-        "decisions": [{"free": int(free * GiB), "rows": rows, "context": context, "quantization": q,
-                       "expected": _decision(free, rows, context, q)} for free, rows, context, q in DECISIONS],
+        "decisions": [{"free": int(d[0] * GiB), "rows": d[1], "context": d[2], "quantization": d[3],
+                       **({"model": d[4]} if len(d) > 4 else {}), "expected": _decision(*d)} for d in DECISIONS],
     }
 
 

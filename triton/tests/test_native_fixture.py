@@ -140,7 +140,7 @@ def test_config_values_the_forward_pass_does_not_implement_are_load_errors():
         ({"num_layers": 0}, "num_layers must be a positive integer"),
         ({"layernorm_epsilon": "tiny"}, "layernorm_epsilon"),
         ({"sliding_window": 4096}, "unknown keys sliding_window"),
-        ({"model_type": "llama"}, "model_type must be 'chatglm'"),
+        ({"model_type": "llama"}, "transformers' own layout (model_type 'llama')"),
     ]
     for change, expected in cases:
         with pytest.raises(CheckpointError, match="config.json: ") as info:

@@ -1,9 +1,11 @@
-// The native engine's memory plan, for the extension: what ChatGLM3-6B will hold on a GPU with the configured rows,
-// context and quantization, before the container starts, from nvidia-smi's free memory. The same formulas as the
+// The native engine's memory plan, for the extension: what a catalog model (ChatGLM3-6B by default) will hold on a
+// GPU with the configured rows, context and quantization, before the container starts, from nvidia-smi's free
+// memory. The same formulas as the
 // engine's own plan (triton/model_repository/chatglm3-6b/1/chatglm/engine/memory_plan.py, which decides at load);
 // test/unit/server/memoryPlan.test.ts and triton/tests/test_memory_plan.py check both against the same figures
 // (test/unit/server/memory-plan-cases.json). Bytes throughout; the setup checklist words the verdict.
 import type { ModelDtype, ModelQuantization } from '../repository/renderConfig';
+import { catalogModel } from '../models/catalog';
 
 /** The config fields the plan reads (ChatGLM3's own names in config.json). */
 export interface PlanModelConfig {
@@ -19,10 +21,27 @@ export interface PlanModelConfig {
   seq_length: number;
 }
 
-export const CHATGLM3_6B_CONFIG: Readonly<PlanModelConfig> = Object.freeze({
-  num_layers: 28, hidden_size: 4096, num_attention_heads: 32, kv_channels: 128, multi_query_group_num: 2,
-  ffn_hidden_size: 13696, padded_vocab_size: 65024, add_qkv_bias: true, post_layer_norm: true, seq_length: 8192,
-});
+/** The plan's config of a catalog model (src/core/models: the same file the engine reads); undefined for an id
+ * the catalog does not list. */
+export function planModelConfig(modelId: string): Readonly<PlanModelConfig> | undefined {
+  const model = catalogModel(modelId);
+  if (!model) return undefined;
+  const c = model.config;
+  return Object.freeze({
+    num_layers: c.num_layers, hidden_size: c.hidden_size, num_attention_heads: c.num_attention_heads, kv_channels: c.kv_channels,
+    multi_query_group_num: c.multi_query_group_num, ffn_hidden_size: c.ffn_hidden_size, padded_vocab_size: c.padded_vocab_size,
+    add_qkv_bias: c.add_qkv_bias, post_layer_norm: c.post_layer_norm, seq_length: c.seq_length,
+  });
+}
+
+function requireConfig(modelId: string): Readonly<PlanModelConfig> {
+  const config = planModelConfig(modelId);
+  if (!config) throw new Error(`the model catalog has no ${modelId}`);
+  return config;
+}
+
+export const CHATGLM3_6B_CONFIG: Readonly<PlanModelConfig> = requireConfig('chatglm3-6b');
+export const GLM4_9B_CHAT_CONFIG: Readonly<PlanModelConfig> = requireConfig('glm-4-9b-chat');
 
 export type PlanDtype = ModelDtype | 'float64';
 export type WeightsKind = 'none' | 'int8';

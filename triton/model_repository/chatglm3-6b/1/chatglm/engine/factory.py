@@ -10,19 +10,19 @@ from chatglm.engine.types import EngineOptions
 
 
 def load_engine(spec: str, options: EngineOptions):
-    """`native` → the native engine; `hf` → the Hugging Face engine; `module:Class` → that class (module
-    importable from sys.path or PYTHONPATH)."""
+    """`native` → the native engine; `module:Class` → that class (module importable from sys.path or
+    PYTHONPATH). `hf` is refused: it ran Python files from the weights folder (trust_remote_code)."""
     if spec == "native":
+        _add_pythonpath()  # packages installed beside the stub's own (the tests' virtual environment)
         from chatglm.engine.native import NativeEngine
 
         return NativeEngine(options)
     if spec == "hf":
-        from chatglm.engine.hf import HFEngine
-
-        return HFEngine(options)
+        raise ValueError("engine 'hf' is no longer served: it ran Python files from the weights folder "
+                         "(transformers' trust_remote_code). Set the engine to 'native' (the default)")
     module_name, sep, class_name = spec.partition(":")
     if not sep or not module_name or not class_name:
-        raise ValueError(f"engine parameter must be 'native', 'hf' or 'module:Class', got {spec!r}")
+        raise ValueError(f"engine parameter must be 'native' or 'module:Class', got {spec!r}")
     _add_pythonpath()
     cls = getattr(importlib.import_module(module_name), class_name)
     return cls(options)

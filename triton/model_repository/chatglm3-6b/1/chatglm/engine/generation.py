@@ -1,18 +1,15 @@
-"""Engine-independent pieces of generation.
+"""Engine-independent pieces of generation (torch only: 1.13 and 2.x).
 
-Every engine and both schedulers use these, so per-row sampling, per-row stopping, cancellation and streaming
-behave the same whatever runs the forward pass:
+Every engine and both schedulers use these, so sampling, stopping, cancellation and streaming are per row alike:
 
 - `left_pad`: ChatGLM-style left padding (ids 0, mask 0, position 0; real tokens at positions 0..n-1).
 - `sample_tokens`: the batched sampler (below); `SamplingTensors` holds its per-row settings on the device and
   `TokenPresence` the tokens each slot has seen (for the repetition penalty).
 - `RowWarper`: the same warping as a score matrix for engines that sample themselves (HF generate).
 - `guard_invalid_scores`: ChatGLM's InvalidScoreLogitsProcessor, applied per row.
-- `choose_tokens`: guard + warp + one token per row, as a host list (the per-execute loop, the scheduler).
+- `choose_tokens`: guard + warp + one token per row, as a host list (the per-execute loop); -2 marks overflow.
 - `RowProgress`: one row's tokens and how it ended (stop id, its own max_new_tokens).
-- `BatchTracker`: a batch of RowProgress for one per-execute generation; polls cancellation and forwards kept
-  tokens to an observer.
-Only torch is needed (works on torch 1.13 and 2.x).
+- `BatchTracker`: a batch of RowProgress for one per-execute generation; polls cancellation, forwards kept tokens.
 
 The sampler's contract (what a decode step calls)::
 
@@ -43,6 +40,8 @@ from dataclasses import dataclass
 from typing import List, Optional, Protocol, Sequence
 
 import torch
+
+from chatglm.engine.overflow import OVERFLOW_TOKEN, mark_overflow, overflow_message
 
 FINISH_STOP = "stop"
 FINISH_LENGTH = "length"
@@ -291,11 +290,12 @@ def seen_from_ids(input_ids: torch.Tensor, vocab: int) -> torch.Tensor:
 
 def choose_tokens(scores: torch.Tensor, settings: Sequence[RowSettings], counters: Sequence[int],
                   seeds: Sequence[int], seen: Optional[torch.Tensor] = None,
-                  fallback_id: int = CHATGLM_NAN_FALLBACK_ID) -> List[int]:
+                  fallback_id: int = CHATGLM_NAN_FALLBACK_ID, fail_on_overflow: bool = False) -> List[int]:
     """One token per row of `scores` ([B, V] logits), row i sampled with settings[i] at its counters[i]-th token
-    with seeds[i]; -1 for a row whose distribution is invalid. One device-to-host copy (the ids)."""
-    params = SamplingTensors.build(settings, counters, scores.device, seeds)
-    return sample_tokens(scores, params, seen, fallback_id).tolist()
+    with seeds[i]; -1 for a row whose distribution is invalid, -2 (fail_on_overflow) for one whose logits are not
+    finite. One device-to-host copy (the ids)."""
+    ids = sample_tokens(scores, SamplingTensors.build(settings, counters, scores.device, seeds), seen, fallback_id)
+    return (mark_overflow(scores, ids) if fail_on_overflow else ids).tolist()
 
 
 class RowProgress:
@@ -330,8 +330,10 @@ class BatchTracker:
     cancellation at every step. `done_mask()` is what a per-row stopping criterion returns.
     """
 
-    def __init__(self, settings: Sequence[RowSettings], stop_ids: Sequence[int], observer: GenerationObserver):
+    def __init__(self, settings: Sequence[RowSettings], stop_ids: Sequence[int], observer: GenerationObserver,
+                 overflow_dtype: str = "float16"):  # the dtype named in the error of a row whose logits overflowed
         self.settings = list(settings)
+        self.overflow_dtype = overflow_dtype
         self.stop_ids = frozenset(int(i) for i in stop_ids)
         self.observer = observer
         self.rows = [RowProgress(s.max_new_tokens, self.stop_ids) for s in settings]
@@ -374,8 +376,9 @@ class BatchTracker:
             if progress.finish is not None:
                 continue
             token = int(token)
-            if token < 0:  # sample_tokens: this row's distribution is invalid; it alone ends, with an error
-                self._finish(row, FINISH_FAILED, invalid_distribution_message(self.settings[row]))
+            if token < 0:  # -2: the model's logits were not finite; -1: this row's distribution is invalid
+                self._finish(row, FINISH_FAILED, overflow_message(self.overflow_dtype) if token == OVERFLOW_TOKEN
+                             else invalid_distribution_message(self.settings[row]))
                 continue
             if progress.accept(token):
                 self.observer.on_token(row, token)

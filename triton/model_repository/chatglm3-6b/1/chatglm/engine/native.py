@@ -2,7 +2,8 @@
 batching, driven one step at a time by the continuous scheduler (or, for `scheduler: per_execute`, by its own
 loop over the same steps).
 
-Load: the tokenizer (ChatGLM3's own, AutoTokenizer from the weights folder), config.json, the memory plan
+Load: the tokenizer (chatglm.tokenizer: ChatGLM3's SentencePiece or GLM-4's rank file, read by our code; no Python
+file of the weights folder runs), config.json, the memory plan
 (chatglm.engine.memory_plan: weights + cache + transients against what the device has free; it picks the
 quantization and the prefill chunk, or refuses the load with what does fit), the weights by ChatGLM3's parameter
 names (int8 layers quantized as they are read), then the cache; the plan is logged as a table. Everything runs on
@@ -22,9 +23,11 @@ import torch
 import chatglm.log as log
 from chatglm.engine.memory_plan import plan_load, split_prefill
 from chatglm.model.checkpoint import DTYPES, ChatGLMConfig, CheckpointError, load_weights, read_config
+from chatglm.catalog import identify
+from chatglm.tokenizer.load import load_tokenizer
 from chatglm.engine.types import EngineOptions, PrefillChunk, TokenizerPrompts
 from chatglm.model.forward import HAS_SDPA, ChatGLMModel, logits_rows
-from chatglm.engine.generation import BatchTracker, choose_tokens, random_seed
+from chatglm.engine.generation import CHATGLM_NAN_FALLBACK_ID, BatchTracker, choose_tokens, random_seed
 from chatglm.engine.decode_step import StaticDecoder, TokenReadback
 from chatglm.model.kv_cache import KVCache, describe_bytes, free_memory_bytes, total_memory_bytes
 from chatglm.model.quantization import (DequantizeLinear, choose_int8_matmul, load_converter, quantize_tensors,
@@ -40,20 +43,23 @@ class NativeEngine(TokenizerPrompts):
         """Production: everything from options.weights_path. Tests pass the tokenizer, config and tensors."""
         self.device = torch.device(options.device)
         if dtype is None:
-            if options.dtype not in DTYPES:
-                raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {options.dtype!r}")
-            dtype = DTYPES[options.dtype]
+            dtype = resolve_dtype(options.dtype, self.device)
         self.dtype = dtype
+        self.dtype_name = str(dtype).replace("torch.", "")
         check_dtype(self.device, dtype)
+        if config is None:
+            config = read_config(options.weights_path)  # first: a layout we do not load is refused before anything
+        self.config = config
+        entry = identify(config)
+        self.model_id = entry.id if entry else None  # the catalog model this checkpoint is (None: not one it lists)
         if tokenizer is None:
-            from transformers import AutoTokenizer
-
-            tokenizer = AutoTokenizer.from_pretrained(options.weights_path, trust_remote_code=True)
+            tokenizer = load_tokenizer(options.weights_path)  # our code over the data files: nothing runs from there
         self.tokenizer = tokenizer
         self.stop_ids = self.chat_stop_ids()
-        if config is None:
-            config = read_config(options.weights_path)
-        self.config = config
+        # ChatGLM3 forces token 5 on NaN/inf logits (its InvalidScoreLogitsProcessor, kept for ChatGLM3); a tokenizer
+        # that says None (GLM-4's: overflow in float16 is a known risk) fails the row with a clear error instead.
+        self.nan_fallback_id = getattr(tokenizer, "nan_fallback_id", CHATGLM_NAN_FALLBACK_ID)
+        self.fails_on_overflow = self.nan_fallback_id is None
         self.max_rows = options.max_rows
         self.max_context = min(config.seq_length, options.max_context or options.context_needed)
         # Tensors passed in (tests, gpu_check) already take their part of the device's memory.
@@ -82,7 +88,7 @@ class NativeEngine(TokenizerPrompts):
         # Seeds for requests without one: from the OS, or reproducible when the engine has a sampling seed (tests).
         self.seeds = None if sampling_seed is None else random.Random(sampling_seed)
         log.info(
-            f"native engine: {config.num_layers} layers, hidden {config.hidden_size}, {config.num_attention_heads} heads / "
+            f"native engine: {self.model_id or 'a model the catalog does not list'}, {config.num_layers} layers, hidden {config.hidden_size}, {config.num_attention_heads} heads / "
             f"{config.multi_query_group_num} KV groups, {str(dtype).replace('torch.', '')} on {self.device} "
             f"({'SDPA' if HAS_SDPA else 'plain'} attention); weights {describe_bytes(self.model.parameter_bytes())}; "
             f"KV cache {self.max_rows} rows x {self.max_context} tokens = {describe_bytes(self.cache.nbytes)} "
@@ -183,7 +189,7 @@ class NativeEngine(TokenizerPrompts):
 
     # -- one batched generation (scheduler per_execute), on the same steps
     def generate(self, prompts, settings, observer):
-        tracker = BatchTracker(settings, self.stop_ids, observer)
+        tracker = BatchTracker(settings, self.stop_ids, observer, self.dtype_name)
         tracker.poll_cancelled()
         pending = tracker.active_rows()
         for first in range(0, len(pending), self.max_rows):
@@ -203,7 +209,7 @@ class NativeEngine(TokenizerPrompts):
                 penalized = any(settings[r].repetition_penalty != 1.0 for r in rows)
                 seen = self._seen(rows, prompts, tracker, logits.shape[-1]) if penalized else None
                 tokens = choose_tokens(logits, [settings[r] for r in rows], [step] * len(rows),
-                                       [seeds[r] for r in rows], seen)
+                                       [seeds[r] for r in rows], seen, fail_on_overflow=self.fails_on_overflow)
                 step += 1
                 tracker.step(tokens, rows)
                 kept = [(r, t) for r, t in zip(rows, tokens) if tracker.rows[r].finish is None]
@@ -231,6 +237,19 @@ class NativeEngine(TokenizerPrompts):
         self.cache = None
         if self.device.type == "cuda":
             torch.cuda.empty_cache()
+
+
+def resolve_dtype(name: str, device: torch.device) -> torch.dtype:
+    """config.pbtxt's dtype; `auto` is bfloat16 on a GPU that has it (Ampere and later), float16 on older GPUs,
+    float32 on the CPU (torch.cuda.is_bf16_supported exists in torch 1.13 and 2.x)."""
+    if name == "auto":
+        if device.type != "cuda":
+            return torch.float32
+        with torch.cuda.device(device):
+            return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    if name not in DTYPES:
+        raise ValueError(f"dtype must be auto or one of {', '.join(DTYPES)}, got {name!r}")
+    return DTYPES[name]
 
 
 def check_dtype(device: torch.device, dtype: torch.dtype) -> None:

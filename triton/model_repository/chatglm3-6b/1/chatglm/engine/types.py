@@ -4,7 +4,7 @@ the configured one).
 Every engine builds prompt ids with ChatGLM3's chat layout, decodes text and can run one batched generation
 (`Engine`, used by the per-execute scheduler). An engine that also decodes step by step over slots of its own KV
 cache (`StepEngine`) can be driven by the continuous scheduler. `native` (chatglm.engine.native.NativeEngine) is both;
-`hf` (chatglm.engine.hf.HFEngine) is an `Engine` only; the config parameter `engine` may instead name `module:Class`
+testing/hf_engine.py's HFEngine (test-only since #29) is an `Engine` only; the config parameter `engine` may instead name `module:Class`
 (tests use `tiny_engine:TinyEngine`, the native engine on a tiny random model).
 """
 from __future__ import annotations

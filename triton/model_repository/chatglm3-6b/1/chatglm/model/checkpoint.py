@@ -106,16 +106,20 @@ def parse_config(raw: Mapping, source: str = "config.json") -> ChatGLMConfig:
             return False
         return value
 
-    unknown = sorted(k for k in raw if k not in IGNORED_KEYS and k not in FIXED_KEYS and k not in _FIELDS)
+    foreign = foreign_layout(raw)
+    if foreign:
+        raise CheckpointError(f"{source}: {foreign}")
+    unknown = sorted(k for k in raw if k not in IGNORED_KEYS and k not in FIXED_KEYS and k not in _FIELDS
+                     and k != "num_hidden_layers")
     if unknown:
         problems.append(f"unknown keys {', '.join(unknown)} (the native engine does not know what they change)")
-    if raw.get("model_type", "chatglm") != "chatglm":
-        problems.append(f"model_type must be 'chatglm', got {raw.get('model_type')!r}")
     for key, (expected, why) in FIXED_KEYS.items():
         if key in raw and raw[key] != expected and not (expected == 0 and raw[key] is None):
             problems.append(f"{key} = {raw[key]!r}: {why}")
 
     layers, hidden, heads = integer("num_layers"), integer("hidden_size"), integer("num_attention_heads")
+    if "num_hidden_layers" in raw and raw["num_hidden_layers"] != layers:  # GLM-4's config states both
+        problems.append(f"num_hidden_layers ({raw['num_hidden_layers']!r}) differs from num_layers ({layers})")
     kv_channels = raw.get("kv_channels")
     if kv_channels is None and hidden % heads == 0:
         kv_channels = hidden // heads
@@ -148,6 +152,33 @@ def parse_config(raw: Mapping, source: str = "config.json") -> ChatGLMConfig:
     if problems:
         raise CheckpointError(f"{source}: " + "; ".join(problems))
     return config
+
+
+# Layouts of the same models that we do not load, and what to fetch instead: transformers' own GlmForCausalLM
+# (THUDM/glm-4-9b-chat-hf, and any THUDM repository revision converted to it: other names, split q/k/v).
+_FOREIGN_ARCHITECTURES = {"GlmForCausalLM", "Glm4ForCausalLM"}
+
+
+def _fetch_hint() -> str:
+    """What to fetch instead: the catalog's repositories at their revisions (chatglm/catalog.json)."""
+    from chatglm.catalog import load_catalog  # the catalog reads configs through this module: imported late
+
+    where = ", ".join(f"{m.repo} at revision {m.revision}" for m in load_catalog().values())
+    return (f"fetch the THUDM-format checkpoint instead ({where}; its config.json has model_type 'chatglm' and "
+            f"architectures ChatGLMModel or ChatGLMForConditionalGeneration)")
+
+
+def foreign_layout(raw: Mapping) -> Optional[str]:
+    """Why a config.json describes a layout the native engine does not load, or None."""
+    architectures = raw.get("architectures") or []
+    if not isinstance(architectures, list):
+        architectures = [architectures]
+    foreign = sorted(str(a) for a in architectures if a in _FOREIGN_ARCHITECTURES)
+    model_type = raw.get("model_type", "chatglm")
+    if foreign or model_type != "chatglm":
+        what = f"architectures {', '.join(foreign)}" if foreign else f"model_type {model_type!r}"
+        return f"this checkpoint uses transformers' own layout ({what}), which the native engine does not load: {_fetch_hint()}"
+    return None
 
 
 def read_config(folder: str) -> ChatGLMConfig:

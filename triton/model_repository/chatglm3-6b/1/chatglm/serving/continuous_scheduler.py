@@ -49,6 +49,7 @@ import chatglm.log as log
 from chatglm.engine.types import PrefillChunk
 from chatglm.engine.generation import FINISH_CANCELLED, INVALID_TOKEN, RowProgress, RowResult, SamplingTensors, \
     TokenPresence, invalid_distribution_message, random_seed, sample_tokens
+from chatglm.engine.overflow import OVERFLOW_TOKEN, mark_overflow, overflow_message
 from chatglm.serving.chunk_sizer import ChunkSizer
 from chatglm.serving.faults import is_device_fault, is_out_of_memory, model_failed_message
 from chatglm.serving.metrics import MetricsBuffer
@@ -95,6 +96,7 @@ class Row:
 class ContinuousScheduler:
     def __init__(self, engine, limits: SchedulerLimits, metrics, ready_probe=None):
         self.engine = engine
+        self._fails_on_overflow = bool(getattr(engine, "fails_on_overflow", False))
         self.limits = limits
         self.metrics = metrics
         self._figures = MetricsBuffer()  # the engine thread's metric updates, applied by the responder
@@ -395,6 +397,8 @@ class ContinuousScheduler:
                  if penalized else None)  # non-blocking: a blocking copy to CUDA waits for the stream
         seen = self._presence_of(logits).rows(slots) if penalized else None
         ids = SAMPLER(logits, params, seen)
+        if self._fails_on_overflow:  # GLM-4: a row whose logits overflowed fails alone, with what to change
+            ids = mark_overflow(logits, ids)
         if penalized:
             self._presence.add(slots, ids)
         tokens = self._readback.start(ids).wait() if self._readback is not None else ids.tolist()
@@ -413,6 +417,11 @@ class ContinuousScheduler:
             row.reply.first_token_at = now
             self._figures.increment("first_tokens", 1)
             self._figures.increment("first_token_seconds", max(0.0, now - row.reply.received_at))
+        if token == OVERFLOW_TOKEN:  # the model's logits for this row were not finite: it alone ends
+            message = overflow_message(getattr(self.engine, "dtype_name", "float16"))
+            log.warn(f"request {row.reply.channel.request_id()}: {message}")
+            self._retire_failed(row, message, pb_utils.TritonError.INTERNAL)
+            return
         if token == INVALID_TOKEN:  # this row's own settings made its distribution invalid: it alone ends
             message = invalid_distribution_message(row.reply.settings)
             log.warn(f"request {row.reply.channel.request_id()}: {message}")

@@ -1,4 +1,7 @@
-"""Production engine: ChatGLM3-6B through Hugging Face transformers (pinned 4.40.2, remote code).
+"""Test-only engine: ChatGLM3-6B through Hugging Face transformers (pinned 4.40.2). It needs ChatGLM3's remote code
+(AutoModel with trust_remote_code: THUDM's modeling_chatglm.py from the weights folder), so since #29 it is no
+longer served (chatglm.engine.factory refuses `engine: hf`); it stays as the reference for ChatGLM3's generate
+hooks, tested on a tiny Llama by tests/test_hf_engine.py.
 
 One `model.generate` call per batch, with
 - a NaN/inf guard (ChatGLM's InvalidScoreLogitsProcessor, per row; matters in fp16),
