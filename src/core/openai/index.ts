@@ -5,3 +5,4 @@ export * from './mapping';
 export * from './schemas';
 export * from './server';
 export * from './stopSequences';
+export * from './endpointSettings';

@@ -2,7 +2,8 @@
 // types, unknown models and paths, all in OpenAI's error shape; and the rule that a non-loopback address needs a key.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { checkOpenAiOptions, errorBodySchema, isLoopbackHost, modelListSchema, OpenAiConfigError, startOpenAiServer, type RunningOpenAiServer } from '../../../src/core/openai';
+import { checkOpenAiOptions, endpointPlan, errorBodySchema, isLoopbackHost, modelListSchema, OpenAiConfigError, startOpenAiServer, type RunningOpenAiServer } from '../../../src/core/openai';
+import { restrictedKeys } from '../../../src/core/settings/settingsSchema';
 
 const KEY = 'sk-test-key';
 let server: RunningOpenAiServer;
@@ -76,4 +77,11 @@ test('any address but loopback needs an API key', async () => {
   assert.doesNotThrow(() => checkOpenAiOptions('0.0.0.0', 'k'));
   assert.doesNotThrow(() => checkOpenAiOptions('127.0.0.1', undefined));
   await assert.rejects(startOpenAiServer({ backend, host: '0.0.0.0', port: 0 }), OpenAiConfigError);
+});
+
+test('the extension serves the endpoint on loopback only, when its setting is on', () => {
+  assert.equal(endpointPlan({ 'openai.enabled': false, 'openai.port': 8003 }), undefined);
+  assert.deepEqual(endpointPlan({ 'openai.enabled': true, 'openai.port': 9123 }), { host: '127.0.0.1', port: 9123 });
+  assert.equal(restrictedKeys().includes('tritonChatglm.openai.enabled'), true, 'restricted in untrusted workspaces');
+  assert.equal(restrictedKeys().includes('tritonChatglm.openai.port'), true);
 });
