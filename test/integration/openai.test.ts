@@ -3,6 +3,7 @@
 // stop sequences, a client's abort freeing its row on the server, 8 streams decoded together, and errors in
 // OpenAI's shape that fail alone.
 import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +25,7 @@ interface RunningTriton {
 interface TritonProcessModule {
   startTritonServer(options: { repository: string; env?: Record<string, string> }): Promise<RunningTriton>;
   prepareTestRepository(dest: string, overrides?: Record<string, unknown>): string;
+  freePort(): Promise<number>;
   modelName: string;
 }
 
@@ -34,6 +36,8 @@ let triton: RunningTriton | undefined;
 let client: TritonClient;
 let endpoint: RunningOpenAiServer | undefined;
 let openai: OpenAI;
+let tp: TritonProcessModule;
+const mainTs = join(__dirname, '../../src/cli/main.ts');
 
 const metric = async (name: string) => sumMetric(await client.metrics(), name, { model: M });
 
@@ -66,7 +70,7 @@ async function badRequest(p: Promise<unknown>, status: number, param: string | n
 
 describe('OpenAI endpoint with the openai client against tritonserver', { timeout: 600_000 }, () => {
   before(async () => {
-    const tp = (await import(pathToFileURL(join(__dirname, '../support/triton-process.mjs')).href)) as TritonProcessModule;
+    tp = (await import(pathToFileURL(join(__dirname, '../support/triton-process.mjs')).href)) as TritonProcessModule;
     work = mkdtempSync(join(tmpdir(), 'openai-it-'));
     const repository = tp.prepareTestRepository(join(work, 'repo'));
     // Slow decoding a little so a request can be cancelled mid-stream (the tiny engine never stops by itself).
@@ -250,5 +254,30 @@ describe('OpenAI endpoint with the openai client against tritonserver', { timeou
     await badRequest(new OpenAI({ baseURL: endpoint!.url, apiKey: 'sk-wrong', maxRetries: 0 }).models.list(), 401, null);
     assert.ok((await other) > 0, 'the concurrent stream was answered');
     await eventually(() => metric('chatglm3_active_rows'), (n) => n === 0, 'no row left taken');
+  });
+
+  test('the CLI: serve-openai answers the openai client until Ctrl+C; another address without a key is refused', async () => {
+    const port = await tp.freePort();
+    const env = { ...process.env, TRITON_CHATGLM_OPENAI_API_KEY: '' };
+    const child = spawn(process.execPath, ['--import', 'tsx', mainTs, 'serve-openai', '--url', triton!.url, '--port', String(port)], { env });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => { out += String(d); });
+    child.stderr.on('data', (d) => { err += String(d); });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      await eventually(async () => out, (o) => o.includes('press Ctrl+C'), `serve-openai started (stderr: ${err})`, 60_000);
+      assert.match(out, new RegExp(`at http://127\\.0\\.0\\.1:${port}/v1`));
+      const viaCli = new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: 'none', maxRetries: 0 });
+      assert.deepEqual((await viaCli.models.list()).data.map((m) => m.id), [M]);
+      const done = await viaCli.chat.completions.create({ model: M, messages: [{ role: 'user', content: 'hi' }], max_tokens: 3 });
+      assert.equal(done.usage?.completion_tokens, 3);
+    } finally {
+      child.kill('SIGINT');
+    }
+    assert.equal(await exited, 130, 'Ctrl+C stops it (exit code 130, as for any interrupted command)');
+    const exposed = spawnSync(process.execPath, ['--import', 'tsx', mainTs, 'serve-openai', '--url', triton!.url, '--host', '0.0.0.0', '--port', String(port)], { env, encoding: 'utf8', timeout: 60_000 });
+    assert.notEqual(exposed.status, 0);
+    assert.match(exposed.stderr, /API key/);
   });
 });
