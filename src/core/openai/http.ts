@@ -28,6 +28,23 @@ export function authorized(req: IncomingMessage, apiKey: string): boolean {
   return timingSafeEqual(digest(m ? m[1] : ''), digest(apiKey)) && m !== null;
 }
 
+/**
+ * A loopback server answers only requests addressed to a loopback name: a web page whose own domain was made to
+ * resolve to 127.0.0.1 (DNS rebinding) sends its own Host and is refused.
+ */
+export function hostAllowed(req: IncomingMessage, boundHost: string): boolean {
+  if (!isLoopbackHost(boundHost)) return true;
+  const host = req.headers.host ?? '';
+  const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.split(':')[0];
+  return isLoopbackHost(name);
+}
+
+/** JSON bodies only: a cross-site form post (text/plain, form encodings) never reaches the model. */
+export function isJsonRequest(req: IncomingMessage): boolean {
+  const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  return type === 'application/json' || /^application\/[a-z0-9.+-]*\+json$/.test(type);
+}
+
 /** The body as JSON; too large, unreadable or not JSON is an OpenAI-shaped 4xx. */
 export async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<unknown> {
   const tooLarge = () => new OpenAiError(413, `The request body exceeds ${maxBytes} bytes.`, 'invalid_request_error', null, 'request_too_large');

@@ -15,7 +15,7 @@ import {
   chatCompletionRequestSchema, completionRequestSchema,
   type ChatCompletion, type ChatCompletionChunk, type Completion, type ModelList, type Usage,
 } from './schemas';
-import { authorized, DEFAULT_MAX_BODY_BYTES, isLoopbackHost, readJsonBody, sendError, sendJson, SseWriter } from './http';
+import { authorized, DEFAULT_MAX_BODY_BYTES, hostAllowed, isJsonRequest, isLoopbackHost, readJsonBody, sendError, sendJson, SseWriter } from './http';
 
 export const DEFAULT_OPENAI_HOST = '127.0.0.1';
 export const DEFAULT_OPENAI_PORT = 8003;
@@ -89,6 +89,10 @@ function closeServer(server: Server): Promise<void> {
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse, options: OpenAiServerOptions): Promise<void> {
+  if (!hostAllowed(req, options.host ?? DEFAULT_OPENAI_HOST)) {
+    sendError(res, new OpenAiError(403, 'This endpoint answers requests to 127.0.0.1 or localhost only.', 'invalid_request_error', null, 'host_not_allowed'));
+    return;
+  }
   if (options.apiKey && !authorized(req, options.apiKey)) {
     sendError(res, new OpenAiError(401, 'Missing or wrong API key: send Authorization: Bearer <key>.', 'authentication_error', null, 'invalid_api_key'), { 'www-authenticate': 'Bearer' });
     return;
@@ -104,6 +108,10 @@ async function handle(req: IncomingMessage, res: ServerResponse, options: OpenAi
   }
   if (req.method !== route.method) {
     sendError(res, new OpenAiError(405, `${path} takes ${route.method} requests.`, 'invalid_request_error', null, 'method_not_allowed'), { allow: route.method });
+    return;
+  }
+  if (route.method === 'POST' && !isJsonRequest(req)) {
+    sendError(res, new OpenAiError(415, 'Send the request body as JSON (Content-Type: application/json).', 'invalid_request_error', null, 'unsupported_media_type'));
     return;
   }
   try {

@@ -14,7 +14,7 @@ async function call(path: string, init: RequestInit & { key?: string | null } = 
   const { key = KEY, ...rest } = init;
   const headers = new Headers(rest.headers);
   if (key !== null) headers.set('authorization', `Bearer ${key}`);
-  if (rest.body !== undefined) headers.set('content-type', 'application/json');
+  if (rest.body !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json');
   const res = await fetch(`${server.url.replace(/\/v1$/, '')}${path}`, { ...rest, headers });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
@@ -55,6 +55,21 @@ describe('OpenAI endpoint over HTTP, no Triton behind it', () => {
     openAiError(await call('/v1/chat/completions', { method: 'POST', body: chatBody({ temperature: 'warm' }) }), 400, 'temperature', 'invalid_type');
     openAiError(await call('/v1/chat/completions', { method: 'POST', body: chatBody({ n: 3 }) }), 400, 'n');
     openAiError(await call('/v1/completions', { method: 'POST', body: JSON.stringify({ model: 'chatglm3-6b', prompt: 7 }) }), 400, 'prompt', 'invalid_type');
+  });
+
+  test('only JSON bodies, and only requests addressed to a loopback name (DNS rebinding)', async () => {
+    openAiError(await call('/v1/chat/completions', { method: 'POST', body: chatBody(), headers: { 'content-type': 'text/plain' } }), 415, null, 'unsupported_media_type');
+    openAiError(await call('/v1/chat/completions', { method: 'POST', body: 'model=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415, null, 'unsupported_media_type');
+    const { request } = await import('node:http');
+    const status = (host: string) => new Promise<number>((resolve, reject) => {
+      const r = request(`${server.url}/models`, { headers: { host, authorization: `Bearer ${KEY}` } }, (res) => { res.resume(); resolve(res.statusCode ?? 0); });
+      r.on('error', reject);
+      r.end();
+    });
+    assert.equal(await status('evil.example:8003'), 403);
+    assert.equal(await status('localhost:8003'), 200);
+    assert.equal(await status('127.0.0.1'), 200);
+    assert.equal(await status('[::1]:8003'), 200);
   });
 
   test('an unknown model is 404, no running server 503; unknown paths 404 and wrong methods 405', async () => {
