@@ -10,6 +10,7 @@ export const TARGETS = {
   staggered_p95_latency_ratio: { op: '<=', value: 0.5, unit: '', what: 'p95 request latency of the same 16 staggered requests, continuous ÷ per_execute' },
   explain_fanout_speedup: { op: '>=', value: 3, unit: '×', what: 'wall time of 8 explains one after another ÷ concurrently (extension code path)' },
   ttft_fraction: { op: '<=', value: 0.05, unit: '', what: 'time to first streamed delta ÷ time to the whole 256-token answer (streamChat)' },
+  openai_stream_overhead: { op: '>=', value: 0.95, unit: '×', what: 'tokens/s of 8 concurrent streamed answers through the OpenAI-compatible endpoint (openai client) ÷ straight from generate_stream (streamChat), same server, paced tiny engine' },
   client_overhead_ratio: { op: '<=', value: 1.15, unit: '×', what: 'TritonClient median request time ÷ bare undici.request, same endpoint' },
   webview_stream_linearity: { op: '<=', value: 2.2, unit: '×', what: 'chat panel render cost streaming 8k tokens ÷ 4k tokens (headless Chromium)' },
   webview_ms_per_1k_tokens: { op: null, unit: 'ms', what: 'chat panel render time per 1000 streamed tokens' },
@@ -150,6 +151,10 @@ export function composeResults({ parts, machine, mode, startedAt, finishedAt, lo
   }
   if (client?.client_overhead) out.client_overhead_ratio = entry('client_overhead_ratio', pick(client.client_overhead), { raw: strip(client.client_overhead) });
   else out.client_overhead_ratio = missing('client_overhead_ratio', `client bench: ${why('client')}`);
+
+  const oa = ok('openai');
+  if (oa?.openai_stream_overhead) out.openai_stream_overhead = entry('openai_stream_overhead', pick(oa.openai_stream_overhead), { source: 'bench/openai.ts', raw: strip(oa.openai_stream_overhead) });
+  else out.openai_stream_overhead = missing('openai_stream_overhead', `openai bench: ${why('openai')}`);
 
   const web = ok('webview');
   if (web) {

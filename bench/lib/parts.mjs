@@ -24,7 +24,7 @@ export const MODES = {
   },
 };
 
-export const PART_NAMES = ['server', 'scheduler', 'engine', 'curve', 'client', 'webview', 'footprint', 'activation', 'memory', 'download'];
+export const PART_NAMES = ['server', 'scheduler', 'engine', 'curve', 'client', 'openai', 'webview', 'footprint', 'activation', 'memory', 'download'];
 
 /**
  * Command line of each part (relative to the project root) writing its JSON to `out`, and its time limit. The
@@ -55,6 +55,8 @@ export function partCommand(name, mode, out, nodePath) {
           `--selections=${m.selections}`, `--step-delay-ms=${m.stepDelayMs}`],
         timeoutMs: 8 * 60_000,
       };
+    case 'openai':
+      return { argv: [...tsx, 'bench/openai.ts', `--out=${out}`, `--rounds=${m.rounds}`, `--tokens=${m.clientTokens}`, `--step-delay-ms=${m.stepDelayMs}`], timeoutMs: 8 * 60_000 };
     case 'webview':
       return {
         argv: [...tsx, 'bench/webview.ts', `--out=${out}`, `--rounds=${m.webviewRounds}`, `--short=${m.webviewShort}`, `--long=${m.webviewLong}`,

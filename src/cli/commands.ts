@@ -5,7 +5,8 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { requestAnswer } from '../core/chat/answerRunner';
 import type { ChatMessage, ChatRequest } from '../core/chat/messages';
-import { MODEL_NAME } from '../core/repository';
+import { DEFAULT_OPENAI_HOST, DEFAULT_OPENAI_PORT, isLoopbackHost, modelSamplingDefaults, startOpenAiServer } from '../core/openai';
+import { DEFAULT_MODEL_SETTINGS, MODEL_NAME } from '../core/repository';
 import { logsArgs, resolveSettings, ServerError, type PreflightCheck } from '../core/server';
 import { containerManager, type ModelReport } from '../core/session';
 import type { LifecycleMachine } from '../core/state/lifecycle';
@@ -43,6 +44,7 @@ export async function runCommand(cfg: CliConfig, io: CliIo): Promise<number> {
     case 'stats': return stats(cfg, io);
     case 'logs': return logs(cfg, io);
     case 'download': return download(cfg, io);
+    case 'serve-openai': return serveOpenai(cfg, io);
   }
 }
 
@@ -276,6 +278,37 @@ async function chat(cfg: CliConfig, io: CliIo): Promise<number> {
     await writeHistory(cfg.historyFile, [...history, { role: 'user', content: cfg.prompt }, { role: 'assistant', content: answer }]);
   }
   return EXIT.ok;
+}
+
+/** Serves the OpenAI-compatible endpoint in front of the running server until Ctrl+C. */
+async function serveOpenai(cfg: CliConfig, io: CliIo): Promise<number> {
+  return using(await connect(cfg, io), async (cli) => {
+    const host = cfg.openaiHost ?? DEFAULT_OPENAI_HOST;
+    const endpoint = await startOpenAiServer({
+      backend: {
+        client: () => cli.session.client,
+        model: MODEL_NAME,
+        defaults: () => modelSamplingDefaults(DEFAULT_MODEL_SETTINGS),
+        idleTimeoutMs: (cfg.timeoutS ?? 300) * 1000,
+      },
+      host,
+      port: cfg.openaiPort ?? DEFAULT_OPENAI_PORT,
+      ...(cfg.openaiApiKey ? { apiKey: cfg.openaiApiKey } : {}),
+      log: (line) => io.err(`${line}\n`),
+    });
+    io.out(`OpenAI-compatible endpoint for ${MODEL_NAME} at ${endpoint.url}${cfg.openaiApiKey ? ' (API key required)' : ''}\n`);
+    if (!isLoopbackHost(host)) io.err(`warning: listening on ${host}: other machines can reach it; requests need the API key\n`);
+    io.out('press Ctrl+C to stop\n');
+    try {
+      await new Promise<void>((resolve) => {
+        if (io.signal.aborted) resolve();
+        else io.signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+    } finally {
+      await endpoint.close();
+    }
+    return EXIT.ok;
+  });
 }
 
 /** `stats` samples twice, this far apart, for the rates (the Server Status view's interval is 2 s). */

@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util';
 import { MAX_REPETITION_PENALTY, MIN_REPETITION_PENALTY } from '../core/triton/chatglm';
 import { defaultHubCache } from '../core/weights/hubCache';
 
-export const COMMANDS = ['status', 'start', 'stop', 'restart', 'load', 'unload', 'chat', 'stats', 'logs', 'build-image', 'preflight', 'download'] as const;
+export const COMMANDS = ['status', 'start', 'stop', 'restart', 'load', 'unload', 'chat', 'stats', 'logs', 'build-image', 'preflight', 'download', 'serve-openai'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 /** A mistake in how the CLI was called (exit code 2). */
@@ -33,6 +33,9 @@ export const ENV_VARS = {
   url: 'TRITON_CHATGLM_URL',
   'admin-key': 'TRITON_CHATGLM_ADMIN_KEY',
   history: 'TRITON_CHATGLM_HISTORY',
+  // serve-openai (its --port is the endpoint's; Triton's HTTP port then comes from TRITON_CHATGLM_PORT only).
+  host: 'TRITON_CHATGLM_OPENAI_HOST',
+  'api-key': 'TRITON_CHATGLM_OPENAI_API_KEY',
   // download: the Hub's own variables, as huggingface-cli reads them.
   endpoint: 'HF_ENDPOINT',
   revision: 'TRITON_CHATGLM_WEIGHTS_REVISION',
@@ -76,6 +79,10 @@ export interface CliConfig {
   /** Seconds; start: liveness deadline, load: load deadline. */
   timeoutS?: number;
   tail?: number;
+  /** serve-openai: the endpoint's address, port and API key. */
+  openaiHost?: string;
+  openaiPort?: number;
+  openaiApiKey?: string;
   /** download: the Hugging Face cache root the snapshot goes into ($HF_HUB_CACHE, $HF_HOME/hub, ~/.cache/huggingface/hub). */
   downloadDir: string;
   /** download: branch, tag or commit (default main). */
@@ -149,7 +156,16 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv, cwd = 
   const prompt = rest.join(' ');
   if (command === 'chat' && !help && prompt.trim() === '') throw new UsageError('chat needs a message: triton-chatglm chat "Hello"');
 
-  const httpPort = num('port', 'int', 1, 65535);
+  // serve-openai: --port is the endpoint's own port (TRITON_CHATGLM_OPENAI_PORT); Triton's stays in TRITON_CHATGLM_PORT.
+  const openai = command === 'serve-openai';
+  const portOf = (text: string | undefined, what: string): number | undefined => {
+    if (text === undefined || text === '') return undefined;
+    const n = Number(text);
+    if (text.trim() === '' || !Number.isInteger(n) || n < 1 || n > 65535) throw new UsageError(`${what} must be a whole number from 1 to 65535 (got "${text}").`);
+    return n;
+  };
+  const httpPort = openai ? portOf(env[ENV_VARS.port], ENV_VARS.port) : num('port', 'int', 1, 65535);
+  const openaiPort = openai ? portOf(typeof v.port === 'string' ? v.port : env.TRITON_CHATGLM_OPENAI_PORT, '--port') : undefined;
   const gpus = str('gpus');
   let gpuIds: CliConfig['gpuIds'];
   if (gpus !== undefined) {
@@ -195,6 +211,9 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv, cwd = 
     downloadDir: path('dir') ?? defaultHubCache(env, env.HOME || env.USERPROFILE || homedir()),
     revision: str('revision'),
     endpoint: str('endpoint'),
+    openaiHost: str('host'),
+    openaiPort,
+    openaiApiKey: str('api-key'),
     hubToken: env.HF_TOKEN || env.HUGGING_FACE_HUB_TOKEN || undefined,
     follow: v.follow === true,
     raiseUlimits: v['no-ulimits'] !== true,
@@ -229,6 +248,8 @@ Commands:
   chat "message"         stream an answer to stdout (--history FILE keeps the conversation)
   stats                  what the model is generating now, its rates and its batching and latency statistics
   logs                   print the container's log (--follow, --tail N)
+  serve-openai           an OpenAI-compatible endpoint (/v1/chat/completions, /v1/completions, /v1/models) in
+                         front of the running server, until Ctrl+C
   download               download ChatGLM3-6B (12.5 GB) from the Hugging Face Hub into its cache, resumable and
                          verified; prints the weights folder to pass as --weights
 
@@ -256,6 +277,12 @@ Options (environment variable in brackets):
   --revision REV             download: branch, tag or commit (default main) [TRITON_CHATGLM_WEIGHTS_REVISION]
   --endpoint URL             download: the Hub or a mirror, e.g. https://hf-mirror.com [HF_ENDPOINT]
                              (a token for gated repositories is read from HF_TOKEN)
+  --host IP                  serve-openai: address to listen on (default 127.0.0.1; any other needs an API key)
+                             [TRITON_CHATGLM_OPENAI_HOST]
+  --port N                   serve-openai: the endpoint's port (default 8003) [TRITON_CHATGLM_OPENAI_PORT];
+                             Triton's port then comes from TRITON_CHATGLM_PORT
+  --api-key KEY              serve-openai: clients must send Authorization: Bearer KEY (the variable keeps it out
+                             of \`ps\`) [TRITON_CHATGLM_OPENAI_API_KEY]
   --history FILE             chat: JSON file with the conversation, read and updated [TRITON_CHATGLM_HISTORY]
   --system TEXT              chat: system prompt for a new conversation
   --temperature X, --top-p X, --max-new-tokens N, --history-len N   chat sampling options

@@ -33,7 +33,7 @@ export function registerCommands(services: ExtensionServices): vscode.Disposable
     buildServingImage: () => setup.image.build(),
     cancelBuild: () => setup.image.cancel(),
     openSettings: () => SettingsService.open(),
-    showActions: () => showActionsQuickPick(lifecycle),
+    showActions: () => showActionsQuickPick(lifecycle, () => services.openai.url),
     continueInChat: (thread: vscode.CommentThread) => explain.continueInChat(thread),
     dismissExplanation: (thread: vscode.CommentThread) => explain.dismiss(thread),
     dismissAllExplanations: () => explain.dismissAll(),

@@ -19,6 +19,7 @@ import { ExplainController } from './explain/explainController';
 import { Log } from './log';
 import { ServerController } from './server/serverController';
 import type { SetupController } from './server/setupController';
+import { OpenAiEndpoint } from './openaiEndpoint';
 import { reactToSettings } from './settingsReactions';
 import { LifecycleStore } from './state/lifecycleStore';
 import { StatusBar } from './statusBar';
@@ -44,6 +45,8 @@ export class ExtensionServices implements vscode.Disposable {
     readonly statusPanel: StatusPanel,
     readonly editorContext: EditorContext,
     readonly reviews: ProposalReviews,
+    /** The OpenAI-compatible endpoint of `tritonChatglm.openai.enabled`. */
+    readonly openai: OpenAiEndpoint,
     store: DisposableStore,
   ) {
     this.store = store;
@@ -88,8 +91,9 @@ export class ExtensionServices implements vscode.Disposable {
       const statusPanel = store.add(new StatusPanel(context.extensionUri, server, activity, log));
       store.add(new StatusBar(lifecycle, activity));
       store.add(reactToSettings(settings, server, lifecycle, log));
+      const openai = store.add(new OpenAiEndpoint(settings, () => server.tritonClient, log));
 
-      const services = new ExtensionServices(log, settings, lifecycle, server, server.setup, chat, chatView, explain, statusPanel, editorContext, reviews, store);
+      const services = new ExtensionServices(log, settings, lifecycle, server, server.setup, chat, chatView, explain, statusPanel, editorContext, reviews, openai, store);
       for (const d of registerCommands(services)) store.add(d);
       // Read by the end-to-end suite for the benchmark's activation_ms.
       log.info(`activation: commands registered in ${(performance.now() - activationStarted).toFixed(1)} ms`);

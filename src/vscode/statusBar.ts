@@ -167,17 +167,25 @@ const MENU_COMMANDS: Record<MenuCommand, () => ActionItem> = {
  * The quick pick behind the status bar item: only what is valid now, in the order of src/core/state/actionMenu.ts
  * (what is likely next first; Unload, Restart and Stop last, after a separator).
  */
-export async function showActionsQuickPick(store: LifecycleStore): Promise<void> {
+export async function showActionsQuickPick(store: LifecycleStore, openAiUrl: () => string | undefined = () => undefined): Promise<void> {
   const s = store.current;
-  const items: (ActionItem | vscode.QuickPickItem)[] = actionMenu(s, store.actionContext).flatMap((entry): (ActionItem | vscode.QuickPickItem)[] => {
+  const url = openAiUrl();
+  // The OpenAI endpoint's URL while it listens: picking it copies it (for Continue's apiBase and the like).
+  const endpoint: (vscode.QuickPickItem & { url: string })[] = url
+    ? [{ url, label: `$(plug) ${vscode.l10n.t('OpenAI-compatible endpoint')}`, description: url, detail: vscode.l10n.t('Copy the URL') }]
+    : [];
+  const items: (ActionItem | vscode.QuickPickItem)[] = [...endpoint, ...actionMenu(s, store.actionContext).flatMap((entry): (ActionItem | vscode.QuickPickItem)[] => {
     if (entry.kind === 'separator') return [{ label: vscode.l10n.t('Stop or unload'), kind: vscode.QuickPickItemKind.Separator }];
     if (entry.kind === 'command') return [MENU_COMMANDS[entry.command]()];
     const item = actionItem(entry.action, s);
     return item ? [item] : [];
-  });
+  })];
   const picked = await vscode.window.showQuickPick(items, {
     title: vscode.l10n.t('ChatGLM3: server {0}, model {1}', serverText(s.server), modelText(s.model)),
     placeHolder: vscode.l10n.t('Choose an action'),
   });
-  if (picked && 'command' in picked) await vscode.commands.executeCommand(picked.command);
+  if (picked && 'url' in picked && typeof picked.url === 'string') {
+    await vscode.env.clipboard.writeText(picked.url);
+    void vscode.window.showInformationMessage(vscode.l10n.t('Copied {0}', picked.url));
+  } else if (picked && 'command' in picked) await vscode.commands.executeCommand(picked.command as string);
 }

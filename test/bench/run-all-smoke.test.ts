@@ -25,7 +25,7 @@ test('bench/run-all.mjs --smoke measures every part and writes latest.json + the
     assert.equal((latest.machine.threads as Record<string, string>).OMP_NUM_THREADS, '1');
 
     const measured = ['server_batching_speedup', 'late_join_wait_ratio', 'staggered_throughput_ratio', 'staggered_p95_latency_ratio',
-      'explain_fanout_speedup', 'ttft_fraction', 'client_overhead_ratio',
+      'explain_fanout_speedup', 'ttft_fraction', 'client_overhead_ratio', 'openai_stream_overhead',
       'webview_stream_linearity', 'webview_ms_per_1k_tokens', 'webview_long_block_linearity', 'webview_max_frame_ms_2mb', 'extension_bundle_bytes', 'webview_bundle_bytes',
       'decode_host_syncs_per_step', 'decode_ops_per_layer', 'prefill_stall_ratio', 'glm4_tiny_decode_tokens_per_s', 'chatglm3_tiny_decode_tokens_per_s',
       'prefill_peak_transient_mib', 'int8_weight_bytes_ratio', 'download_throughput_ratio'];

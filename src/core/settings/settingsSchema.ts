@@ -115,6 +115,9 @@ export const SETTINGS = {
   /** Where Explain Selection answers: comment threads beside the code, or one chat message per selection. */
   'explain.target': spec({ default: 'comments' as 'comments' | 'chat', validate: oneOf('comments', 'chat'), scope: 'window', restricted: false, effect: 'none' }),
   /** Unload Model, Stop Server and Restart Server ask first while the model is loaded ("Don't Ask Again" clears it). */
+  /** The OpenAI-compatible endpoint (src/core/openai) on 127.0.0.1 while the window is open; off by default. */
+  'openai.enabled': spec({ default: false, validate: isBool, scope: 'machine', restricted: true, effect: 'none' }),
+  'openai.port': spec({ default: 8003, validate: port, scope: 'machine', restricted: true, effect: 'none' }),
   askBeforeUnload: spec({ default: true, validate: isBool, scope: 'window', restricted: false, effect: 'none' }),
 } as const;
 

@@ -139,3 +139,16 @@ test('errors → message, fix and exit code', () => {
   assert.equal(lost.exitCode, EXIT.failed, 'the server runs: not the "not running" exit code');
   assert.match(lost.lines[1]!, /still running: run the command again/);
 });
+
+test('serve-openai: --port, --host and --api-key are the endpoint\'s; Triton\'s port comes from TRITON_CHATGLM_PORT only', () => {
+  const plain = parseCli(['serve-openai'], env);
+  assert.equal(plain.command, 'serve-openai');
+  assert.deepEqual([plain.openaiHost, plain.openaiPort, plain.openaiApiKey, plain.httpPort], [undefined, undefined, undefined, undefined]);
+  const flags = parseCli(['serve-openai', '--host', '0.0.0.0', '--port', '9003', '--api-key', 'k1'], { ...env, TRITON_CHATGLM_PORT: '18000' });
+  assert.deepEqual([flags.openaiHost, flags.openaiPort, flags.openaiApiKey, flags.httpPort], ['0.0.0.0', 9003, 'k1', 18000]);
+  const fromEnv = parseCli(['serve-openai'], { ...env, TRITON_CHATGLM_OPENAI_PORT: '9100', TRITON_CHATGLM_OPENAI_API_KEY: 'k2', TRITON_CHATGLM_OPENAI_HOST: '::1' });
+  assert.deepEqual([fromEnv.openaiHost, fromEnv.openaiPort, fromEnv.openaiApiKey], ['::1', 9100, 'k2']);
+  assert.throws(() => parseCli(['serve-openai', '--port', '70000'], env), UsageError);
+  // Other commands keep --port as Triton's HTTP port.
+  assert.equal(parseCli(['status', '--port', '9000'], env).httpPort, 9000);
+});
