@@ -232,6 +232,9 @@ export async function startCodeServer({ name, dir, userDataDir, extensionsDir, f
     'update.mode': 'none',
     'security.workspace.trust.enabled': false,
     'remote.autoForwardPorts': false, // code-server would offer to forward every port Triton opens
+    // VS Code >= 1.10x opens its own Chat view in the secondary side bar at start: it takes the width the journeys'
+    // side bar and diff editor need (a user closes it once; the setting is what that click writes).
+    'workbench.secondarySideBar.defaultVisibility': 'hidden',
     ...existing,
     ...settings,
   }, null, 2));
