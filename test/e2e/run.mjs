@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The end-to-end stage: the PACKAGED extension (.vsix) in a real VS Code (code-server 4.99.4), driven by Chromium,
+// The end-to-end stage: the PACKAGED extension (.vsix) in a real VS Code (code-server 4.139.1), driven by Chromium,
 // with the fake docker (test/fake-docker/docker) whose containers run the real tritonserver with our model
 // repository and the tiny engine. Journeys 1-7 share one window (as a user's session would); the failure and
 // Chinese journeys get fresh ones; the extension-host mocha suite runs last through @vscode/test-electron's runTests
@@ -1600,7 +1600,7 @@ async function themeJourneys(extensionsDir) {
         const b = await webviewThemeVariables(chat);
         return JSON.stringify(a) === JSON.stringify(b) && Object.keys(a.variables).length > 100 && a;
       }, { timeout: 20_000, what: `stable theme variables in ${theme.id}` });
-      const body = JSON.stringify({ theme: theme.id, source: 'code-server 4.99.4 (VS Code 1.99.3), the chat webview', ...captured }, null, 2);
+      const body = JSON.stringify({ theme: theme.id, source: 'code-server 4.139.1 (VS Code 1.139.1), the chat webview', ...captured }, null, 2);
       writeFileSync(join(dir, theme.file), `${body}\n`);
       if (process.env.E2E_UPDATE_THEME_VARIABLES === '1') {
         mkdirSync(themeVariablesDir, { recursive: true });
@@ -1828,7 +1828,7 @@ function collectActivationTimes() {
   };
   walk(root);
   if (!runs.length) return;
-  writeFileSync(join(resultsDir, 'activation.json'), `${JSON.stringify({ runs_ms: runs, source: 'extension log lines in the e2e run (code-server 4.99.4)' }, null, 2)}\n`);
+  writeFileSync(join(resultsDir, 'activation.json'), `${JSON.stringify({ runs_ms: runs, source: 'extension log lines in the e2e run (code-server 4.139.1)' }, null, 2)}\n`);
   log(`activation: ${runs.length} activations, ${runs.map((r) => r.toFixed(0)).join(', ')} ms`);
 }
 
