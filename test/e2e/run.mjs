@@ -603,7 +603,9 @@ async function mainWindowJourneys(extensionsDir) {
     await selectLineRange(wb, 6, 7);
     const inSelection = await lineAt(wb, 6);
     const submenu = wb.page.locator('.monaco-menu .action-item .action-label', { hasText: /^ChatGLM$/ }).first();
-    const menuItem = wb.page.locator('.monaco-menu .action-item .action-label', { hasText: /^Add Selection to Chat$/ }).first();
+    // Inside our submenu only: VS Code >= 1.10x has an "Add Selection to Chat" of its own (for its Chat view) at the
+    // menu's top level.
+    const menuItem = wb.page.locator('.monaco-submenu .action-item .action-label', { hasText: /^Add Selection to Chat$/ }).first();
     await waitFor(async () => {
       if (!(await submenu.isVisible()) && !(await menuItem.isVisible())) await wb.page.mouse.click(inSelection.x, inSelection.y, { button: 'right' });
       if (!(await menuItem.isVisible())) await submenu.hover({ timeout: 5_000 });
