@@ -235,6 +235,9 @@ export async function startCodeServer({ name, dir, userDataDir, extensionsDir, f
     // VS Code >= 1.10x opens its own Chat view in the secondary side bar at start: it takes the width the journeys'
     // side bar and diff editor need (a user closes it once; the setting is what that click writes).
     'workbench.secondarySideBar.defaultVisibility': 'hidden',
+    // VS Code 1.13x opens some editors (Settings, walkthroughs, Language Models) as modal overlays, which have no
+    // "View: Close Editor"; the journeys drive editors in tabs, as the setting's "off" keeps them.
+    'workbench.editor.useModal': 'off',
     ...existing,
     ...settings,
   }, null, 2));

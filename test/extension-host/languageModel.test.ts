@@ -69,6 +69,10 @@ describe('language model provider (vscode.lm)', function () {
   });
 
   after(async () => {
+    // Unload first: Stop asks before it throws a loaded model away, and no one answers a dialog here.
+    const mark = extensionLog().length;
+    fire('tritonChatglm.unloadModel');
+    await waitFor(() => /lifecycle: modelUnloaded/.test(extensionLog().slice(mark)), 'the unload to end', 60_000).catch(() => undefined);
     await config().update('askBeforeUnload', undefined, vscode.ConfigurationTarget.Global);
     fire('tritonChatglm.stopServer');
     await waitFor(async () => !(await ready()), 'the server to stop', 60_000).catch(() => undefined);
