@@ -58,7 +58,7 @@ export const PREREQUISITES = {
       if (!pinned) return 'test/e2e/install-code-server.sh has no CS_VERSION= line to read the pinned version from';
       const prefix = process.env.CODE_SERVER_PREFIX || join(root, '.cache/code-server');
       const installed = readJson(join(prefix, 'node_modules/code-server/package.json'))?.version;
-      if (!installed || !existsSync(join(prefix, 'node_modules/.bin/code-server'))) return `code-server ${pinned} is not installed in ${prefix}`;
+      if (!installed || !existsSync(join(prefix, 'bin/code-server'))) return `code-server ${pinned} is not installed in ${prefix}`;
       return installed === pinned ? undefined : `${prefix} holds code-server ${installed}, not ${pinned}`;
     },
   },

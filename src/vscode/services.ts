@@ -21,6 +21,7 @@ import { ServerController } from './server/serverController';
 import type { SetupController } from './server/setupController';
 import { OpenAiEndpoint } from './openaiEndpoint';
 import { reactToSettings } from './settingsReactions';
+import { ChatModelProvider, registerChatModelProvider } from './lm/chatModelProvider';
 import { LifecycleStore } from './state/lifecycleStore';
 import { StatusBar } from './statusBar';
 import { StatusPanel } from './status/statusPanel';
@@ -77,6 +78,8 @@ export class ExtensionServices implements vscode.Disposable {
       // Edit Selection's and Apply to Selection's diff, with Accept and Discard.
       const reviews = store.add(new ProposalReviews(proposals));
       const chat = store.add(new ChatController(conversations, server, lifecycle, settings, context.globalState, log, editorContext, reviews));
+      // ChatGLM3 in VS Code's own Chat view and for extensions using vscode.lm.
+      store.add(registerChatModelProvider(store.add(new ChatModelProvider(server, lifecycle, settings, log))));
       const chatView = store.add(new ChatViewProvider(context.extensionUri, chat, log));
       store.add(vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView, { webviewOptions: { retainContextWhenHidden: false } }));
       // What this window asks the server now: the status bar, the Server Status view and Explain read it.

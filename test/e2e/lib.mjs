@@ -1,4 +1,4 @@
-// Harness for the end-to-end stage: packages the extension, runs it in a real VS Code (code-server 4.99.4, see
+// Harness for the end-to-end stage: packages the extension, runs it in a real VS Code (code-server 4.139.1, see
 // install-code-server.sh) and drives the web workbench with Debian's Chromium through playwright-core.
 // Everything a run starts lives under one temporary "run root"; cleanup() kills every process whose command line
 // or environment mentions that root (code-server, its extension host, Chromium, the fake docker's tritonservers),
@@ -24,11 +24,22 @@ export function log(...args) {
   console.log(`[e2e ${((Date.now() - started) / 1000).toFixed(1).padStart(6)}s]`, ...args);
 }
 
-/** The code-server binary installed by install-code-server.sh. */
+/** The code-server launcher installed by install-code-server.sh (code-server on its own node 24). */
 export function codeServerBin() {
   const prefix = process.env.CODE_SERVER_PREFIX || join(projectRoot, '.cache/code-server');
-  const bin = join(prefix, 'node_modules/.bin/code-server');
+  const bin = join(prefix, 'bin/code-server');
   if (!existsSync(bin)) throw new Error(`code-server is not installed at ${prefix}: run bash test/e2e/install-code-server.sh`);
+  return bin;
+}
+
+/**
+ * VS Code's own server from the same package (launcher by install-code-server.sh). The extension-host suite runs
+ * in it: VS Code since about 1.10x reads the workbench's `payload` (extensionTestsPath...) only with
+ * --enable-smoke-test-driver, which code-server's wrapper does not accept.
+ */
+export function vscodeServerBin() {
+  const bin = join(dirname(codeServerBin()), 'vscode-server');
+  if (!existsSync(bin)) throw new Error(`${bin} is missing: run bash test/e2e/install-code-server.sh`);
   return bin;
 }
 
@@ -200,9 +211,11 @@ export function removeFakeContainers(stateDir) {
  * `dir` (default <run root>/<name>); `userDataDir` defaults to <dir>/user-data. `settings` are merged into the user
  * settings, `remoteSettings` into the remote (machine) settings; `env` reaches the extension host (and so the fake
  * docker). `locale` sets the display language (argv.json and --locale; a language other than English also needs a
- * language pack, see installStubLanguagePack). `extraArgs` are passed on (e.g. --enable-proposed-api).
+ * language pack, see installStubLanguagePack). `extraArgs` are passed on (e.g. --enable-proposed-api). `testDriver`:
+ * VS Code's own server with its smoke-test driver (the workbench then runs a `payload`'s extension tests; it shows
+ * no notification toasts, so UI journeys run without it).
  */
-export async function startCodeServer({ name, dir, userDataDir, extensionsDir, folder, settings = {}, remoteSettings = {}, env = {}, locale, extraArgs = [] }) {
+export async function startCodeServer({ name, dir, userDataDir, extensionsDir, folder, settings = {}, remoteSettings = {}, env = {}, locale, extraArgs = [], testDriver = false }) {
   dir ??= join(getRunRoot(), name);
   userDataDir ??= join(dir, 'user-data');
   mkdirSync(join(userDataDir, 'User'), { recursive: true });
@@ -219,6 +232,12 @@ export async function startCodeServer({ name, dir, userDataDir, extensionsDir, f
     'update.mode': 'none',
     'security.workspace.trust.enabled': false,
     'remote.autoForwardPorts': false, // code-server would offer to forward every port Triton opens
+    // VS Code >= 1.10x opens its own Chat view in the secondary side bar at start: it takes the width the journeys'
+    // side bar and diff editor need (a user closes it once; the setting is what that click writes).
+    'workbench.secondarySideBar.defaultVisibility': 'hidden',
+    // VS Code 1.13x opens some editors (Settings, walkthroughs, Language Models) as modal overlays, which have no
+    // "View: Close Editor"; the journeys drive editors in tabs, as the setting's "off" keeps them.
+    'workbench.editor.useModal': 'off',
     ...existing,
     ...settings,
   }, null, 2));
@@ -227,13 +246,19 @@ export async function startCodeServer({ name, dir, userDataDir, extensionsDir, f
   // An empty config file: code-server would otherwise read ~/.config/code-server/config.yaml (auth, bind address).
   writeFileSync(join(dir, 'config.yaml'), '# end-to-end tests: the rest is given on the command line\ndisable-telemetry: true\n');
   const port = await freePort();
-  const args = ['--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry', '--disable-update-check',
-    '--disable-workspace-trust', '--disable-getting-started-override', '--ignore-last-opened',
-    '--config', join(dir, 'config.yaml'), '--user-data-dir', userDataDir, '--extensions-dir', extensionsDir, ...(locale ? ['--locale', locale] : []), ...extraArgs, folder];
+  // VS Code's server keeps the remote (Machine) settings under --server-data-dir: the same folder as code-server's.
+  const args = testDriver
+    ? ['--host', '127.0.0.1', '--port', String(port), '--without-connection-token', '--accept-server-license-terms',
+      '--enable-smoke-test-driver', '--telemetry-level', 'off', '--disable-workspace-trust',
+      '--user-data-dir', userDataDir, '--server-data-dir', userDataDir, '--extensions-dir', extensionsDir, '--default-folder', folder,
+      ...(locale ? ['--locale', locale] : []), ...extraArgs]
+    : ['--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry', '--disable-update-check',
+      '--disable-workspace-trust', '--disable-getting-started-override', '--ignore-last-opened',
+      '--config', join(dir, 'config.yaml'), '--user-data-dir', userDataDir, '--extensions-dir', extensionsDir, ...(locale ? ['--locale', locale] : []), ...extraArgs, folder];
   const logFile = join(dir, 'code-server.log');
   const out = openSync(logFile, 'w');
   // VSCODE_CLI=1: otherwise the extension host re-resolves the login shell's environment and drops what we add.
-  const child = spawn(codeServerBin(), args, { detached: true, stdio: ['ignore', out, out], env: { ...process.env, VSCODE_CLI: '1', ...env } });
+  const child = spawn(testDriver ? vscodeServerBin() : codeServerBin(), args, { detached: true, stdio: ['ignore', out, out], env: { ...process.env, VSCODE_CLI: '1', ...env } });
   closeSync(out);
   let exitCode = null;
   child.on('exit', (c, s) => { exitCode = c ?? s; });
@@ -247,8 +272,8 @@ export async function startCodeServer({ name, dir, userDataDir, extensionsDir, f
   const url = `http://127.0.0.1:${port}`;
   await waitFor(async () => {
     if (exitCode !== null) throw new FatalWait(`code-server exited (${exitCode}); log: ${readFileSync(logFile, 'utf8').slice(-2000)}`);
-    return (await fetch(`${url}/healthz`)).ok;
-  }, { timeout: 90_000, interval: 250, what: 'code-server /healthz' }).catch((e) => {
+    return (await fetch(`${url}/${testDriver ? 'version' : 'healthz'}`)).ok;
+  }, { timeout: 90_000, interval: 250, what: `code-server /${testDriver ? 'version' : 'healthz'}` }).catch((e) => {
     if (e instanceof FatalWait) throw e;
     throw new Error(`${e.message}; log: ${readFileSync(logFile, 'utf8').slice(-2000)}`);
   });

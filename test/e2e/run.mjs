@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The end-to-end stage: the PACKAGED extension (.vsix) in a real VS Code (code-server 4.99.4), driven by Chromium,
+// The end-to-end stage: the PACKAGED extension (.vsix) in a real VS Code (code-server 4.139.1), driven by Chromium,
 // with the fake docker (test/fake-docker/docker) whose containers run the real tritonserver with our model
 // repository and the tiny engine. Journeys 1-7 share one window (as a user's session would); the failure and
 // Chinese journeys get fresh ones; the extension-host mocha suite runs last through @vscode/test-electron's runTests
@@ -14,6 +14,7 @@ import {
   waitFor, Workbench, writeFakeCheckpoint, writeRemoteSettings, onCleanup,
 } from './lib.mjs';
 import { installStubLanguagePack } from './language-pack.mjs';
+import { modelPickerJourney } from './modelPicker.mjs';
 import { runExtensionHostSuite } from './extension-host.mjs';
 import { pictureQuestions, scriptedAnswers } from './scripted-answers.mjs';
 
@@ -604,7 +605,9 @@ async function mainWindowJourneys(extensionsDir) {
     await selectLineRange(wb, 6, 7);
     const inSelection = await lineAt(wb, 6);
     const submenu = wb.page.locator('.monaco-menu .action-item .action-label', { hasText: /^ChatGLM$/ }).first();
-    const menuItem = wb.page.locator('.monaco-menu .action-item .action-label', { hasText: /^Add Selection to Chat$/ }).first();
+    // Inside our submenu only: VS Code >= 1.10x has an "Add Selection to Chat" of its own (for its Chat view) at the
+    // menu's top level.
+    const menuItem = wb.page.locator('.monaco-submenu .action-item .action-label', { hasText: /^Add Selection to Chat$/ }).first();
     await waitFor(async () => {
       if (!(await submenu.isVisible()) && !(await menuItem.isVisible())) await wb.page.mouse.click(inSelection.x, inSelection.y, { button: 'right' });
       if (!(await menuItem.isVisible())) await submenu.hover({ timeout: 5_000 });
@@ -973,16 +976,21 @@ async function setSideBarWidth(wb, width) {
   const box = await bar.boundingBox();
   if (!box) throw new Error('the side bar is not shown');
   if (Math.abs(box.width - width) <= 2) return box.width;
-  const [x, y] = [box.x + box.width, box.y + box.height / 2];
-  await page.mouse.move(x - 1, y);
+  const y = box.y + box.height / 2;
+  // The sash's centre: VS Code >= 1.10x draws the parts as cards with a gap, so the sash lies a few px beyond the edge.
+  const x = await page.evaluate((edge) => {
+    const centres = [...document.querySelectorAll('.monaco-sash.vertical')].map((s) => { const r = s.getBoundingClientRect(); return r.left + r.width / 2; });
+    return centres.filter((c) => Math.abs(c - edge) <= 12).sort((a, b) => Math.abs(a - edge) - Math.abs(b - edge))[0] ?? edge - 1;
+  }, box.x + box.width);
+  await page.mouse.move(x, y);
   await page.mouse.down();
   await page.mouse.move(x + (width - box.width) / 2, y, { steps: 4 });
-  await page.mouse.move(box.x + width, y, { steps: 4 });
+  await page.mouse.move(x + (width - box.width), y, { steps: 4 });
   await page.mouse.up();
   await waitFor(async () => Math.abs(((await bar.boundingBox())?.width ?? 0) - width) <= 4, { timeout: 5_000, what: `the side bar ${width} px wide` });
   // Off the edge, so that the sash's hover highlight does not show in a picture.
   await page.mouse.move(box.x + width + 300, y + 150);
-  const edge = box.x + width;
+  const edge = x + (width - box.width);
   await waitFor(() => page.evaluate((x) => [...document.querySelectorAll('.monaco-sash.vertical')]
     .filter((sash) => Math.abs(sash.getBoundingClientRect().left + sash.getBoundingClientRect().width / 2 - x) <= 4)
     .every((sash) => ['transparent', 'rgba(0, 0, 0, 0)'].includes(window.getComputedStyle(sash, '::before').backgroundColor)), edge),
@@ -1596,7 +1604,7 @@ async function themeJourneys(extensionsDir) {
         const b = await webviewThemeVariables(chat);
         return JSON.stringify(a) === JSON.stringify(b) && Object.keys(a.variables).length > 100 && a;
       }, { timeout: 20_000, what: `stable theme variables in ${theme.id}` });
-      const body = JSON.stringify({ theme: theme.id, source: 'code-server 4.99.4 (VS Code 1.99.3), the chat webview', ...captured }, null, 2);
+      const body = JSON.stringify({ theme: theme.id, source: 'code-server 4.139.1 (VS Code 1.139.1), the chat webview', ...captured }, null, 2);
       writeFileSync(join(dir, theme.file), `${body}\n`);
       if (process.env.E2E_UPDATE_THEME_VARIABLES === '1') {
         mkdirSync(themeVariablesDir, { recursive: true });
@@ -1759,8 +1767,10 @@ async function main() {
   if (!existsSync(fakeDocker)) throw new Error(`the fake docker is missing: ${fakeDocker}`);
   log(`run directory ${root}`);
   const only = typeof args.only === 'string' ? args.only : '';
-  const want = (...keys) => !only || keys.some((k) => only === k || only.startsWith(k));
-  const ui = want('1', '2', '3', '4', '5', '6', '7', 'main', '8', 'failures', '9', 'zh', '10', 'setup', 'untrusted', 'edit', 'theme', 'context', 'download');
+  // --only=a,b runs several parts.
+  const parts = only.split(',').filter(Boolean);
+  const want = (...keys) => !only || keys.some((k) => parts.some((p) => p === k || p.startsWith(k)));
+  const ui = want('1', '2', '3', '4', '5', '6', '7', 'main', '8', 'failures', '9', 'zh', '10', 'setup', 'untrusted', 'edit', 'theme', 'context', 'download', 'lm');
   const desktopSuite = want('extension-host') && process.env.E2E_VSCODE;
   if (ui || !desktopSuite) codeServerBin(); // fails early with the install hint
   let vsix, extensionsDir;
@@ -1779,6 +1789,7 @@ async function main() {
   if (want('theme')) await themeJourneys(extensionsDir);
   if (want('context')) await contextJourney(extensionsDir);
   if (want('download')) await downloadJourney(extensionsDir);
+  if (want('lm')) await modelPickerJourney(extensionsDir, { journey, windowConfig, windowEnv, title, docScreenshot, workspace });
   if (want('extension-host')) {
     const cfg = await windowConfig('exthost');
     const r = await runExtensionHostSuite({ cfg, env: windowEnv(cfg), folder: workspace, dir: join(root, 'exthost') });
@@ -1821,7 +1832,7 @@ function collectActivationTimes() {
   };
   walk(root);
   if (!runs.length) return;
-  writeFileSync(join(resultsDir, 'activation.json'), `${JSON.stringify({ runs_ms: runs, source: 'extension log lines in the e2e run (code-server 4.99.4)' }, null, 2)}\n`);
+  writeFileSync(join(resultsDir, 'activation.json'), `${JSON.stringify({ runs_ms: runs, source: 'extension log lines in the e2e run (code-server 4.139.1)' }, null, 2)}\n`);
   log(`activation: ${runs.length} activations, ${runs.map((r) => r.toFixed(0)).join(', ')} ms`);
 }
 

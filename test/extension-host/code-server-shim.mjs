@@ -22,7 +22,7 @@ for (let i = 0; i < argv.length; i++) {
   else if (key === '--user-data-dir') opts.userDataDir = resolve(value());
   else if (key === '--extensions-dir') opts.extensionsDir = resolve(value());
   else if (key === '--locale') opts.locale = value();
-  else if (key === '--version') { console.log('1.99.3\ncode-server-shim\nx64'); process.exit(0); }
+  else if (key === '--version') { console.log('1.139.1\ncode-server-shim\nx64'); process.exit(0); }
   else if (!key.startsWith('-')) opts.folder = resolve(key);
   // Other flags runTests adds (--no-sandbox, --disable-updates, --skip-welcome, ...) only concern Electron.
 }
@@ -44,6 +44,7 @@ try {
     extensionsDir: opts.extensionsDir ?? join(work, 'extensions'),
     folder: opts.folder ?? work,
     locale: opts.locale,
+    testDriver: true,
   });
   ({ context } = await launchBrowser(work));
   const page = context.pages()[0];

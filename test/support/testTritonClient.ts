@@ -38,12 +38,6 @@ export class TestTritonClient extends TritonClient {
     return this.json<ServerMetadata>({ op: 'metadata', method: 'GET', path: '/v2', ...options });
   }
 
-  /** The final model configuration as JSON (protobuf field names). Needs the admin key when model-config is restricted. */
-  async modelConfig(model: string, options: VersionOptions = {}): Promise<Record<string, unknown>> {
-    const { version, ...call } = options;
-    return this.json({ op: 'model-config', method: 'GET', path: `${modelPath(model, version)}/config`, model, admin: true, ...call });
-  }
-
   async modelMetadata(model: string, options: VersionOptions = {}): Promise<ModelMetadata> {
     const { version, ...call } = options;
     return this.json({ op: 'model-metadata', method: 'GET', path: modelPath(model, version), model, ...call });

@@ -209,6 +209,12 @@ export class TritonClient {
     return body.model_stats ?? [];
   }
 
+  /** The final model configuration as JSON (protobuf field names). Needs the admin key when model-config is restricted. */
+  async modelConfig(model: string, options: CallOptions & { version?: string } = {}): Promise<Record<string, unknown>> {
+    const { version, ...call } = options;
+    return this.json({ op: 'model-config', method: 'GET', path: `${modelPath(model, version)}/config`, model, admin: true, ...call });
+  }
+
   // ---- generation -----------------------------------------------------------------------------------------
 
   // No /generate: on a streaming (decoupled) model Triton answers it with HTTP 200 and an error while the model

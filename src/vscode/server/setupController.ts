@@ -3,7 +3,7 @@
 // documentation links, the image build, Open Settings, Show Logs, Re-check, Start ChatGLM); and the "needs
 // setup" notice a start that lacks a prerequisite shows.
 import * as vscode from 'vscode';
-import type { ServerError } from '../../core/server';
+import type { PreflightReport, ServerError } from '../../core/server';
 import {
   CHECK_SETTINGS, isSetupPrimary, SETUP_CONTEXT_KEYS, SETUP_LINKS, setupActionOffered, setupContextValues, setupModel,
   type ServerSession, type SessionClient, type SetupModel,
@@ -55,6 +55,11 @@ export class SetupController implements vscode.Disposable {
   get model(): SetupModel {
     const { store, session } = this.deps;
     return setupModel({ state: store.current, ...session.setup, building: store.actionContext.building, downloading: this.weights?.downloading ?? false });
+  }
+
+  /** The last setup check's report (undefined until one ran). */
+  get report(): PreflightReport | undefined {
+    return this.deps.session.setup.report;
   }
 
   /** The chat view's `setup` message. */

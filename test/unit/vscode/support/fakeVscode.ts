@@ -4,6 +4,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import Module from 'node:module';
 import { join, relative } from 'node:path';
+import { createFakeLm } from './fakeLm';
 
 type Listener<T> = (e: T) => unknown;
 
@@ -114,6 +115,8 @@ export interface Recorded {
   disposables: { kind: string; disposed: boolean }[];
   statusBar: { text: string; tooltip?: unknown; disposed: boolean }[];
   viewProviders: Map<string, { resolveWebviewView(view: unknown): void }>;
+  /** Language model chat providers by vendor (vscode.lm.registerLanguageModelChatProvider). */
+  lmProviders: Map<string, unknown>;
   threads: FakeThread[];
   /** Progress notifications: `done` once their task ended (the notification closed). */
   progress: { title: string; messages: string[]; done?: boolean }[];
@@ -175,7 +178,7 @@ export interface FakeThread {
 export function createFakeVscode(config: Record<string, unknown>) {
   const rec: Recorded = {
     commands: new Map(), context: new Map(), messages: [], log: [], disposables: [], statusBar: [],
-    viewProviders: new Map(), threads: [], progress: [], panels: [], config, trusted: true,
+    viewProviders: new Map(), lmProviders: new Map(), threads: [], progress: [], panels: [], config, trusted: true,
     executed: [], external: [], openDialogs: [], updates: [], quickPicks: [], written: new Map(),
     modals: [], quickPickCalls: [], findFiles: [], files: [], opened: [],
     contentProviders: new Map(), diffs: [], tabs: [], applied: [],
@@ -208,6 +211,7 @@ export function createFakeVscode(config: Record<string, unknown>) {
   const languageOf = (p: string) => (p.endsWith('.py') ? 'python' : p.endsWith('.ts') ? 'typescript' : p.endsWith('.md') ? 'markdown' : 'plaintext');
 
   const vscode = {
+    ...createFakeLm(rec.lmProviders),
     DiagnosticSeverity: { Error: 0, Warning: 1, Information: 2, Hint: 3 },
     EventEmitter, Uri, Position, Range, Selection, ThemeColor, ThemeIcon, RelativePattern, MarkdownString, WorkspaceEdit, TabInputTextDiff, TabInputText,
     EndOfLine: { LF: 1, CRLF: 2 },

@@ -63,6 +63,8 @@ export async function startStubTriton(options: StubOptions = {}): Promise<StubTr
       state.model = 'READY';
       return json(200, {});
     }
+    // The limits differ from the rendered defaults, so a reader that ignored them would show.
+    if (path === `/v2/models/${MODEL}/config`) return json(200, { name: MODEL, parameters: { max_input_tokens: { string_value: '4096' }, max_new_tokens_limit: { string_value: '1024' } } });
     if (path === `/v2/models/${MODEL}/stats`) {
       return json(200, { model_stats: [{ name: MODEL, version: '1', inference_count: 4, execution_count: 2, inference_stats: { success: { count: 4, ns: 8e6 }, queue: { count: 4, ns: 4e6 } } }] });
     }

@@ -1,0 +1,3 @@
+// Public surface of the language model provider's policy (VS Code's Chat view and `vscode.lm`).
+export * from './chatModel';
+export * from './messageMapping';
