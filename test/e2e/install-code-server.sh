@@ -51,6 +51,9 @@ dpkg -s libkrb5-dev >/dev/null 2>&1 || { echo "install-code-server: Debian packa
 
 mkdir -p "$PREFIX/node" "$PREFIX/bin"
 cd "$PREFIX"
+# Another version (or a half-finished install) is replaced whole: installing over it leaves packages built for the
+# other node behind (seen: an upgrade from 4.99.4 failed on argon2's install script).
+rm -rf node_modules package-lock.json code-server-*.tgz
 # code-server's own node: binary and headers (its native modules are built against them, offline).
 if [ "$("$NODE_DIR/bin/node" --version 2>/dev/null || true)" != "v$CS_NODE_VERSION" ]; then
   echo "installing node $CS_NODE_VERSION for code-server into $PREFIX/node"
@@ -82,8 +85,10 @@ fi
 # it): first on PATH, and node-gyp pointed at its headers (a user's npmrc may name the machine's).
 # npm_config_yes: node-pty's postinstall runs `npx node-gyp`, which would otherwise prompt (yes=false here).
 # --unsafe-perm: the postinstall scripts refuse to run as root otherwise.
+# npm_config_user_agent unset: under `npm run test:setup` the outer npm (node 20) exports it, the inner npm takes it
+# as its own config, and code-server's postinstall reads the node major version from it.
 echo "installing code-server $CS_VERSION into $PREFIX (about 5-10 minutes)"
-if ! PATH="$NODE_DIR/bin:$PATH" npm_config_nodedir="$NODE_DIR" npm_config_yes=true \
+if ! env -u npm_config_user_agent PATH="$NODE_DIR/bin:$PATH" npm_config_nodedir="$NODE_DIR" npm_config_yes=true \
     npm install --no-save --no-audit --no-fund --unsafe-perm --foreground-scripts "./$TGZ" > install.log 2>&1; then
   tail -30 install.log >&2
   echo "install-code-server: npm install failed; full log in $PREFIX/install.log" >&2
