@@ -1,4 +1,4 @@
-// OpenAI's `stop`: the answer ends before the first occurrence of any stop sequence, which is never sent. The
+// OpenAI's `stop`: the answer ends before the first stop sequence to complete, which is never sent. The
 // model knows no stop strings, so the adapter watches the streamed text: it holds back the tail that could still
 // become a stop sequence, and says when one appeared (the caller then cancels the request on the server).
 
@@ -23,10 +23,18 @@ export class StopMatcher {
     if (this.#stopped) return { text: '', stopped: true };
     if (!this.active) return { text: delta, stopped: false };
     this.#pending += delta;
+    // The stop that completed first ends the answer (as if the text came a character at a time), so the result
+    // does not depend on how the text was split: with stops "abc" and "b", "ab" stops at "b" before "abc" can.
     let cut = -1;
+    let cutEnd = Infinity;
     for (const s of this.stops) {
       const at = this.#pending.indexOf(s);
-      if (at >= 0 && (cut < 0 || at < cut)) cut = at;
+      if (at < 0) continue;
+      const end = at + s.length;
+      if (end < cutEnd || (end === cutEnd && at < cut)) {
+        cut = at;
+        cutEnd = end;
+      }
     }
     if (cut >= 0) {
       this.#stopped = true;

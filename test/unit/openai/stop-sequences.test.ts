@@ -20,6 +20,10 @@ test('a stop split across deltas ends the text before it', () => {
   assert.deepEqual(run(['END'], ['abc E', 'N', 'D and more']), { text: 'abc ', stopped: true });
   assert.deepEqual(run(['\n\n', '###'], ['line\n', '\nnext']), { text: 'line', stopped: true });
   assert.deepEqual(run(['xyz', 'b'], ['axy', 'b']), { text: 'axy', stopped: true }, 'the earliest stop wins');
+  // "b" completes before "abc" could, in one delta or two: the answer is the same however the text is split.
+  assert.deepEqual(run(['abc', 'b'], ['abc']), { text: 'a', stopped: true });
+  assert.deepEqual(run(['abc', 'b'], ['a', 'bc']), { text: 'a', stopped: true });
+  assert.deepEqual(run(['bc', 'abc'], ['xabc']), { text: 'x', stopped: true }, 'of two ending together, the longer');
 });
 
 test('text that only began like a stop sequence is sent when it turns out not to be one, and at the end', () => {
@@ -37,8 +41,10 @@ test('property: the output is the text before the first stop (or all of it), how
   const word = fc.array(alphabet, { minLength: 1, maxLength: 4 }).map((a) => a.join(''));
   fc.assert(fc.property(fc.array(word, { minLength: 1, maxLength: 3 }), fc.array(fc.array(alphabet, { maxLength: 6 }).map((a) => a.join('')), { maxLength: 12 }), (stops, deltas) => {
     const full = deltas.join('');
-    const cuts = stops.map((s) => full.indexOf(s)).filter((i) => i >= 0);
-    const expected = cuts.length ? { text: full.slice(0, Math.min(...cuts)), stopped: true } : { text: full, stopped: false };
+    // The first stop to complete (smallest end; of two ending together, the longer) cuts the text at its start.
+    const hits = stops.map((s) => ({ at: full.indexOf(s), end: full.indexOf(s) + s.length })).filter((h) => h.at >= 0);
+    hits.sort((x, y) => x.end - y.end || x.at - y.at);
+    const expected = hits.length ? { text: full.slice(0, hits[0].at), stopped: true } : { text: full, stopped: false };
     assert.deepEqual(run(stops, deltas), expected);
-  }), { numRuns: 500 });
+  }), { numRuns: 3000 });
 });
