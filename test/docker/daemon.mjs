@@ -13,8 +13,14 @@ import { projectRoot } from '../support/triton-process.mjs';
 export const DOCKER_CLI = '/usr/bin/docker';
 export const DOCKERD = '/usr/sbin/dockerd';
 const HOOK_DIR = join(projectRoot, 'test/docker/nvidia-hook');
-/** Our bridge instead of docker0 (another daemon on this machine may own that one); 15 characters at most. */
-const BRIDGE = { name: 'tcgtest0', cidr: '172.31.213.1/24' };
+/**
+ * Our bridge instead of docker0 (another daemon on this machine may own that one), one per state folder so that two
+ * checkouts' daemons never share a bridge or hand out the same addresses; 15 characters at most.
+ */
+function bridge(dir) {
+  const hash = createHash('sha256').update(dir).digest();
+  return { name: `tcg${hash.toString('hex').slice(0, 8)}`, cidr: `172.31.${hash[4]}.1/24` };
+}
 /** The memlock hard limit the daemon and its containers get (bytes): `--ulimit memlock=-1` cannot be granted. */
 const MEMLOCK_LIMIT = 8 * 1024 * 1024;
 
@@ -90,7 +96,7 @@ export async function stopDaemon(dir = stateDir()) {
   rmSync(p.socket, { force: true });
   // containerd's pidfile outlives a killed containerd: a reused pid would make the next dockerd wait for it.
   rmSync(join(p.execRoot, 'containerd/containerd.pid'), { force: true });
-  spawnSync('ip', ['link', 'delete', BRIDGE.name], { stdio: 'ignore' });
+  spawnSync('ip', ['link', 'delete', bridge(dir).name], { stdio: 'ignore' });
 }
 
 function processesNaming(text) {
@@ -104,9 +110,10 @@ function processesNaming(text) {
   return found;
 }
 
-function ensureBridge() {
-  if (spawnSync('ip', ['link', 'show', BRIDGE.name], { stdio: 'ignore' }).status === 0) return;
-  for (const args of [['link', 'add', BRIDGE.name, 'type', 'bridge'], ['addr', 'add', BRIDGE.cidr, 'dev', BRIDGE.name], ['link', 'set', BRIDGE.name, 'up']]) {
+function ensureBridge(dir) {
+  const { name, cidr } = bridge(dir);
+  if (spawnSync('ip', ['link', 'show', name], { stdio: 'ignore' }).status === 0) return;
+  for (const args of [['link', 'add', name, 'type', 'bridge'], ['addr', 'add', cidr, 'dev', name], ['link', 'set', name, 'up']]) {
     const r = spawnSync('ip', args, { encoding: 'utf8' });
     if (r.status !== 0) throw new Error(`ip ${args.join(' ')}: ${r.stderr.trim()}`);
   }
@@ -123,11 +130,11 @@ export async function startDaemon({ dir = stateDir(), nvidiaRuntime = false } = 
   const p = paths(dir);
   for (const d of [p.dir, p.dataRoot, p.execRoot, p.clientConfig]) mkdirSync(d, { recursive: true });
   writeFileSync(p.config, `${JSON.stringify(nvidiaRuntime ? { runtimes: { nvidia: { path: '/usr/sbin/runc' } } } : {}, null, 2)}\n`);
-  ensureBridge();
+  ensureBridge(dir);
   const args = [
     `--data-root=${p.dataRoot}`, `--exec-root=${p.execRoot}`, `--pidfile=${p.pidfile}`,
     `--host=unix://${p.socket}`, `--config-file=${p.config}`,
-    `--bridge=${BRIDGE.name}`, '--iptables=false', '--ip-masq=false', '--ip6tables=false',
+    `--bridge=${bridge(dir).name}`, '--iptables=false', '--ip-masq=false', '--ip6tables=false',
     '--shutdown-timeout=5',
   ];
   // prlimit fixes the memlock hard limit; setpriv takes CAP_SYS_RESOURCE out of the bounding set, so neither
