@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { runCommand, ServerNotRunningError } from './commands';
 import { parseCli, USAGE } from './options';
 import { EXIT, reportError } from './reportError';
+import { runTeam } from './team';
 
 /** The directory that holds triton/ (package root): dist/.. when bundled, src/cli/../.. from source. */
 export function findPackageRoot(start: string): string {
@@ -41,6 +42,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
   process.on('SIGINT', onSigint);
   process.on('SIGTERM', onSigint);
   try {
+    if (argv[0] === 'team') return await runTeam(argv.slice(1), env, { ...io, packageRoot: findPackageRoot(__dirname) });
     const cfg = parseCli(argv, env);
     verbose = cfg.verbose;
     if (cfg.help) {
