@@ -34,6 +34,7 @@ export function settingsFromCli(cfg: CliConfig): ExtensionSettings {
   };
   set('serverMode', cfg.url ? 'external' : 'managed');
   set('externalUrl', cfg.url);
+  set('externalCaFile', cfg.caFile);
   set('dockerPath', cfg.dockerPath);
   set('image', cfg.image);
   set('containerName', cfg.containerName);
@@ -52,7 +53,7 @@ export function settingsFromCli(cfg: CliConfig): ExtensionSettings {
 
 export function sessionSettingsFromCli(cfg: CliConfig, io: CliIo): SessionSettings {
   const source = cfg.repositorySource ?? join(io.packageRoot, 'triton', 'model_repository');
-  return toSessionSettings(settingsFromCli(cfg), { source, destination: cfg.repositoryPath }, cfg.adminKey);
+  return toSessionSettings(settingsFromCli(cfg), { source, destination: cfg.repositoryPath }, cfg.adminKey, cfg.teamKey);
 }
 
 export const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;

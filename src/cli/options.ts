@@ -32,6 +32,7 @@ export const ENV_VARS = {
   engine: 'TRITON_CHATGLM_ENGINE',
   url: 'TRITON_CHATGLM_URL',
   'admin-key': 'TRITON_CHATGLM_ADMIN_KEY',
+  'ca-file': 'TRITON_CHATGLM_CA_FILE',
   history: 'TRITON_CHATGLM_HISTORY',
   // serve-openai (its --port is the endpoint's; Triton's HTTP port then comes from TRITON_CHATGLM_PORT only).
   host: 'TRITON_CHATGLM_OPENAI_HOST',
@@ -67,6 +68,10 @@ export interface CliConfig {
   /** External Triton server: no docker at all. */
   url?: string;
   adminKey?: string;
+  /** A team server's API key, from TRITON_CHATGLM_KEY only (a flag would show in `ps`). */
+  teamKey?: string;
+  /** PEM file of the CA to trust for an https --url (a team server's self-signed certificate). */
+  caFile?: string;
   historyFile?: string;
   system?: string;
   temperature?: number;
@@ -197,6 +202,8 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv, cwd = 
     engine,
     url: url?.replace(/\/+$/, ''),
     adminKey: str('admin-key'),
+    teamKey: env.TRITON_CHATGLM_KEY || undefined,
+    caFile: path('ca-file'),
     historyFile: path('history'),
     system: typeof v.system === 'string' ? v.system : undefined,
     temperature: num('temperature', 'float', 0, 2),
@@ -252,6 +259,8 @@ Commands:
                          front of the running server, until Ctrl+C
   download               download ChatGLM3-6B (12.5 GB) from the Hugging Face Hub into its cache, resumable and
                          verified; prints the weights folder to pass as --weights
+  team ...               a team server: N tritonservers behind an nginx proxy with TLS and per-user keys
+                         (\`triton-chatglm team --help\`)
 
 Options (environment variable in brackets):
   --docker PATH              docker binary [TRITON_CHATGLM_DOCKER]
@@ -272,6 +281,8 @@ Options (environment variable in brackets):
                              (Hugging Face generate, one batch at a time) [TRITON_CHATGLM_ENGINE]
   --url URL                  use an external Triton server instead of the container [TRITON_CHATGLM_URL]
   --admin-key KEY            admin key of an external server for load/unload [TRITON_CHATGLM_ADMIN_KEY]
+  --ca-file FILE             CA certificate (PEM) to trust for an https --url, e.g. a team server's [TRITON_CHATGLM_CA_FILE]
+                             (a team server's API key: the TRITON_CHATGLM_KEY environment variable only)
   --dir DIR                  download: the Hugging Face cache to use (default $HF_HUB_CACHE, $HF_HOME/hub or
                              ~/.cache/huggingface/hub)
   --revision REV             download: branch, tag or commit (default main) [TRITON_CHATGLM_WEIGHTS_REVISION]

@@ -31,6 +31,9 @@ const TRITON_FIXES: Record<TritonErrorCode, string> = {
   timeout: 'The server is slow or stuck: check `triton-chatglm logs`, or raise --timeout.',
   cancelled: 'Run the command again.',
   unauthorized: 'Pass the server\'s admin key with --admin-key (a managed container\'s key is found automatically).',
+  'key-rejected': 'Set your team key in TRITON_CHATGLM_KEY (ask the team admin for one: `triton-chatglm team keys add <you>`).',
+  forbidden: 'The team server serves chat only: model control and other admin APIs are for its admin, on the server itself.',
+  'replica-failed': 'A replica of the team server failed: ask again (the proxy sends it to a healthy one); if it keeps failing, tell the team admin.',
   unexpected: 'Check `triton-chatglm logs` and try again.',
 };
 

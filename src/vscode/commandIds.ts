@@ -32,6 +32,8 @@ export const COMMANDS = {
   chooseWeightsFolder: 'tritonChatglm.chooseWeightsFolder',
   downloadWeights: 'tritonChatglm.downloadWeights',
   setHubToken: 'tritonChatglm.setHubToken',
+  /** The key of a team server (docs/TEAM.md), kept in SecretStorage. */
+  setTeamKey: 'tritonChatglm.setTeamKey',
   recheckSetup: 'tritonChatglm.recheckSetup',
   openWalkthrough: 'tritonChatglm.openWalkthrough',
   // Chat history (the chat view's title bar)

@@ -49,6 +49,7 @@ export function registerCommands(services: ExtensionServices): vscode.Disposable
     chooseWeightsFolder: () => setup.chooseWeightsFolder(),
     downloadWeights: () => setup.downloadWeights(),
     setHubToken: () => setup.weights.setToken(),
+    setTeamKey: () => server.setTeamKey(),
     recheckSetup: () => setup.recheck(),
     openWalkthrough: () => vscode.commands.executeCommand(VSCODE_COMMANDS.openWalkthrough, WALKTHROUGH_ID, false),
     showChatHistory: () => showChatHistory(chat, () => chatView.reveal()),

@@ -54,7 +54,10 @@ export function fromTritonError(e: TritonError): OpenAiError {
     case 'timeout': return new OpenAiError(504, text, 'server_error', null, 'timeout');
     case 'server-not-running':
     case 'connection-lost':
-    case 'unauthorized': return new OpenAiError(502, text, 'server_error', null, 'upstream_unavailable');
+    case 'unauthorized':
+    case 'key-rejected':
+    case 'forbidden':
+    case 'replica-failed': return new OpenAiError(502, text, 'server_error', null, 'upstream_unavailable');
     case 'cancelled':
     case 'model-load-failed':
     case 'unexpected': return new OpenAiError(500, text, 'server_error', null, 'server_error');

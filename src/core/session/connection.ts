@@ -4,6 +4,7 @@
 import { containerExitedError, isLoopback, type ServerError, type ServerHandle, type ServerStatus } from '../server';
 import { failure, readableLogLine, reportModel, toObservation, type ModelReport } from './observe';
 import type { ContainerControl, Disposable, SessionClient, SessionDeps, SessionOptions } from './ports';
+import { externalHeaders, readCaFile } from './externalAuth';
 import type { SessionSettings } from './sessionSettings';
 
 /** While a request is in flight the server's health is checked this often, so a crash is reported quickly. */
@@ -131,9 +132,11 @@ export class SessionConnection<C extends SessionClient> {
     const { external } = settings;
     for (const value of Object.values(external.headers)) this.log.addSecret(value);
     this.log.addSecret(external.adminKey);
+    this.log.addSecret(external.apiKey);
     void this.setClient(this.deps.createClient({
       baseUrl: external.url,
-      headers: external.headers,
+      headers: externalHeaders(external),
+      ...(external.caFile ? { ca: readCaFile(external.caFile) } : {}),
       ...(external.metricsUrl ? { metricsUrl: external.metricsUrl } : {}),
       ...(external.adminKey ? { adminKey: external.adminKey } : {}),
       requestTimeoutMs: settings.requestTimeoutMs,

@@ -13,7 +13,8 @@ export interface SessionSettings {
   model: Partial<ModelSettings>;
   /** The packaged model repository, and where it is rendered (mounted read-only as /models). */
   repository: { source: string; destination: string };
-  external: { url: string; headers: Record<string, string>; metricsUrl?: string; adminKey?: string };
+  /** `apiKey`: a team proxy's key (sent as `Authorization: Bearer`); `caFile`: a PEM file of the CA to trust. */
+  external: { url: string; headers: Record<string, string>; metricsUrl?: string; adminKey?: string; apiKey?: string; caFile?: string };
   requestTimeoutMs: number;
   /** Start ChatGLM when the extension activates and the setup is complete. */
   autoStart: boolean;
@@ -25,7 +26,7 @@ export interface RepositoryPaths {
   destination: string;
 }
 
-export function toSessionSettings(settings: ExtensionSettings, repository: RepositoryPaths, externalAdminKey?: string): SessionSettings {
+export function toSessionSettings(settings: ExtensionSettings, repository: RepositoryPaths, externalAdminKey?: string, externalApiKey?: string): SessionSettings {
   return {
     mode: settings.serverMode,
     server: toServerSettings(settings, repository.destination),
@@ -36,6 +37,8 @@ export function toSessionSettings(settings: ExtensionSettings, repository: Repos
       headers: settings.externalHeaders,
       ...(settings.externalMetricsUrl ? { metricsUrl: settings.externalMetricsUrl } : {}),
       ...(externalAdminKey ? { adminKey: externalAdminKey } : {}),
+      ...(externalApiKey ? { apiKey: externalApiKey } : {}),
+      ...(settings.externalCaFile ? { caFile: settings.externalCaFile } : {}),
     },
     requestTimeoutMs: settings.requestTimeoutSeconds * 1000,
     autoStart: settings.autoStart,

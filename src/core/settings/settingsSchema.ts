@@ -73,6 +73,8 @@ export const SETTINGS = {
   serverMode: spec({ default: 'managed' as 'managed' | 'external', validate: oneOf('managed', 'external'), scope: 'machine', restricted: true, effect: 'reconnect' }),
   externalUrl: spec({ default: 'http://127.0.0.1:8000', validate: httpUrl, scope: 'machine', restricted: true, effect: 'reconnect' }),
   externalHeaders: spec({ default: {} as Record<string, string>, validate: headers, scope: 'machine', restricted: true, effect: 'reconnect' }),
+  /** A PEM file of the CA that signed the external server's certificate (a team proxy's self-signed one). */
+  externalCaFile: spec({ default: '', validate: absolutePathOrEmpty, scope: 'machine', restricted: true, effect: 'reconnect' }),
   externalMetricsUrl: spec({ default: '', validate: httpUrlOrEmpty, scope: 'machine', restricted: true, effect: 'none' }),
   dockerPath: spec({ default: 'docker', validate: nonEmpty(1024), scope: 'machine', restricted: true, effect: 'none' }),
   image: spec({ default: 'triton-chatglm:24.10', validate: imageRef, scope: 'machine', restricted: true, effect: 'restartServer' }),

@@ -3,6 +3,7 @@
 // shared memory, trace, logging, metrics) answers 403 from the proxy itself. Paths are matched after nginx has
 // normalised them and exactly that normalised path is sent on, so no encoding trick reaches another API.
 import { MODEL_NAME } from '../repository/renderConfig';
+import { TEAM_PROXY_PREFIX } from '../triton/errors';
 import { KEY_DIGEST_LABEL } from './keys';
 import { replicaAddress, type TeamSpec } from './teamSpec';
 
@@ -10,7 +11,7 @@ import { replicaAddress, type TeamSpec } from './teamSpec';
 export const PROXY_CONF_DIR = '/etc/triton-chatglm-team';
 export const PROXY_LOG_DIR = '/var/log/triton-chatglm-team';
 /** The prefix of every error the proxy itself answers (the clients recognise it). */
-export const PROXY_ERROR_PREFIX = 'team proxy:';
+export const PROXY_ERROR_PREFIX = TEAM_PROXY_PREFIX;
 
 /** gRPC methods of Triton's inference service that go through; the rest (repository, shared memory, trace, logging) do not. */
 export const GRPC_ALLOWED = ['ServerLive', 'ServerReady', 'ModelReady', 'ServerMetadata', 'ModelMetadata', 'ModelInfer', 'ModelStreamInfer', 'ModelStatistics'];

@@ -66,7 +66,11 @@ export class TritonClient {
       this.#dispatcher = options.dispatcher;
       this.#ownsDispatcher = false;
     } else {
-      this.#dispatcher = new Agent({ connections: options.connections ?? 32, keepAliveTimeout: 30_000, pipelining: 1 });
+      this.#dispatcher = new Agent({
+        connections: options.connections ?? 32, keepAliveTimeout: 30_000, pipelining: 1,
+        // Certificates are always verified; a pinned CA replaces the default roots, it never turns checking off.
+        ...(options.ca ? { connect: { ca: options.ca, rejectUnauthorized: true } } : {}),
+      });
       this.#ownsDispatcher = true;
     }
   }

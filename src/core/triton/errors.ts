@@ -14,6 +14,12 @@ export type TritonErrorCode =
   | 'timeout'
   | 'cancelled'
   | 'unauthorized'
+  /** A team proxy (docs/TEAM.md) refused the API key: none was sent, or it is unknown or revoked. */
+  | 'key-rejected'
+  /** A team proxy does not pass this API on (model control and the other admin APIs). */
+  | 'forbidden'
+  /** A team proxy found no replica to answer (502/503/504): another try may reach a healthy one. */
+  | 'replica-failed'
   | 'unexpected';
 
 /** Which client call failed; classification depends on it (a 400 from a load is a load failure, not bad input). */
@@ -128,6 +134,8 @@ const BAD_JSON_INPUT = /unable to parse '[^']*'|attempt to access JSON|unexpecte
 // Streaming on/off does not match how the client calls the model.
 const WRONG_ENDPOINT = /generate expects model to produce exactly 1 response|doesn't support models with decoupled transaction policy/i;
 const CANCELLED = /\bcancell?ed\b/i;
+/** How the team proxy's own answers begin (src/core/team/nginxConf.ts PROXY_ERROR_PREFIX). */
+export const TEAM_PROXY_PREFIX = 'team proxy:';
 
 /**
  * Maps an observed failure to a typed error. Pure: the same input always gives the same code and message.
@@ -157,6 +165,12 @@ export function classifyTritonFailure(f: TritonFailure): TritonError {
     return make('unexpected', `Request to Triton failed${where}: ${msg}`);
   }
 
+  if (f.status !== undefined && server.startsWith(TEAM_PROXY_PREFIX)) {
+    const said = server.slice(TEAM_PROXY_PREFIX.length).trim();
+    if (f.status === 401) return make('key-rejected', `The team server refused the API key: ${said}`);
+    if (f.status === 403) return make('forbidden', `The team server does not allow this ${f.operation} request: ${said}`);
+    if (f.status >= 500) return make('replica-failed', `The team server could not answer (HTTP ${f.status}): ${said}`);
+  }
   if (f.status === 403 || f.status === 401 || RESTRICTED.test(server)) {
     return make('unauthorized', `Triton refused the ${f.operation} request: this API needs the admin key. ${server}`.trim());
   }

@@ -15,6 +15,8 @@ export interface TritonClientOptions {
   connections?: number;
   /** Limit for short calls (health, index, unload, stats...), ms. Default 30 000; 0 = none. */
   requestTimeoutMs?: number;
+  /** Trust these CA certificates (PEM) for an https URL instead of Node's bundled ones (a team proxy's own CA). */
+  ca?: string;
   /** Use this dispatcher instead of creating an Agent (it is then not closed by close()). */
   dispatcher?: import('undici').Dispatcher;
 }

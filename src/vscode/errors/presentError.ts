@@ -8,7 +8,7 @@ import { isTritonError } from '../../core/triton';
 import { COMMANDS, type CommandId } from '../commandIds';
 import type { Log } from '../log';
 
-export type ErrorAction = 'buildImage' | 'openSettings' | 'showLogs' | 'startServer' | 'loadModel' | 'reloadModel' | 'restartServer' | 'chooseWeights' | 'downloadWeights';
+export type ErrorAction = 'buildImage' | 'openSettings' | 'showLogs' | 'startServer' | 'loadModel' | 'reloadModel' | 'restartServer' | 'chooseWeights' | 'downloadWeights' | 'setTeamKey';
 
 export interface ErrorPresentation {
   code: string;
@@ -83,6 +83,12 @@ export function presentError(error: unknown): ErrorPresentation {
         return { code: error.code, message: vscode.l10n.t('Cancelled.'), actions: [], silent: true };
       case 'unauthorized':
         return { code: error.code, message: vscode.l10n.t('The server refused the request: this API needs the admin key.'), fix: vscode.l10n.t('For an external server, add the needed header in the settings; for the managed server, restart it.'), actions: ['openSettings'] };
+      case 'key-rejected':
+        return { code: error.code, message: vscode.l10n.t('The team server refused your API key (none was set, or it is unknown or revoked).'), fix: vscode.l10n.t('Set your team key with "ChatGLM: Set Team API Key"; ask the team admin for a key.'), actions: ['setTeamKey'] };
+      case 'forbidden':
+        return { code: error.code, message: vscode.l10n.t('The team server does not allow this request: model control and other admin APIs are not available through it.'), fix: vscode.l10n.t('Ask the team admin; the server is managed on its own machine.'), actions: [] };
+      case 'replica-failed':
+        return { code: error.code, message: vscode.l10n.t('A replica of the team server failed while answering, or none is available.'), fix: vscode.l10n.t('Ask again: the proxy sends the request to a healthy replica. If it keeps failing, tell the team admin.'), actions: [] };
       case 'unexpected':
         return { code: error.code, message: vscode.l10n.t('Unexpected answer from Triton: {0}', error.message), fix: vscode.l10n.t('Read the details in the server log.'), actions: ['showLogs'] };
     }
@@ -124,6 +130,7 @@ const ACTION_COMMANDS: Record<ErrorAction, CommandId> = {
   restartServer: COMMANDS.restartServer,
   chooseWeights: COMMANDS.chooseWeightsFolder,
   downloadWeights: COMMANDS.downloadWeights,
+  setTeamKey: COMMANDS.setTeamKey,
 };
 
 /** Reload Model after a device fault: unload the failed copy first (see ServerSession.load's `fresh`). */
@@ -140,6 +147,7 @@ function actionLabel(action: ErrorAction): string {
     case 'restartServer': return vscode.l10n.t('Restart Server');
     case 'chooseWeights': return vscode.l10n.t('Choose Weights Folder…');
     case 'downloadWeights': return vscode.l10n.t('Download Weights');
+    case 'setTeamKey': return vscode.l10n.t('Set Team API Key…');
   }
 }
 

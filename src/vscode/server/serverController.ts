@@ -28,6 +28,8 @@ export interface ServerPaths {
 }
 
 const LAST_LOAD_KEY = 'tritonChatglm.lastLoadMs';
+/** SecretStorage key of the team server's API key (sent as `Authorization: Bearer` in external mode). */
+const TEAM_KEY = 'tritonChatglm.teamKey';
 
 /** "2 min 10 s", "45 s", "1 h 2 min". */
 function durationText(ms: number): string {
@@ -45,6 +47,9 @@ export class ServerController implements vscode.Disposable {
   private readonly subscriptions: vscode.Disposable[] = [];
   /** Fired when the client changes (connected, reconnected, gone): the status panel re-binds to it. */
   readonly onDidChangeClient = this.clientEmitter.event;
+  /** The team key as last read from SecretStorage (the session's settings are read synchronously). */
+  private teamKey: string | undefined;
+  private readonly secrets: vscode.SecretStorage | undefined;
 
   constructor(
     private readonly settings: SettingsService,
@@ -58,12 +63,13 @@ export class ServerController implements vscode.Disposable {
     this.session = new ServerSession({
       ...productionParts(log),
       state: store,
-      settings: () => toSessionSettings(settings.current, repository),
+      settings: () => toSessionSettings(settings.current, repository, undefined, this.teamKey),
       ui: createSessionUi(log),
       log,
       onClientChanged: (client) => this.clientEmitter.fire(client),
       onSetupChanged: () => this.setup.changed(),
     }, { watch: true, loadProgressIntervalMs: 1_000, unloadTimeoutMs: 300_000, recheckSetup: true });
+    this.secrets = paths.secrets;
     const clock = new LoadClock();
     this.subscriptions.push(store.onDidChange((state) => {
       const ms = clock.observe(state, Date.now());
@@ -98,6 +104,7 @@ export class ServerController implements vscode.Disposable {
 
   /** Extension start-up: attach to our running server, else check the setup (and auto-start when asked to). */
   async activate(): Promise<void> {
+    this.teamKey = await this.secrets?.get(TEAM_KEY);
     try {
       await this.session.activate();
     } catch (e) {
@@ -108,6 +115,25 @@ export class ServerController implements vscode.Disposable {
   /** Re-attaches to our running container (managed) or probes the configured server (external); never starts one. */
   async attach(): Promise<void> {
     await this.session.attach().catch((e: unknown) => this.attachFailed(e));
+  }
+
+  /** ChatGLM: Set Team API Key… (empty removes it). Kept in SecretStorage only; an external server reconnects with it. */
+  async setTeamKey(): Promise<void> {
+    if (!this.secrets) return;
+    const value = await vscode.window.showInputBox({
+      title: vscode.l10n.t('Team API Key'),
+      prompt: vscode.l10n.t('The key your team admin gave you for the team server (tritonChatglm.externalUrl). It is kept in VS Code\'s secret storage. Leave empty to remove it.'),
+      placeHolder: 'tcg_…',
+      password: true,
+      ignoreFocusOut: true,
+    });
+    if (value === undefined) return;
+    const key = value.trim();
+    if (key) await this.secrets.store(TEAM_KEY, key);
+    else await this.secrets.delete(TEAM_KEY);
+    this.teamKey = key || undefined;
+    this.log.info(key ? 'Team API key stored in secret storage' : 'Team API key removed');
+    if (this.settings.current.serverMode === 'external') await this.reconnect();
   }
 
   /** Server mode or URL changed: drop the old connection and look again. */

@@ -123,3 +123,13 @@ test('real tritonserver 2.51 answers for bad requests (captured from the test se
   // A model error mentioning "not found" inside a stream is not "model not loaded".
   assert.equal(code({ operation: 'generate-stream', model: M, status: 200, inStream: true, serverMessage: 'history[0] file not found' }), 'invalid-request');
 });
+
+test('a team proxy\'s own answers: 401 key-rejected, 403 forbidden, 502/503/504 replica-failed; Triton\'s own 403 and 503 keep their meaning', () => {
+  const proxy = (status: number) => classifyTritonFailure({ operation: 'generate-stream', status, serverMessage: `team proxy: text ${status}` });
+  assert.equal(proxy(401).code, 'key-rejected');
+  assert.match(proxy(401).message, /refused the API key: text 401/);
+  assert.equal(proxy(403).code, 'forbidden');
+  for (const s of [502, 503, 504]) assert.equal(proxy(s).code, 'replica-failed');
+  assert.equal(classifyTritonFailure({ operation: 'load', status: 403, serverMessage: 'This API is restricted' }).code, 'unauthorized');
+  assert.equal(classifyTritonFailure({ operation: 'infer', status: 503, serverMessage: 'Server not ready' }).code, 'server-busy');
+});
