@@ -68,6 +68,8 @@ const indent = (lines: string[], n: number) => lines.map((l) => (l ? `${' '.repe
 export function renderNginxConf(s: TeamSpec): string {
   const upstream = (kind: 'http' | 'grpc') => [
     `upstream triton_${kind} {`,
+    // Shared by the workers: least_conn counts every worker's streams, and a failed replica is out for all of them.
+    `  zone triton_${kind} 256k;`,
     '  least_conn;',
     ...s.replicas.map((r) => `  server ${replicaAddress(r)[kind]} max_fails=${s.maxFails} fail_timeout=${s.failTimeoutS}s;`),
     '  keepalive 64;',
