@@ -1,10 +1,11 @@
 // `triton-chatglm team ...`: flags → src/core/team, results → the terminal. A command of its own (its flags are
 // not the single-server ones), dispatched from main.ts before the other commands are parsed.
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DockerCli } from '../core/server/dockerCli';
 import {
-  teamContainerStates, teamDown, teamInit, teamKeysAdd, teamKeysList, teamKeysRevoke, teamUp,
+  fetchReplicaHealth, teamContainerStates, teamPaths, teamDown, teamInit, teamKeysAdd, teamKeysList, teamKeysRevoke, teamUp,
 } from '../core/team';
 import { EXIT } from './reportError';
 import { UsageError } from './options';
@@ -22,7 +23,8 @@ Commands:
   keys add ID     issue a key for ID (printed once; only its digest is stored) and reload the proxy
   keys revoke ID  remove ID's key and reload the proxy (answers already streaming finish)
   keys list       the key ids
-  status          the containers of the deployment
+  status          the containers of the deployment, and with TRITON_CHATGLM_KEY set, each replica's readiness
+                  as the proxy sees it
 
 Options (init):
   --gpus LIST            one replica per GPU id (default 0), e.g. 0,1
@@ -135,6 +137,14 @@ export async function runTeam(argv: readonly string[], env: NodeJS.ProcessEnv, i
       const { spec, containers } = await teamContainerStates(docker, dir);
       io.out(`team "${spec.name}": https://${spec.bindAddress}:${spec.httpsPort}\n`);
       for (const c of containers) io.out(`  ${c.name}\t${c.state}\n`);
+      if (env.TRITON_CHATGLM_KEY) {
+        const host = spec.bindAddress === '0.0.0.0' ? '127.0.0.1' : spec.bindAddress.includes(':') ? `[${spec.bindAddress}]` : spec.bindAddress;
+        const health = await fetchReplicaHealth(`https://${host}:${spec.httpsPort}`, env.TRITON_CHATGLM_KEY, readFileSync(teamPaths(dir).cert, 'utf8'));
+        io.out('replicas as the proxy sees them:\n');
+        for (const h of health) io.out(`  ${h.name}\t${h.ready ? 'ready' : `not ready (HTTP ${h.status})`}\n`);
+      } else {
+        io.out('(set TRITON_CHATGLM_KEY to a team key to see the replicas\' health through the proxy)\n');
+      }
       return containers.every((c) => c.state === 'running') ? EXIT.ok : EXIT.notRunning;
     }
     default:

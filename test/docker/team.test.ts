@@ -277,6 +277,8 @@ test('a replica killed mid-run: its stream ends with a clear error, the other fi
   assert.deepEqual(results, ['connection-lost', 'finished'], 'the cut stream says the connection was lost while the server (the proxy) still answers');
   assert.equal(await replicaReady('r0'), 502);
   assert.equal(await replicaReady('r1'), 200);
+  const status = await cli(['team', 'status', '--dir', dir, '--docker', rd.dockerPath], { ...env, TRITON_CHATGLM_KEY: keys.alice }, work);
+  assert.match(status.stdout, /replicas as the proxy sees them:\n {2}r0\tnot ready \(HTTP 502\)\n {2}r1\tready\n/, status.stdout + status.stderr);
   for (let i = 0; i < 4; i++) assert.equal(await outcome(8), 'finished');
   const access = readFileSync(join(dir, 'logs/access.log'), 'utf8').trim().split('\n').slice(-4).map((l) => JSON.parse(l) as { status: number; replica: string });
   assert.ok(access.every((a) => a.status === 200 && a.replica.endsWith(String(metricsPorts[1]! - 2))), JSON.stringify(access));

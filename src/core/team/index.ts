@@ -6,3 +6,4 @@ export * from './teamFiles';
 export * from './teamSpec';
 export * from './tls';
 export * from './teamOps';
+export * from './replicaHealth';
