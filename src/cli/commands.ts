@@ -4,6 +4,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { requestAnswer } from '../core/chat/answerRunner';
+import { failureCause } from '../core/chat/failureCause';
 import type { ChatMessage, ChatRequest } from '../core/chat/messages';
 import { DEFAULT_OPENAI_HOST, DEFAULT_OPENAI_PORT, isLoopbackHost, modelSamplingDefaults, startOpenAiServer } from '../core/openai';
 import { DEFAULT_MODEL_SETTINGS, MODEL_NAME } from '../core/repository';
@@ -12,7 +13,7 @@ import { containerManager, type ModelReport } from '../core/session';
 import type { LifecycleMachine } from '../core/state/lifecycle';
 import { metricsFigures, point, schedulerTotals, type StatusSample } from '../core/status/statusModel';
 import { describeWeights } from '../core/status/weightsInfo';
-import { isTritonError, summarizeStatistics, type TritonClient } from '../core/triton';
+import { summarizeStatistics, type TritonClient } from '../core/triton';
 import { sleep } from '../core/util/abort';
 import { openSession, seconds, sessionSettingsFromCli, terminalLog, type CliIo, type CliSession } from './cliSession';
 import { download } from './download';
@@ -266,7 +267,7 @@ async function chat(cfg: CliConfig, io: CliIo): Promise<number> {
     }).catch(async (e: unknown) => {
       // A stream cut by a container that died is that exit (code, last lines), not "cannot reach Triton".
       if (text) io.out('\n');
-      throw isTritonError(e, 'server-not-running') || isTritonError(e, 'connection-lost') ? await cli.session.explainFailure(e) : e;
+      throw await failureCause(e, (error) => cli.session.explainFailure(error));
     });
     io.out('\n');
     if (cfg.verbose) {

@@ -148,7 +148,12 @@ export async function showError(log: Log, context: string, error: unknown): Prom
   const p = presentError(error);
   log.error(`${context} [${p.code}]`, error);
   if (p.silent) return;
+  await showWithActions(errorText(p), p);
+}
+
+/** Shows `text` (an error's text, or a sentence around it) with the buttons of its presentation; runs the one picked. */
+export async function showWithActions(text: string, p: ErrorPresentation): Promise<void> {
   const buttons = p.actions.map((a) => ({ title: actionLabel(a), action: a }));
-  const picked = await vscode.window.showErrorMessage(errorText(p), ...buttons);
+  const picked = await vscode.window.showErrorMessage(text, ...buttons);
   if (picked) await vscode.commands.executeCommand(ACTION_COMMANDS[picked.action], ...ACTION_ARGS[picked.action] ?? []);
 }
