@@ -93,7 +93,7 @@ test('podman: the GPU check names the missing NVIDIA CDI spec (podman has no --g
   const bin = mkdtempSync(join(tmpdir(), 'podman-'));
   t.after(() => rmSync(bin, { recursive: true, force: true }));
   symlinkSync(fake.dockerPath, join(bin, 'podman'));
-  const r = await runPreflight(new DockerCli(join(bin, 'podman'), { env: fake.env }), { ...settings, dockerPath: join(bin, 'podman') }, { skip: ['weights', 'ports', 'gpu-memory'], which: withHook });
+  const r = await runPreflight(new DockerCli(join(bin, 'podman'), { env: fake.env }), { ...settings, dockerPath: join(bin, 'podman') }, { skip: ['weights', 'ports', 'gpu-memory'], which: withHook, podmanLimits: async () => undefined });
   const gpu = check(r, 'nvidia-runtime');
   assert.equal(gpu?.level, 'error');
   assert.match(gpu?.error?.message ?? '', /CDI.*\/etc\/cdi/);
