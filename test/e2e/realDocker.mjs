@@ -22,7 +22,7 @@ function stageDocker() {
 
 /**
  * `h`: the runner's helpers (journey, windowConfig, windowEnv, title, workspace, sample, openChat, ask, watchAnswer,
- * assistantArticles, openFile, selectLines, finishedExplanations, batchStats, tritonGet, changeRemoteSettings).
+ * assistantArticles, openFile, selectLines, selectLineRange, finishedExplanations, batchStats, tritonGet, changeRemoteSettings).
  */
 export async function realDockerJourneys(extensionsDir, h) {
   const stage = stageDocker();
@@ -101,7 +101,8 @@ export async function realDockerJourneys(extensionsDir, h) {
     await waitFor(() => ours().length === 0, { timeout: 30_000, what: `no container named ${name} left` });
   }, { wb: current, needs: [d1] });
 
-  await h.journey('docker 5 the container killed while an answer streams: the conversation kept, the exit said, Start offered', async () => {
+  const d5 = 'docker 5 the container killed while an answer streams: the conversation kept, the exit said, Start offered';
+  await h.journey(d5, async () => {
     chat = await h.openChat(wb);
     await startFromChecklist();
     // A long answer, so the kill lands while it streams.
@@ -127,6 +128,28 @@ export async function realDockerJourneys(extensionsDir, h) {
     const exited = ours();
     if (exited.length !== 1 || exited[0].state !== 'exited') throw new Error(`the killed container: ${JSON.stringify(exited)}`);
   }, { wb: current, needs: [d1, d4] });
+
+  await h.journey('docker 6 Edit Selection while the container is killed: the error says it exited (137) and offers Start Server', async () => {
+    chat = await h.openChat(wb);
+    await startFromChecklist(); // maxNewTokens is still 2048: the rewrite streams long enough
+    await wb.clearNotifications();
+    await h.openFile(wb, h.sample);
+    await h.selectLineRange(wb, 3, 4);
+    await wb.runCommand(h.title('editSelection'));
+    const input = wb.page.locator('.quick-input-widget .quick-input-box input');
+    await input.waitFor({ state: 'visible', timeout: 15_000 });
+    await input.fill('Use math.tau in circle_area');
+    await wb.page.keyboard.press('Enter');
+    // The rewrite is being generated: the server's own figure of active rows.
+    await waitFor(async () => /^chatglm3_active_rows(\{[^}]*\})? [1-9]/m.test(await (await fetch(`http://127.0.0.1:${cfg.metrics}/metrics`)).text()),
+      { timeout: 60_000, interval: 50, what: 'the rewrite to be generated' });
+    const kill = docker('kill', name);
+    if (kill.status !== 0) throw new Error(`docker kill: ${kill.stderr}`);
+    const shown = await wb.waitForNotification(/The rewrite failed/, { timeout: 60_000 });
+    if (!/The rewrite failed: The server stopped: the Triton container exited with code 137\./.test(shown)) throw new Error(`the notification says: ${shown}`);
+    if (!/Start Server/.test(shown)) throw new Error(`the notification offers no Start Server: ${shown}`);
+    log(`      notification: ${shown.slice(0, 200)}`);
+  }, { wb: current, needs: [d1, d5] });
 
   await server.stop();
 }

@@ -1797,7 +1797,7 @@ async function main() {
   if (realDocker) {
     await realDockerJourneys(extensionsDir, {
       journey, windowConfig, windowEnv, title, workspace, sample: SAMPLE, openChat, ask, watchAnswer, assistantArticles,
-      openFile, selectLines, finishedExplanations, batchStats, tritonGet, changeRemoteSettings,
+      openFile, selectLines, selectLineRange, finishedExplanations, batchStats, tritonGet, changeRemoteSettings,
     });
   }
   if (want('extension-host')) {
