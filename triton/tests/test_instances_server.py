@@ -52,6 +52,8 @@ def test_both_instances_load_with_their_own_engine_and_scheduler(two):
     started = re.findall(r"chatglm3: engine tiny_engine:TinyEngine on cpu, scheduler continuous", two.log())
     assert len(started) == 2, two.log()[-3000:]
     assert sorted(per_instance(two, "chatglm3_active_rows")) == [f"{MODEL}_0_0", f"{MODEL}_0_1"]
+    # Each series says where its instance runs (cuda:N on a GPU), for the per-instance rows of the clients.
+    assert len(re.findall(r'^chatglm3_active_rows\{[^}]*device="cpu"[^}]*\}', two.metrics(), re.M)) == 2
 
 
 def test_eight_concurrent_streams_are_spread_over_both_instances(two):

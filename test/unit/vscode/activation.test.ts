@@ -345,8 +345,9 @@ test('server status panel: strict CSP, polled statistics posted as data', async 
   assert.equal(update.figures.batch, '2');
   assert.equal(update.figures.queue, '1');
   assert.ok(Object.keys(update.series).includes('activeRows') && Object.keys(update.series).includes('requestsPerSecond'));
-  // No metrics address for this external server: nothing live, and neither the scheduler's nor the GPU cards.
-  assert.deepEqual(update.hidden, ['scheduler', 'gpu']);
+  // No metrics address for this external server: nothing live, and neither the scheduler's nor the GPU cards, nor
+  // per-instance rows.
+  assert.deepEqual(update.hidden, ['scheduler', 'gpu', 'instances']);
   assert.match(update.note, /No metrics address is set/);
 });
 
