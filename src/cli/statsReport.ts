@@ -52,7 +52,7 @@ export function reportStats(io: CliIo, json: boolean, first: StatsSample & Requi
     if (instances.length > 1) {
       io.out(`${instances.length} model instances (the figures above are their sum):\n`);
       for (const i of instances) {
-        line(`  ${i.instance}`, `${i.device ? `${i.device}: ` : ''}${i.activeRows} generating, ${i.waitingRequests} waiting; ${n(i.rates?.generatedTokensPerSecond, 1)} tokens/s; ${i.generatedTokens} tokens in finished answers; refused as busy ${i.busyRejections}; cancelled ${i.cancelledRequests}`);
+        line(`  ${i.instance}`, `${i.device ? `${i.device}: ` : ''}${i.weights ? `${describeWeights(i.weights)}; ` : ''}${i.activeRows} generating, ${i.waitingRequests} waiting; ${n(i.rates?.generatedTokensPerSecond, 1)} tokens/s; ${i.generatedTokens} tokens in finished answers; refused as busy ${i.busyRejections}; cancelled ${i.cancelledRequests}`);
       }
     }
   } else if (sample.metrics) {

@@ -4,6 +4,7 @@
 // instance's rows hold only the scheduler's figures.
 import { findSamples, sumMetric, type ParsedMetrics } from '../triton/prometheus';
 import { SCHEDULER_METRICS, schedulerRates, type SchedulerCounters, type SchedulerRates } from './schedulerFigures';
+import { weightsInfo, type WeightsInfo } from './weightsInfo';
 
 export interface InstanceCounters {
   /** Triton's instance name: chatglm3-6b_<group>_<n> (one group per GPU). */
@@ -11,6 +12,8 @@ export interface InstanceCounters {
   /** Where it runs, as the model saw it (`cuda:1` inside the container, `cpu`); absent from an older model.py. */
   device?: string;
   counters: SchedulerCounters;
+  /** How its weights run: with quantization `auto` each GPU's memory plan chooses, so instances may differ. */
+  weights?: WeightsInfo;
 }
 
 /** Each instance that publishes the scheduler's figures, in name order; empty when none does. */
@@ -26,7 +29,8 @@ export function instanceCounters(metrics: ParsedMetrics, model: string): Instanc
       counters[figure] = sumMetric(metrics, name, { model, instance });
     }
     const device = devices.get(instance);
-    return { instance, ...(device ? { device } : {}), counters };
+    const weights = weightsInfo(metrics, model, instance);
+    return { instance, ...(device ? { device } : {}), counters, ...(weights ? { weights } : {}) };
   });
 }
 
@@ -34,6 +38,7 @@ export function instanceCounters(metrics: ParsedMetrics, model: string): Instanc
 export interface InstanceRow {
   instance: string;
   device?: string;
+  weights?: WeightsInfo;
   activeRows: number;
   waitingRequests: number;
   generatedTokens: number;
@@ -45,12 +50,13 @@ export interface InstanceRow {
 /** The rows of `cur`, each with its rates against the same instance in `prev` (matched by name). */
 export function instanceRows(prev: { at: number; instances?: readonly InstanceCounters[] } | undefined,
   cur: { at: number; instances?: readonly InstanceCounters[] }): InstanceRow[] {
-  return (cur.instances ?? []).map(({ instance, device, counters: c }) => {
+  return (cur.instances ?? []).map(({ instance, device, weights, counters: c }) => {
     const before = prev?.instances?.find((p) => p.instance === instance);
     const rates = before ? schedulerRates({ at: prev!.at, counters: before.counters }, { at: cur.at, counters: c }) : undefined;
     return {
       instance,
       ...(device ? { device } : {}),
+      ...(weights ? { weights } : {}),
       activeRows: c.activeRows,
       waitingRequests: c.waitingRequests,
       generatedTokens: c.generatedTokens,

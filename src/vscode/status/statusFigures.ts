@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import { MODEL_NAME } from '../../core/repository';
 import type { ActivitySnapshot } from '../../core/status/activity';
 import { instanceRows } from '../../core/status/instanceFigures';
+import type { WeightsInfo } from '../../core/status/weightsInfo';
 import {
   axisTop, hasValues, schedulerTotals, sparklinePath, totals, type SchedulerTotals, type SeriesName, type StatusHistory, type StatusSample, type StatusTotals,
 } from '../../core/status/statusModel';
@@ -61,10 +62,19 @@ const recent = () => vscode.l10n.t('last 3 minutes, every 2 s');
 /** This window's answers and queued explanations, as the "From this window" row shows them. */
 const windowActivity = (a: ActivitySnapshot, f: FigureFormat) => vscode.l10n.t('{0} generating, {1} queued', f.value(a.answers.length), f.value(a.queuedExplanations));
 
-/** The quantization in use (tritonChatglm.quantization, or the memory plan's choice for `auto`). */
-const weightsText = ({ weights }: StatusSample) => !weights ? '–'
-  : weights.quantization === 'int8' ? vscode.l10n.t('int8 (ChatGLM3\'s 8-bit weights), {0} activations', weights.dtype)
-    : vscode.l10n.t('{0} (not quantized)', weights.dtype);
+const oneWeights = (weights: WeightsInfo) => weights.quantization === 'int8'
+  ? vscode.l10n.t('int8 (ChatGLM3\'s 8-bit weights), {0} activations', weights.dtype)
+  : vscode.l10n.t('{0} (not quantized)', weights.dtype);
+
+/**
+ * The quantization in use (tritonChatglm.quantization, or the memory plan's choice for `auto`); with several
+ * instances each GPU's plan chooses, so differing choices are all named.
+ */
+const weightsText = ({ weights, instances }: StatusSample) => {
+  const texts = [...new Set((instances ?? []).flatMap((i) => (i.weights ? [oneWeights(i.weights)] : [])))];
+  if (texts.length > 1) return texts.join('; ');
+  return weights ? oneWeights(weights) : '–';
+};
 
 /** The page, top to bottom. */
 const SECTIONS: readonly Section[] = [

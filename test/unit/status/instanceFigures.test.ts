@@ -22,6 +22,8 @@ function scrape(a: { steps: number; rows: number; active: number; first: number 
     ...both('chatglm3_active_rows', a.active, b.active),
     ...both('chatglm3_waiting_requests', 1, 0),
     'chatglm3_decode_steps_total{device="cpu",instance="other_0_0",model="other",version="1"} 999',
+    'chatglm3_weights_info{device="cuda:1",dtype="float16",instance="chatglm3-6b_1_0",model="chatglm3-6b",quantization="int8",version="1"} 1',
+    'chatglm3_weights_info{device="cuda:0",dtype="float16",instance="chatglm3-6b_0_0",model="chatglm3-6b",quantization="none",version="1"} 1',
   ].join('\n');
 }
 
@@ -32,6 +34,8 @@ test('each instance has its own counters and device; the model figures are their
     ['chatglm3-6b_0_0', 'cuda:0', 3, 10, 0],
     ['chatglm3-6b_1_0', 'cuda:1', 1, 20, 2],
   ]);
+  // quantization auto: each GPU's memory plan chose for its own instance.
+  assert.deepEqual(instances.map((i) => i.weights?.quantization), ['none', 'int8']);
   const sum = schedulerCounters(metrics, 'chatglm3-6b')!;
   for (const figure of ['activeRows', 'waitingRequests', 'decodeSteps', 'decodeRows', 'generatedTokens', 'firstTokens', 'busyRejections'] as const) {
     assert.equal(sum[figure], instances[0]!.counters[figure] + instances[1]!.counters[figure], figure);

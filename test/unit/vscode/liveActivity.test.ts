@@ -38,6 +38,9 @@ function metricsText(): string {
       `chatglm3_active_rows{device="cuda:1",instance="chatglm3-6b_1_0",model="chatglm3-6b",version="1"} ${server.second}`,
       `chatglm3_decode_steps_total{device="cuda:1",instance="chatglm3-6b_1_0",model="chatglm3-6b",version="1"} 4`,
       `chatglm3_generated_tokens_total{device="cuda:1",instance="chatglm3-6b_1_0",model="chatglm3-6b",version="1"} 30`,
+      // quantization auto: the first GPU's memory plan kept float16, the second's chose int8.
+      `chatglm3_weights_info{dtype="float16",instance="chatglm3-6b_0_0",model="chatglm3-6b",quantization="none",version="1"} 1`,
+      `chatglm3_weights_info{dtype="float16",device="cuda:1",instance="chatglm3-6b_1_0",model="chatglm3-6b",quantization="int8",version="1"} 1`,
     ]),
   ].join('\n');
 }
@@ -217,6 +220,8 @@ test('Server Status with two model instances: the rows are their sum, and one li
     assert.equal(update.figures.generatedTokens, '42');
     assert.match(update.lists.instances![0]!, /^chatglm3-6b_0_0 on –: \d+ generating, 0 waiting, .+ tokens\/s, 12 tokens in finished answers$/);
     assert.match(update.lists.instances![1]!, /^chatglm3-6b_1_0 on cuda:1: 3 generating, 0 waiting, .+ tokens\/s, 30 tokens in finished answers$/);
+    // Each GPU's memory plan chose: both choices are named (a text longer than a number, posted all the same).
+    assert.equal(update.figures.weights, 'float16 (not quantized); int8 (ChatGLM3\'s 8-bit weights), float16 activations');
     panel.dispose();
   } finally {
     delete server.second;
