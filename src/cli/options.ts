@@ -260,7 +260,8 @@ Options (environment variable in brackets):
   --port N                   HTTP port (default 8000; gRPC and metrics follow: N+1, N+2) [TRITON_CHATGLM_PORT]
   --grpc-port N, --metrics-port N   [TRITON_CHATGLM_GRPC_PORT, TRITON_CHATGLM_METRICS_PORT]
   --bind-address IP          default 127.0.0.1; anything else exposes the server [TRITON_CHATGLM_BIND_ADDRESS]
-  --gpus all|0,1             GPUs given to the container (default all) [TRITON_CHATGLM_GPUS]
+  --gpus all|0,1             GPUs for the model, one instance on each (default all: the model on the first)
+                             [TRITON_CHATGLM_GPUS]
   --shm-size SIZE            /dev/shm of the container (default 2g) [TRITON_CHATGLM_SHM_SIZE]
   --no-ulimits               start without --ulimit memlock/stack (a daemon that refuses them: rootless Docker)
   --weights DIR              ChatGLM3-6B checkpoint directory [TRITON_CHATGLM_WEIGHTS]

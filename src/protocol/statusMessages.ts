@@ -12,8 +12,11 @@ export const STATUS_LIMITS = {
   sections: 16,
   gpus: 64,
   label: 200,
-  /** A formatted number ("1,234.5", "–"). */
-  figureText: 40,
+  /**
+   * A formatted number ("1,234.5", "–") or a short phrase: the weights row ("int8 (ChatGLM3's 8-bit weights), float16
+   * activations" is 52 characters; 40 dropped every update of an int8 model), one per differing instance.
+   */
+  figureText: 160,
   /** SVG path data of one sparkline (a few hundred points). */
   sparklinePath: 20_000,
   chartSidePx: 2_000,

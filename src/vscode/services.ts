@@ -143,4 +143,9 @@ function reportSettingsProblems(problems: readonly SettingProblem[], log: Log): 
   if (ignored.length > 0) {
     log.warn(`untrusted workspace: ignored workspace values of ${ignored.join(', ')}`);
   }
+  for (const p of problems) {
+    if (p.kind !== 'deprecated') continue;
+    void vscode.window.showInformationMessage(vscode.l10n.t('The setting tritonChatglm.{0} is deprecated and still used: list the GPUs in tritonChatglm.{1} instead (one model instance per GPU).', p.key, p.use), open)
+      .then((picked) => { if (picked === open) void SettingsService.open(); });
+  }
 }

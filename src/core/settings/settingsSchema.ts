@@ -82,6 +82,9 @@ export const SETTINGS = {
   metricsPort: spec({ default: 8002, validate: port, scope: 'machine', restricted: true, effect: 'restartServer' }),
   bindAddress: spec({ default: '127.0.0.1', validate: ipAddress, scope: 'machine', restricted: true, effect: 'restartServer' }),
   // GPUs are chosen with `docker run --gpus`, so another set needs a new container, not just a model reload.
+  // One model instance per listed GPU (its own engine and continuous scheduler); empty: all GPUs, the model on the first.
+  gpus: spec({ default: [] as string[], validate: gpuIds, scope: 'machine', restricted: true, effect: 'restartServer' }),
+  /** Deprecated for `gpus` (same values); still used while `gpus` is empty. */
   gpuIds: spec({ default: [] as string[], validate: gpuIds, scope: 'machine', restricted: true, effect: 'restartServer' }),
   shmSize: spec({ default: '2g', validate: shmSize, scope: 'machine', restricted: true, effect: 'restartServer' }),
   raiseUlimits: spec({ default: true, validate: isBool, scope: 'machine', restricted: true, effect: 'restartServer' }),
@@ -95,6 +98,7 @@ export const SETTINGS = {
   maxBatchSize: spec({ default: 8, validate: intIn(1, 64), scope: 'machine', restricted: true, effect: 'reloadModel' }),
   queueDelayMs: spec({ default: 20, validate: intIn(0, 10_000), scope: 'machine', restricted: true, effect: 'reloadModel' }),
   maxQueueSize: spec({ default: 32, validate: intIn(1, 4096), scope: 'machine', restricted: true, effect: 'reloadModel' }),
+  /** Deprecated: copies of the model on each GPU (1 = one instance per GPU of `gpus`); still honoured. */
   instanceCount: spec({ default: 1, validate: intIn(1, 8), scope: 'machine', restricted: true, effect: 'reloadModel' }),
   streaming: spec({ default: true, validate: isBool, scope: 'machine', restricted: true, effect: 'reloadModel' }),
   temperature: spec({ default: 0.8, validate: numIn(0, 2), scope: 'window', restricted: false, effect: 'none' }),
@@ -122,6 +126,9 @@ export const SETTINGS = {
 } as const;
 
 export type SettingKey = keyof typeof SETTINGS;
+
+/** Settings kept working for old configurations, with the one that replaces each (reported when set). */
+export const DEPRECATED_SETTINGS: Readonly<Partial<Record<SettingKey, SettingKey>>> = { gpuIds: 'gpus', instanceCount: 'gpus' };
 export type ExtensionSettings = { -readonly [K in SettingKey]: (typeof SETTINGS)[K]['default'] };
 export const SETTING_KEYS = Object.keys(SETTINGS) as SettingKey[];
 

@@ -5,6 +5,8 @@
 import * as vscode from 'vscode';
 import { MODEL_NAME } from '../../core/repository';
 import type { ActivitySnapshot } from '../../core/status/activity';
+import { instanceRows } from '../../core/status/instanceFigures';
+import type { WeightsInfo } from '../../core/status/weightsInfo';
 import {
   axisTop, hasValues, schedulerTotals, sparklinePath, totals, type SchedulerTotals, type SeriesName, type StatusHistory, type StatusSample, type StatusTotals,
 } from '../../core/status/statusModel';
@@ -13,8 +15,11 @@ import type { StatusLayout, StatusSection, StatusUpdate } from '../../protocol';
 /** The box each sparkline is drawn in (px). */
 const CHART = { width: 240, height: 40 } as const;
 
-/** Figures shown or hidden together: the continuous scheduler's (absent with the hf engine) and the GPUs'. */
-type Group = 'scheduler' | 'gpu';
+/**
+ * Figures shown or hidden together: the continuous scheduler's (absent with the hf engine), the GPUs', and the
+ * per-instance rows (shown with two or more model instances: tritonChatglm.gpus).
+ */
+type Group = 'scheduler' | 'gpu' | 'instances';
 
 /** What a sample (and this window's activity) knows, as the values the rows read. */
 interface RowSource {
@@ -49,7 +54,7 @@ const requests = (top: number, text: string) => (top === 1 ? vscode.l10n.t('{0} 
 type Section =
   | { kind: 'table'; id: string; heading: () => string; group?: Group; rows: readonly Row[] }
   | { kind: 'charts'; id: string; heading: () => string; group?: Group; charts: readonly Chart[] }
-  | { kind: 'list'; id: 'gpus'; heading: () => string; group?: Group };
+  | { kind: 'list'; id: 'gpus' | 'instances'; heading: () => string; group?: Group };
 
 const triton = (figure: keyof StatusTotals) => ({ triton: sums }: RowSource, f: FigureFormat) => f.value(sums?.[figure]);
 const scheduler = (figure: keyof SchedulerTotals) => ({ scheduler: sums }: RowSource, f: FigureFormat) => f.value(sums?.[figure]);
@@ -57,10 +62,19 @@ const recent = () => vscode.l10n.t('last 3 minutes, every 2 s');
 /** This window's answers and queued explanations, as the "From this window" row shows them. */
 const windowActivity = (a: ActivitySnapshot, f: FigureFormat) => vscode.l10n.t('{0} generating, {1} queued', f.value(a.answers.length), f.value(a.queuedExplanations));
 
-/** The quantization in use (tritonChatglm.quantization, or the memory plan's choice for `auto`). */
-const weightsText = ({ weights }: StatusSample) => !weights ? '–'
-  : weights.quantization === 'int8' ? vscode.l10n.t('int8 (ChatGLM3\'s 8-bit weights), {0} activations', weights.dtype)
-    : vscode.l10n.t('{0} (not quantized)', weights.dtype);
+const oneWeights = (weights: WeightsInfo) => weights.quantization === 'int8'
+  ? vscode.l10n.t('int8 (ChatGLM3\'s 8-bit weights), {0} activations', weights.dtype)
+  : vscode.l10n.t('{0} (not quantized)', weights.dtype);
+
+/**
+ * The quantization in use (tritonChatglm.quantization, or the memory plan's choice for `auto`); with several
+ * instances each GPU's plan chooses, so differing choices are all named.
+ */
+const weightsText = ({ weights, instances }: StatusSample) => {
+  const texts = [...new Set((instances ?? []).flatMap((i) => (i.weights ? [oneWeights(i.weights)] : [])))];
+  if (texts.length > 1) return texts.join('; ');
+  return weights ? oneWeights(weights) : '–';
+};
 
 /** The page, top to bottom. */
 const SECTIONS: readonly Section[] = [
@@ -73,6 +87,7 @@ const SECTIONS: readonly Section[] = [
       { id: 'weights', label: () => vscode.l10n.t('Model weights'), value: ({ sample }) => weightsText(sample) },
     ],
   },
+  { kind: 'list', id: 'instances', group: 'instances', heading: () => vscode.l10n.t('Model instances (the figures above are their sum)') },
   {
     kind: 'charts', id: 'schedulerCharts', group: 'scheduler', heading: () => vscode.l10n.t('Continuous batching ({0})', recent()), charts: [
       { id: 'activeRows', label: () => vscode.l10n.t('Active rows'), minTop: 1, axis: rows },
@@ -153,6 +168,7 @@ export function hiddenGroups(sample: StatusSample | undefined): Group[] {
   const out: Group[] = [];
   if (!sample?.scheduler) out.push('scheduler');
   if (!sample || sample.gpus.length === 0) out.push('gpu');
+  if ((sample?.instances?.length ?? 0) < 2) out.push('instances');
   return out;
 }
 
@@ -173,11 +189,17 @@ export class FigureFormat {
   }
 }
 
+/** One line per model instance: where it runs, its rows now, its tokens/s since `previous`, its finished tokens. */
+function instanceLines(sample: StatusSample, previous: StatusSample | undefined, format: FigureFormat): string[] {
+  return instanceRows(previous, sample).map((i) => vscode.l10n.t('{0} on {1}: {2} generating, {3} waiting, {4} tokens/s, {5} tokens in finished answers',
+    i.instance, i.device ?? '–', format.value(i.activeRows), format.value(i.waitingRequests), format.value(i.rates?.generatedTokensPerSecond), format.value(i.generatedTokens)));
+}
+
 /**
  * The figures of `sample`, the charts of `history` (which already holds the sample's point), this window's
- * activity, and why any are missing.
+ * activity, and why any are missing; `previous` (the sample before) gives each instance's rates.
  */
-export function statusUpdate(sample: StatusSample, history: StatusHistory, activity: ActivitySnapshot, notes: readonly string[], format: FigureFormat): StatusUpdate {
+export function statusUpdate(sample: StatusSample, history: StatusHistory, activity: ActivitySnapshot, notes: readonly string[], format: FigureFormat, previous?: StatusSample): StatusUpdate {
   const from: RowSource = { sample, triton: totals(sample.stats), scheduler: schedulerTotals(sample.scheduler), activity };
   const series: StatusUpdate['series'] = {};
   for (const chart of CHARTS) {
@@ -196,6 +218,7 @@ export function statusUpdate(sample: StatusSample, history: StatusHistory, activ
     series,
     lists: {
       gpus: sample.gpus.map((g) => vscode.l10n.t('{0}: {1}% busy, {2} of {3} GiB used', g.id, format.value(g.utilizationPct), format.gib(g.memoryUsedBytes), format.gib(g.memoryTotalBytes))),
+      instances: instanceLines(sample, previous, format),
     },
     hidden: hiddenGroups(sample),
     note: notes.join(' '),
@@ -208,7 +231,7 @@ export function noServerUpdate(activity: ActivitySnapshot, format: FigureFormat)
     type: 'update',
     figures: { thisWindow: windowActivity(activity, format) },
     series: {},
-    lists: { gpus: [] },
+    lists: { gpus: [], instances: [] },
     hidden: hiddenGroups(undefined),
     note: vscode.l10n.t('The server is not running.'),
   };

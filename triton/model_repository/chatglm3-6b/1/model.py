@@ -69,7 +69,7 @@ class TritonPythonModel:
         # A step engine has a context per row; a request that cannot fit is refused up front.
         self.max_context: Optional[int] = self.engine.max_context if step_engine else None
         self.metrics = Metrics(args.get("model_name", "chatglm3-6b"), args.get("model_version", "1"),
-                               args.get("model_instance_name", "0"))
+                               args.get("model_instance_name", "0"), device)
         self.metrics.describe_weights(getattr(self.engine, "quantization", "none"),
                                       str(getattr(self.engine, "dtype", params.get("dtype", "float16"))).replace("torch.", ""))
         if self.continuous:
