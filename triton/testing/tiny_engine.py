@@ -20,7 +20,8 @@ decode step fail once a row whose prompt contains <text> has 3 tokens (the engin
 TINY_ENGINE_SCRIPTS=<json file> holds [{"match": <text>, "answer": <markdown>}]: a row whose last user message
 contains a match answers with that text, forced token by token (byte tokens, so a CJK character spans three) and
 then stops, for pictures that show a readable answer; the file is read at each admission, so a run may change it;
-TINY_ENGINE_THREADS=<n> torch threads (default 1).
+TINY_ENGINE_THREADS=<n> torch threads (default 1); TINY_ENGINE_FILL_IN_MIDDLE=1 takes `infill` requests (code
+completion), as CodeGeeX4 does (the catalog's fillInMiddle), so that completions can be tested with this engine.
 Injected faults of one request (chatglm/serving/faults.py's kinds), each keyed by a text in the row's prompt:
 TINY_ENGINE_OOM_MARKER=<text> makes a prefill that holds that row's chunk raise CUDA's out-of-memory error;
 TINY_ENGINE_OVERFLOW_MARKER=<text> makes that row's logits 3e38 (finite, but any temperature below 1 overflows them:
@@ -161,6 +162,7 @@ class TinyEngine(NativeEngine):
                          tensors=random_weights(TINY_CONFIG, seed), dtype=torch.float64, sampling_seed=1234)
         self._shapes: Dict[int, _SlotShape] = {}
         self._log_lock = threading.Lock()
+        self.fill_in_middle = os.environ.get("TINY_ENGINE_FILL_IN_MIDDLE") == "1"
 
     # -- the production steps, plus shaping and pacing
     def prefill(self, chunks: Sequence[PrefillChunk]) -> torch.Tensor:
@@ -282,7 +284,8 @@ class TinyEngine(NativeEngine):
         if path:
             text = self.decode(ids)
             with self._log_lock, open(path, "a", encoding="utf-8") as f:
-                f.write(json.dumps({"prompt": text, "messages": _split_messages(self.tokenizer, ids)}, ensure_ascii=False) + "\n")
+                f.write(json.dumps({"prompt": text, "messages": _split_messages(self.tokenizer, ids), "ids": list(ids)},
+                                   ensure_ascii=False) + "\n")
 
 
 def _split_messages(tokenizer: TinyTokenizer, ids: Sequence[int]) -> List[dict]:

@@ -47,7 +47,7 @@ import triton_python_backend_utils as pb_utils
 
 import chatglm.log as log
 from chatglm.engine.types import PrefillChunk
-from chatglm.engine.generation import FINISH_CANCELLED, INVALID_TOKEN, RowProgress, RowResult, SamplingTensors, \
+from chatglm.engine.generation import FINISH_CANCELLED, FINISH_STOP, INVALID_TOKEN, RowProgress, RowResult, SamplingTensors, \
     TokenPresence, invalid_distribution_message, random_seed, sample_tokens
 from chatglm.engine.overflow import OVERFLOW_TOKEN, mark_overflow, overflow_message
 from chatglm.serving.chunk_sizer import ChunkSizer
@@ -147,7 +147,8 @@ class ContinuousScheduler:
                                            f"wait for one of {self.limits.max_active_rows} rows); try again shortly"))
                     busy += 1
                 else:
-                    self._waiting.append(Row(reply, self.stop_ids, seeds))
+                    stops = self.stop_ids if reply.plan.stop_ids is None else frozenset(reply.plan.stop_ids)
+                    self._waiting.append(Row(reply, stops, seeds))
             if len(refused) < len(live):
                 self._lock.notify()
             waiting = len(self._waiting)
@@ -438,6 +439,8 @@ class ContinuousScheduler:
                 return
             if text:
                 self._responder.send_delta(row.reply.channel, text)
+            if row.reply.answer.stopped and row.progress.finish is None:  # a stop text (completions)
+                row.progress.finish = FINISH_STOP
         if row.progress.finish is not None:
             self._retire(row, row.progress.finish)
 
