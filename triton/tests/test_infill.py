@@ -217,5 +217,5 @@ def test_malformed_infill_fails_alone_beside_a_completion_and_a_chat(fim_model):
 def test_a_completion_streams_raw_text(fim_model):
     out = run(fim_model, [make_request("", infill=infill(), max_new_tokens=12, temperature=0.0)])[0]
     assert out.error is None and out.finish_reason == "length" and out.completion_tokens == 12
-    # The tiny engine writes a newline first (its "metadata line" shaping): a completion keeps it, chat strips it.
-    assert out.text.startswith("\n") and len(out.text.encode("utf-8")) == 12
+    # Every token is a byte of the answer (no metadata line taken off); a character cut off at the end is dropped.
+    assert 10 <= len(out.text.encode("utf-8")) <= 12 and not out.text.startswith("\n")
