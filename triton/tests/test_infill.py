@@ -239,3 +239,18 @@ def test_the_fill_in_middle_parameter_overrides_the_catalog(monkeypatch):
         off.finalize()
     with pytest.raises(ValueError, match="fill_in_middle must be one of auto, on, off"):
         load_model(fill_in_middle="yes")
+
+
+def test_a_scripted_answer_is_the_completion_without_a_metadata_line(monkeypatch, tmp_path):
+    """The tiny engine's TINY_ENGINE_SCRIPTS (readable answers for e2e pictures) also script completions: the
+    answer is the middle text exactly, then the engine stops (finish_reason stop)."""
+    scripts = tmp_path / "scripts.json"
+    scripts.write_text(json.dumps([{"match": "def add(", "answer": "a + b"}]), encoding="utf-8")
+    monkeypatch.setenv("TINY_ENGINE_SCRIPTS", str(scripts))
+    monkeypatch.setenv("TINY_ENGINE_FILL_IN_MIDDLE", "1")
+    model = load_model()
+    try:
+        out = run(model, [make_request("", infill=infill("def add(a, b):\n    return ", "\n"), max_new_tokens=64)])[0]
+        assert out.error is None and out.text == "a + b" and out.finish_reason == "stop"
+    finally:
+        model.finalize()
