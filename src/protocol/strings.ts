@@ -118,6 +118,9 @@ export const DEFAULT_STRINGS = {
   attachmentLine: 'line {0}',
   attachmentLines: 'lines {0}–{1}',
   attachmentTokens: 'about {0} tokens',
+  /** On a chip, after its name: "geometry.py:3-4 · 56 tokens". */
+  chipTokens: '{0} tokens',
+  chipTokensOne: '1 token',
   activeFileTag: 'current file',
   activeFileOn: 'The current file goes with the question. Click to leave it out.',
   activeFileOff: 'The current file is left out. Click to attach it.',
@@ -144,6 +147,7 @@ export const DEFAULT_STRINGS = {
   'command.new': 'Start a new chat',
   // the token meter under the input (tokenMeter.ts)
   meterName: 'Tokens of the next question',
+  meterText: '{0} / {1} tokens',
   meterLabel: 'About {0} of {1} tokens',
   meterDetail: 'System prompt: {0}\nHistory kept: {1} (turns: {2})\nAttachments: {3}\nQuestion: {4}\nThe model accepts {5}.',
   meterWarning: 'Close to the model\'s input budget.',

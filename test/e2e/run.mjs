@@ -1680,7 +1680,7 @@ async function contextJourney(extensionsDir) {
     const composerChips = () => chipTexts(chat.locator('.composer .attachment-chip'));
     // The current file is a suggestion (dashed), not an attachment; the meter shows the next request's size.
     await chat.locator('.composer button.attachment-chip.active-file.suggested', { hasText: 'shapes.js' }).waitFor({ timeout: 30_000 });
-    await waitFor(async () => /^\d[\d,]* \/ 6,144$/.test((await meter.textContent()) ?? ''), { what: 'the token meter under the input' });
+    await waitFor(async () => /^\d[\d,]* \/ 6,144 tokens$/.test((await meter.textContent()) ?? ''), { what: 'the token meter under the input' });
 
     // #symbol, by the keyboard: the list, then VS Code's workspace symbol search in a quick pick.
     await input.click();
@@ -1727,7 +1727,7 @@ async function contextJourney(extensionsDir) {
     }
     // Each attached chip shows its estimated tokens on itself.
     const figures = await chat.locator('.composer .attachment-chip .chip-tokens').allTextContents();
-    if (figures.length !== 3 || !figures.every((f) => /^[1-9][\d,]*$/.test(f))) throw new Error(`token figures on the chips: ${JSON.stringify(figures)}`);
+    if (figures.length !== 3 || !figures.every((f) => /^· [1-9][\d,]* tokens?$/.test(f))) throw new Error(`token figures on the chips: ${JSON.stringify(figures)}`);
     if ((await input.inputValue()) !== '') throw new Error(`the #words stayed in the input: ${JSON.stringify(await input.inputValue())}`);
     await shot(wb, 'chat-context-chips.png');
 
