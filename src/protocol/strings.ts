@@ -42,6 +42,12 @@ export const DEFAULT_STRINGS = {
   insert: 'Insert at Cursor',
   openInEditor: 'Open in Editor',
   applyToSelection: 'Apply to Selection',
+  // The words on a code block's buttons (the full names above are their tooltips).
+  insertShort: 'Insert',
+  openShort: 'Open',
+  applyShort: 'Apply',
+  wrapShort: 'Wrap',
+  wrapLines: 'Wrap long lines in code blocks',
   codeToolbar: 'Code block actions',
   codeBlock: 'Code block ({0})',
   codeBlockPlain: 'Code block',

@@ -17,7 +17,7 @@ import {
 import { hasInvisibleCharacters } from '../../core/text/invisibleCharacters';
 import { icon } from '../shared/dom';
 import type { ChatContext } from './chatContext';
-import { CODE_ACTIONS, codeOfBlock } from './codeBlocks';
+import { CODE_ACTIONS, CODE_WRAP_CLASS, codeOfBlock } from './codeBlocks';
 import { Composer } from './composer';
 import { EmptyState, EXAMPLE_ACTION } from './emptyState';
 import { ErrorBanner } from './errorBanner';
@@ -230,6 +230,7 @@ export class ChatPanel implements ChatContext {
       case 'reloadModel': this.postToHost({ type: 'loadModel' }); break; // the host's load unloads a faulted model first
       case 'setupAction': { const m = setupActionMessage(target); if (m) this.postToHost(m); break; }
       case CODE_ACTIONS.copy: case CODE_ACTIONS.insert: case CODE_ACTIONS.open: case CODE_ACTIONS.apply: this.codeAction(action, target as HTMLButtonElement); break;
+      case CODE_ACTIONS.wrap: this.toggleCodeWrap(); break;
     }
   }
 
@@ -245,15 +246,25 @@ export class ChatPanel implements ChatContext {
     target.setAttribute('data-copied', '');
     const label = target.getAttribute('aria-label') ?? '';
     const tooltip = target.title;
-    target.replaceChildren(icon('check'));
+    const word = target.querySelector('.action-word');
+    const shownWord = word?.textContent ?? '';
+    target.querySelector('.codicon')?.replaceWith(icon('check'));
+    if (word) word.textContent = copied;
     target.title = copied;
     target.setAttribute('aria-label', copied);
     setTimeout(() => {
-      target.replaceChildren(icon('copy'));
+      target.querySelector('.codicon')?.replaceWith(icon('copy'));
+      if (word) word.textContent = shownWord;
       target.title = tooltip;
       target.setAttribute('aria-label', label);
       target.removeAttribute('data-copied');
     }, COPIED_FEEDBACK_MS);
+  }
+
+  /** Wrap: the long lines of every code block wrap (or scroll sideways again); every Wrap button says which. */
+  private toggleCodeWrap(): void {
+    const on = this.root.classList.toggle(CODE_WRAP_CLASS);
+    for (const b of Array.from(this.root.querySelectorAll(`button[data-action="${CODE_ACTIONS.wrap}"]`))) b.setAttribute('aria-pressed', String(on));
   }
 
   private codeAction(action: string, target: HTMLButtonElement): void {
