@@ -307,6 +307,9 @@ async function chatKeys(wb) {
     { timeout: 20_000, what: 'the chat input to have the keyboard focus after Ctrl+Alt+J' });
   await wb.page.keyboard.press('Control+L');
   await chat.locator('.empty-state').waitFor({ timeout: 20_000 });
+  // The welcome names # and / and the editor's Explain and Edit Selection with the keys package.json binds.
+  const ways = await chat.locator('.empty-state .empty-ways kbd').allTextContents();
+  if (JSON.stringify(ways) !== JSON.stringify(['#', '/', 'Ctrl+Alt+E', 'Ctrl+Alt+U'])) throw new Error(`the welcome's ways to ask name ${JSON.stringify(ways)}`);
   await waitFor(() => chat.evaluate(() => document.activeElement?.classList.contains('input')), { timeout: 10_000, what: 'the input focused in the new chat' });
   await wb.page.keyboard.press('ArrowUp');
   const recalled = await chat.locator('textarea.input').inputValue();
@@ -1225,7 +1228,7 @@ async function chineseJourney(vsix) {
     // The model is not ready yet: the tooltip says Enter sends once it is.
     if (tooltip !== zh('Send (Enter) once ChatGLM3 is ready')) throw new Error(`Send button's tooltip reads "${tooltip}", expected "${zh('Send (Enter) once ChatGLM3 is ready')}"`);
     const placeholder = await chat.locator('textarea.input').getAttribute('placeholder');
-    if (placeholder !== zh('Ask ChatGLM3')) throw new Error(`the input's placeholder reads "${placeholder}"`);
+    if (placeholder !== zh('Ask ChatGLM3 (# for context, / for commands)')) throw new Error(`the input's placeholder reads "${placeholder}"`);
     // Until the model is ready the setup checklist stands where the server notice was.
     const checklist = chat.locator('section.setup');
     // Nothing is missing in this window: the box says ChatGLM3 is stopped (not "Set up ChatGLM3").

@@ -19,7 +19,7 @@ import { icon } from '../shared/dom';
 import type { ChatContext } from './chatContext';
 import { CODE_ACTIONS, CODE_WRAP_CLASS, codeOfBlock } from './codeBlocks';
 import { Composer } from './composer';
-import { EmptyState, EXAMPLE_ACTION } from './emptyState';
+import { EmptyState, EXAMPLE_ACTION, type EditorKeys } from './emptyState';
 import { ErrorBanner } from './errorBanner';
 import { interceptLinks } from './links';
 import { createMarkdownRenderer } from './markdown';
@@ -44,6 +44,8 @@ export class ChatPanel implements ChatContext {
   private setupView: SetupView | undefined;
   private readonly errorBanner = new ErrorBanner();
   private readonly emptyState = new EmptyState();
+  /** The keys of Explain and Edit Selection the welcome names (the host's `keybindings`). */
+  private editorKeys: EditorKeys = {};
   private readonly messages: MessageList;
   private readonly composer: Composer;
 
@@ -163,6 +165,10 @@ export class ChatPanel implements ChatContext {
       case 'focusInput':
         this.composer.focus();
         return;
+      case 'keybindings':
+        this.editorKeys = { ...(message.explain ? { explain: message.explain } : {}), ...(message.edit ? { edit: message.edit } : {}) };
+        this.renderAll();
+        return;
       case 'setup':
         this.setupView = message.setup;
         this.renderAll();
@@ -192,7 +198,7 @@ export class ChatPanel implements ChatContext {
     // Nothing asked yet and the model ready: the welcome. Until then the checklist or the server notice says why.
     const empty = !!state && state.messages.length === 0 && state.server.model === 'ready' && !this.setup.visible;
     this.emptyState.element.hidden = !empty;
-    if (empty) this.emptyState.render(state.modelName, this.strings);
+    if (empty) this.emptyState.render(state.modelName, this.strings, this.editorKeys);
     this.messages.render();
     this.updateControls();
   }
