@@ -1333,6 +1333,9 @@ async function setupJourney(extensionsDir) {
     await wb.runCommand('View: Hide Panel').catch(() => {});
     // As wide as the chat picture's side bar, so the rows and their fixes do not wrap into a narrow column.
     const sideBar = await setSideBarWidth(wb, 460);
+    // The checklist grows to the view: every row in sight, no scrollbar of its own (issue #33: it hid GPU memory).
+    const inner = await chat.locator('section.setup').evaluate((e) => ({ scrolls: e.scrollHeight > e.clientHeight + 1, height: e.clientHeight, view: window.innerHeight }));
+    if (inner.scrolls) throw new Error(`the checklist scrolls inside itself: ${JSON.stringify(inner)}`);
     await docScreenshot(wb, 'setup-checklist.png');
     await setSideBarWidth(wb, sideBar);
 
@@ -1637,6 +1640,21 @@ async function themeJourneys(extensionsDir) {
     await wb.clearNotifications();
     await shown.locator('textarea.input').focus();
     await docScreenshot(wb, 'chat-high-contrast.png');
+    // The narrow side bars of issue #33: the code block's actions are words (Apply included), and Wrap wraps the
+    // long lines instead of clipping them. Pictures to look at: chat-high-contrast-300.png, -220.png.
+    const block = shown.locator('main.messages article.message.assistant .code-block').first();
+    for (const width of [300, 220]) {
+      await setSideBarWidth(wb, width);
+      await block.scrollIntoViewIfNeeded();
+      const apply = block.locator('button[data-action="codeApply"] .action-word');
+      if (!(await apply.isVisible()) || (await apply.textContent()) !== 'Apply') throw new Error(`at ${width} px Apply is not a visible word`);
+      const wrap = block.locator('button[data-action="codeWrap"]');
+      if ((await wrap.getAttribute('aria-pressed')) !== 'true') await wrap.click();
+      const clipped = await block.locator('pre').evaluate((pre) => pre.scrollWidth > pre.clientWidth + 1);
+      if (clipped) throw new Error(`at ${width} px the wrapped code still scrolls sideways`);
+      await shot(wb, `chat-high-contrast-${width}.png`);
+    }
+    await setSideBarWidth(wb, 460);
   }, { wb: () => wb, needs: ['13a theme variables of Light+, Dark+ and both high-contrast themes, as VS Code sets them in a webview'] });
   await server.stop();
 }
