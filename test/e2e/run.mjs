@@ -309,6 +309,9 @@ async function chatKeys(wb) {
     { timeout: 20_000, what: 'the chat input to have the keyboard focus after Ctrl+Alt+J' });
   await wb.page.keyboard.press('Control+L');
   await chat.locator('.empty-state').waitFor({ timeout: 20_000 });
+  // The welcome names # and / and the editor's Explain and Edit Selection with the keys package.json binds.
+  const ways = await chat.locator('.empty-state .empty-ways kbd').allTextContents();
+  if (JSON.stringify(ways) !== JSON.stringify(['#', '/', 'Ctrl+Alt+E', 'Ctrl+Alt+U'])) throw new Error(`the welcome's ways to ask name ${JSON.stringify(ways)}`);
   await waitFor(() => chat.evaluate(() => document.activeElement?.classList.contains('input')), { timeout: 10_000, what: 'the input focused in the new chat' });
   await wb.page.keyboard.press('ArrowUp');
   const recalled = await chat.locator('textarea.input').inputValue();
@@ -1227,7 +1230,7 @@ async function chineseJourney(vsix) {
     // The model is not ready yet: the tooltip says Enter sends once it is.
     if (tooltip !== zh('Send (Enter) once ChatGLM3 is ready')) throw new Error(`Send button's tooltip reads "${tooltip}", expected "${zh('Send (Enter) once ChatGLM3 is ready')}"`);
     const placeholder = await chat.locator('textarea.input').getAttribute('placeholder');
-    if (placeholder !== zh('Ask ChatGLM3')) throw new Error(`the input's placeholder reads "${placeholder}"`);
+    if (placeholder !== zh('Ask ChatGLM3 (# for context, / for commands)')) throw new Error(`the input's placeholder reads "${placeholder}"`);
     // Until the model is ready the setup checklist stands where the server notice was.
     const checklist = chat.locator('section.setup');
     // Nothing is missing in this window: the box says ChatGLM3 is stopped (not "Set up ChatGLM3").
@@ -1332,6 +1335,9 @@ async function setupJourney(extensionsDir) {
     await wb.runCommand('View: Hide Panel').catch(() => {});
     // As wide as the chat picture's side bar, so the rows and their fixes do not wrap into a narrow column.
     const sideBar = await setSideBarWidth(wb, 460);
+    // The checklist grows to the view: every row in sight, no scrollbar of its own (issue #33: it hid GPU memory).
+    const inner = await chat.locator('section.setup').evaluate((e) => ({ scrolls: e.scrollHeight > e.clientHeight + 1, height: e.clientHeight, view: window.innerHeight }));
+    if (inner.scrolls) throw new Error(`the checklist scrolls inside itself: ${JSON.stringify(inner)}`);
     await docScreenshot(wb, 'setup-checklist.png');
     await setSideBarWidth(wb, sideBar);
 
@@ -1636,6 +1642,21 @@ async function themeJourneys(extensionsDir) {
     await wb.clearNotifications();
     await shown.locator('textarea.input').focus();
     await docScreenshot(wb, 'chat-high-contrast.png');
+    // The narrow side bars of issue #33: the code block's actions are words (Apply included), and Wrap wraps the
+    // long lines instead of clipping them. Pictures to look at: chat-high-contrast-300.png, -220.png.
+    const block = shown.locator('main.messages article.message.assistant .code-block').first();
+    for (const width of [300, 220]) {
+      await setSideBarWidth(wb, width);
+      await block.scrollIntoViewIfNeeded();
+      const apply = block.locator('button[data-action="codeApply"] .action-word');
+      if (!(await apply.isVisible()) || (await apply.textContent()) !== 'Apply') throw new Error(`at ${width} px Apply is not a visible word`);
+      const wrap = block.locator('button[data-action="codeWrap"]');
+      if ((await wrap.getAttribute('aria-pressed')) !== 'true') await wrap.click();
+      const clipped = await block.locator('pre').evaluate((pre) => pre.scrollWidth > pre.clientWidth + 1);
+      if (clipped) throw new Error(`at ${width} px the wrapped code still scrolls sideways`);
+      await shot(wb, `chat-high-contrast-${width}.png`);
+    }
+    await setSideBarWidth(wb, 460);
   }, { wb: () => wb, needs: ['13a theme variables of Light+, Dark+ and both high-contrast themes, as VS Code sets them in a webview'] });
   await server.stop();
 }
@@ -1682,7 +1703,7 @@ async function contextJourney(extensionsDir) {
     const composerChips = () => chipTexts(chat.locator('.composer .attachment-chip'));
     // The current file is a suggestion (dashed), not an attachment; the meter shows the next request's size.
     await chat.locator('.composer button.attachment-chip.active-file.suggested', { hasText: 'shapes.js' }).waitFor({ timeout: 30_000 });
-    await waitFor(async () => /^\d[\d,]* \/ 6,144$/.test((await meter.textContent()) ?? ''), { what: 'the token meter under the input' });
+    await waitFor(async () => /^\d[\d,]* \/ 6,144 tokens$/.test((await meter.textContent()) ?? ''), { what: 'the token meter under the input' });
 
     // #symbol, by the keyboard: the list, then VS Code's workspace symbol search in a quick pick.
     await input.click();
@@ -1729,7 +1750,7 @@ async function contextJourney(extensionsDir) {
     }
     // Each attached chip shows its estimated tokens on itself.
     const figures = await chat.locator('.composer .attachment-chip .chip-tokens').allTextContents();
-    if (figures.length !== 3 || !figures.every((f) => /^[1-9][\d,]*$/.test(f))) throw new Error(`token figures on the chips: ${JSON.stringify(figures)}`);
+    if (figures.length !== 3 || !figures.every((f) => /^· [1-9][\d,]* tokens?$/.test(f))) throw new Error(`token figures on the chips: ${JSON.stringify(figures)}`);
     if ((await input.inputValue()) !== '') throw new Error(`the #words stayed in the input: ${JSON.stringify(await input.inputValue())}`);
     await shot(wb, 'chat-context-chips.png');
 

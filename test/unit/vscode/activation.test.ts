@@ -102,6 +102,9 @@ test('the chat view: strict CSP, l10n and state on ready, malformed messages dro
   await waitFor(() => posted.find((m) => m.type === 'state'), 'a state message');
   const l10n = posted.find((m) => m.type === 'l10n') as { strings: Record<string, string> } | undefined;
   assert.equal(l10n?.strings.send, 'Send');
+  // The keys the empty chat names, as package.json binds them.
+  assert.deepEqual(posted.find((m) => m.type === 'keybindings'),
+    { type: 'keybindings', explain: { key: 'ctrl+alt+e', mac: 'cmd+alt+e' }, edit: { key: 'ctrl+alt+u', mac: 'cmd+alt+u' } });
 
   const before = posted.length;
   const logBefore = fake.rec.log.length;

@@ -85,13 +85,18 @@ test('while an answer runs: "generating (1)" with a spinner, the tooltip names i
   const layout = await waitFor(() => panel.webview.posted.find((m) => (m as { type: string }).type === 'layout'), 'the layout') as StatusLayout;
   assert.ok(!isProtocolError(parseHostToStatusView(layout)), 'the layout passes the protocol');
   assert.deepEqual(layout.sections.map((s) => s.id), ['now', 'instances', 'schedulerCharts', 'schedulerTotals', 'tritonCharts', 'tritonTotals', 'gpus', 'gpuCharts']);
+  // Plain words: every figure explained in its tooltip, no engine jargon in the labels (issue #33).
+  const figures = layout.sections.flatMap((s) => (s.kind === 'table' ? s.rows : s.kind === 'charts' ? s.charts : []));
+  assert.deepEqual(figures.filter((f) => !f.help).map((f) => f.label), [], 'every figure has a tooltip');
+  assert.deepEqual(figures.concat(layout.sections.map((s) => ({ id: s.id, label: s.heading }))).map((f) => f.label).filter((l) => /\b(rows?|decode|prefill|batch(es|ing)?|executions?)\b/i.test(l)), []);
+  assert.equal(figures.find((f) => f.id === 'activeRows')?.label, 'Answers being written');
   const live = await waitFor(() => (panel.webview.posted as StatusUpdate[]).find((m) => m.type === 'update' && m.figures.activeRows === '1'), 'an update with the running row') as StatusUpdate;
   assert.equal(live.figures.thisWindow, '1 generating, 0 queued');
   assert.equal(live.figures.generatedTokens, '12');
   assert.deepEqual(live.hidden, ['gpu', 'instances'], 'the stub has no GPU metrics and one instance: GPU cards and per-instance rows hidden, the scheduler\'s shown');
   assert.match(live.note, /no GPU metrics/);
   assert.ok(live.series.activeRows!.d.startsWith('M'), 'the active-rows sparkline has a point');
-  assert.deepEqual([live.series.activeRows!.top, live.series.activeRows!.empty], ['1 row', false], 'its y axis tops at 1 row');
+  assert.deepEqual([live.series.activeRows!.top, live.series.activeRows!.empty], ['1 answer', false], 'its y axis tops at 1 answer');
   assert.equal(live.series.gpuUtilizationPct!.empty, true, 'no GPU figures: that chart is still collecting');
 
   receive({ type: 'stop' });
