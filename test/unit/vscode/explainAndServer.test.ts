@@ -117,12 +117,15 @@ describe('explanations and destructive actions (host side)', () => {
     }
   });
 
-  it('the status bar menu: the chat, Server Status and the logs first; Unload after a separator, last', async () => {
+  it('the status bar menu: the chat and Server Status first; Reload and Unload last, under the label Model', async () => {
     fake.rec.pick = undefined;
     await run('tritonChatglm.showActions');
     const labels = fake.rec.quickPickCalls[0]!.labels;
-    assert.deepEqual(labels.slice(0, 3), ['$(comment-discussion) Open Chat', '$(pulse) Show Server Status', '$(output) Show Server Logs']);
-    assert.deepEqual(labels.slice(-3), ['Stop or unload', '$(cloud-download) Reload Model', '$(cloud-upload) Unload Model']);
+    assert.deepEqual(labels, [
+      '$(comment-discussion) Open Chat', '$(pulse) Show Server Status',
+      'Logs and settings', '$(output) Show Server Logs', '$(gear) Open Settings',
+      'Model', '$(cloud-download) Reload Model', '$(cloud-upload) Unload Model',
+    ]);
   });
 
   it('Unload asks while the model is loaded; Cancel keeps it, with the last load time when one is known', async () => {
