@@ -890,6 +890,9 @@ async function changeRemoteSettings(server, values, logged) {
   await waitFor(() => logged.test(extensionLog(server).slice(before)), { timeout: 30_000, what: `the extension to see ${JSON.stringify(values)}` });
 }
 
+/** The title of the side bar's view container as shown (upper case), '' when the side bar is hidden. */
+const sideBarTitle = (wb) => wb.page.locator('.part.sidebar .composite.title h2').first().textContent({ timeout: 5_000 }).then((t) => (t ?? '').trim().toUpperCase(), () => '');
+
 /** The current window's log channel of the extension (the newest extension host's file). */
 function extensionLog(server) {
   const logs = join(server.userDataDir, 'logs');
@@ -1048,6 +1051,17 @@ async function failureJourneys(extensionsDir) {
     wb = await Workbench.open(server, 'failures');
     // Docker missing is known from the start: the checks run when the window opens.
     await wb.waitForStatus(/ChatGLM: setup needed/);
+    // The profile's first activation found the setup needed: the ChatGLM view (its checklist) is revealed, once.
+    await waitFor(() => /first run: this is the first activation; the setup is needed/.test(extensionLog(server)), { timeout: 30_000, what: 'the first-run log line' });
+    await waitFor(async () => (await sideBarTitle(wb)).startsWith('CHATGLM'), { timeout: 30_000, what: 'the ChatGLM view in the side bar' });
+    await wb.frameWith('section.setup', { what: 'the setup checklist' });
+    await shot(wb, 'first-run-revealed.png');
+    // The second activation (the window reloaded with the Explorer shown) leaves the side bar as the user had it.
+    await wb.runCommand('View: Show Explorer');
+    await wb.reload();
+    await wb.waitForStatus(/ChatGLM: setup needed/);
+    await waitFor(() => /first run: recorded before; nothing to reveal/.test(extensionLog(server)), { timeout: 60_000, what: 'the second activation\'s first-run log line' });
+    if ((await sideBarTitle(wb)) !== 'EXPLORER') throw new Error(`the side bar shows ${await sideBarTitle(wb)} after the second activation`);
     await expectStartFailure(/Docker was not found.*(Install Docker Engine|path of the docker command)/);
   }, { wb: current });
   // The fix for 8a is to install docker where the setting points: from here on the fake docker is there.
