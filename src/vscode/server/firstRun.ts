@@ -8,7 +8,7 @@ import type { LifecycleStore } from '../state/lifecycleStore';
 export async function afterFirstCheck(
   globalState: vscode.Memento,
   store: LifecycleStore,
-  revealChat: () => Thenable<void> | Promise<void>,
+  revealChat: () => unknown,
   log: Log,
 ): Promise<void> {
   const done = globalState.get<boolean>(FIRST_RUN_KEY) === true;
