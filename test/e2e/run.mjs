@@ -563,9 +563,32 @@ async function mainWindowJourneys(extensionsDir) {
       log(`      Show Full Explanation ${opened ? 'opened' : 'did not open'} the Comments panel`);
       await hidePanel(wb);
       await docScreenshot(wb, 'explain-selection.png');
-      // Dismiss All Explanations (the palette): every thread goes.
+      // The title bar: Dismiss All first, Dismiss (×) last of ours, two actions apart.
+      const actions = await area.locator('.review-actions .action-label').evaluateAll((els) => els.map((e) => e.getAttribute('aria-label') ?? ''));
+      const allAt = actions.findIndex((a) => a.startsWith(nls['command.dismissAllExplanations.title']));
+      const oneAt = actions.findIndex((a) => a.startsWith(nls['command.dismissExplanation.title']));
+      if (allAt !== 0 || oneAt - allAt < 3) throw new Error(`thread actions: ${JSON.stringify(actions)}`);
+      // Dismiss All Explanations (the palette): every thread goes, and its notification brings them back with Undo.
       await wb.runCommand(title('dismissAllExplanations'));
       await waitFor(async () => (await widgets.count()) === 0, { timeout: 15_000, what: 'no explanation thread left' });
+      await wb.waitForNotification(/Dismissed 3 explanations\..*Undo/, { timeout: 15_000 });
+      await wb.page.locator('.notifications-toasts .monaco-button', { hasText: 'Undo' }).first().click();
+      const back = await finishedExplanations(wb, 3);
+      if (JSON.stringify([...back].sort()) !== JSON.stringify([...titles].sort())) throw new Error(`after Undo: ${JSON.stringify(back)}`);
+      await wb.runCommand(title('dismissAllExplanations'));
+      await waitFor(async () => (await widgets.count()) === 0, { timeout: 15_000, what: 'no explanation thread left' });
+      await wb.clearNotifications();
+      // One selection: the same brief layout as three, and still no panel.
+      await hidePanel(wb);
+      await selectLineRange(wb, 7, 7);
+      await wb.runCommand(title('explainSelection'));
+      const single = await finishedExplanations(wb, 1);
+      if (single[0] !== 'Explanation of geometry.py:7: The hypotenuse of a right triangle (Pythagoras).') throw new Error(`one selection's thread: ${JSON.stringify(single)}`);
+      if (await wb.page.locator('.monaco-editor .review-widget .comment-body').count()) throw new Error('one selection shows its comment body');
+      if (await wb.page.locator('.part.panel').isVisible()) throw new Error('explaining one selection opened a panel');
+      await wb.runCommand(title('dismissAllExplanations'));
+      await waitFor(async () => (await widgets.count()) === 0, { timeout: 15_000, what: 'no explanation thread left' });
+      await wb.clearNotifications();
     } finally {
       await changeRemoteSettings(server, { 'tritonChatglm.maxNewTokens': 96 }, /settings changed: .*maxNewTokens/);
     }
