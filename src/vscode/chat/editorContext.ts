@@ -178,7 +178,7 @@ export class EditorContext implements vscode.Disposable {
 
   /** `#symbol`: a workspace symbol picked by name, attached with its whole range. */
   private async addSymbol(): Promise<void> {
-    const picked = await pickSymbol((uri) => displayPath(uri));
+    const picked = await pickSymbol((uri) => displayPath(uri), () => this.currentDocument());
     if (!picked) return;
     if (!ATTACHABLE_SCHEMES.has(picked.document.uri.scheme)) return;
     const a = this.fromDocument(picked.document, picked.range);
