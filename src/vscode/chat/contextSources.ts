@@ -109,9 +109,9 @@ const MAX_SYMBOL_ITEMS = 200;
 type SymbolItem = vscode.QuickPickItem & { symbol?: vscode.SymbolInformation };
 
 /**
- * A workspace symbol chosen in a quick pick (searched as the user types), with its whole range. When the search finds
- * nothing (no language extension answers it), the current file's symbols are listed instead, under a row saying so
- * (symbolFallback.ts).
+ * A workspace symbol chosen in a quick pick (searched as the user types), with its whole range. When the search has
+ * nothing from the current file (no language extension answers it for the file's language), the file's own symbols
+ * follow the results, under a row saying why (symbolFallback.ts).
  */
 export async function pickSymbol(
   displayPath: (uri: vscode.Uri) => string,
@@ -126,13 +126,14 @@ export async function pickSymbol(
     description: [symbol.containerName, displayPath(symbol.location.uri)].filter(Boolean).join(' · '),
     symbol,
   });
+  const current = currentDocument();
   let fallback: Promise<SymbolItem[]> | undefined;
   const fallbackItems = () => fallback ??= (async () => {
-    const document = currentDocument();
-    const own = document ? await fileSymbols(document) : undefined;
-    const notice: SymbolItem = { ...fallbackNotice(document ? displayPath(document.uri) : undefined, own?.source), alwaysShow: true };
+    const own = current ? await fileSymbols(current) : undefined;
+    const notice: SymbolItem = { ...fallbackNotice(current ? displayPath(current.uri) : undefined, own?.source), alwaysShow: true };
     return [notice, ...(own?.symbols ?? []).slice(0, MAX_SYMBOL_ITEMS).map(toItem)];
   })();
+  const fromCurrent = (found: readonly vscode.SymbolInformation[]) => current !== undefined && found.some((f) => f.location.uri.toString() === current.uri.toString());
   let timer: ReturnType<typeof setTimeout> | undefined;
   let generation = 0;
   const search = (query: string) => {
@@ -143,7 +144,8 @@ export async function pickSymbol(
       void Promise.resolve(vscode.commands.executeCommand<vscode.SymbolInformation[] | undefined>('vscode.executeWorkspaceSymbolProvider', query))
         .then(async (found) => {
           if (mine !== generation) return;
-          const items = found?.length ? found.slice(0, MAX_SYMBOL_ITEMS).map(toItem) : await fallbackItems();
+          const results = (found ?? []).slice(0, MAX_SYMBOL_ITEMS).map(toItem);
+          const items = fromCurrent(found ?? []) ? results : [...results, ...await fallbackItems()];
           if (mine === generation) pick.items = items;
         }, () => { if (mine === generation) pick.items = []; })
         .finally(() => { if (mine === generation) pick.busy = false; });

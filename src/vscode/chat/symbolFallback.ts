@@ -1,6 +1,7 @@
-// `#symbol` when the workspace symbol search finds nothing (it is answered only by language extensions): the
-// current file's symbols instead, from its document symbol provider where one runs, else from the word scan of
-// src/core/chat/definitionScan.ts. The picker says which, and why the workspace search was empty.
+// `#symbol` when the workspace symbol search has nothing from the current file (it is answered only by language
+// extensions, and none may run for the file's language): the file's symbols follow the results, from its document
+// symbol provider where one runs, else from the word scan of src/core/chat/definitionScan.ts. The picker says
+// which, and why.
 import * as vscode from 'vscode';
 import { scanDefinitions, type ScannedKind } from '../../core/chat/definitionScan';
 
@@ -10,14 +11,17 @@ export interface FileSymbols {
   symbols: vscode.SymbolInformation[];
 }
 
-const SCANNED_KINDS: Record<ScannedKind, vscode.SymbolKind> = {
-  function: vscode.SymbolKind.Function,
-  class: vscode.SymbolKind.Class,
-  variable: vscode.SymbolKind.Variable,
-  interface: vscode.SymbolKind.Interface,
-  struct: vscode.SymbolKind.Struct,
-  enum: vscode.SymbolKind.Enum,
-};
+/** Read when called, not at load (the module is loaded before any of its features is used). */
+function scannedKind(kind: ScannedKind): vscode.SymbolKind {
+  switch (kind) {
+    case 'function': return vscode.SymbolKind.Function;
+    case 'class': return vscode.SymbolKind.Class;
+    case 'variable': return vscode.SymbolKind.Variable;
+    case 'interface': return vscode.SymbolKind.Interface;
+    case 'struct': return vscode.SymbolKind.Struct;
+    case 'enum': return vscode.SymbolKind.Enum;
+  }
+}
 
 /** The symbols of `document`, innermost ones after their container, as workspace search results would be. */
 export async function fileSymbols(document: vscode.TextDocument): Promise<FileSymbols> {
@@ -41,20 +45,23 @@ export async function fileSymbols(document: vscode.TextDocument): Promise<FileSy
   return {
     source: 'scan',
     symbols: scanDefinitions(document.getText()).map((s) => new vscode.SymbolInformation(
-      s.name, SCANNED_KINDS[s.kind], '', new vscode.Location(document.uri, new vscode.Range(new vscode.Position(s.startLine, 0), lastLine(s.endLine))),
+      s.name, scannedKind(s.kind), '', new vscode.Location(document.uri, new vscode.Range(new vscode.Position(s.startLine, 0), lastLine(s.endLine))),
     )),
   };
 }
 
-/** The picker's first row when it shows the fallback: why the workspace search was empty, and what is listed. */
+/** The row above the fallback: why the workspace search had nothing from the current file, and what follows. */
 export function fallbackNotice(fileName: string | undefined, source: FileSymbols['source'] | undefined): { label: string; detail: string } {
-  const label = `$(info) ${vscode.l10n.t('No workspace symbols found')}`;
-  const why = vscode.l10n.t('Language extensions answer this search, and none found any.');
-  if (!fileName) return { label, detail: `${why} ${vscode.l10n.t('Open a file to pick from its definitions.')}` };
+  if (!fileName) {
+    return {
+      label: `$(info) ${vscode.l10n.t('No workspace symbols found')}`,
+      detail: `${vscode.l10n.t('Language extensions answer this search, and none found any.')} ${vscode.l10n.t('Open a file to pick from its definitions.')}`,
+    };
+  }
   return {
-    label,
-    detail: `${why} ${source === 'document'
-      ? vscode.l10n.t('Listed instead: the symbols of {0}.', fileName)
-      : vscode.l10n.t('Listed instead: the definitions a word scan finds in {0}.', fileName)}`,
+    label: `$(info) ${vscode.l10n.t('No symbols of {0} in the workspace search', fileName)}`,
+    detail: `${vscode.l10n.t('Language extensions answer this search, and none gave symbols for this file.')} ${source === 'document'
+      ? vscode.l10n.t('Listed below: the symbols of {0}.', fileName)
+      : vscode.l10n.t('Listed below: the definitions a word scan finds in {0}.', fileName)}`,
   };
 }
