@@ -1195,6 +1195,13 @@ async function editJourneys(extensionsDir) {
     await wb.page.keyboard.press('Enter');
     await diffTab().waitFor({ timeout: 30_000 });
   };
+  /** The words the diff's right side shows beside its lines (decorations: CSS ::after content, not in the text). */
+  const diffNotes = () => wb.page.locator('.monaco-diff-editor .editor.modified .view-lines span').evaluateAll((els) => [...new Set(els
+    .map((e) => getComputedStyle(e, '::after').content).filter((c) => c && c !== 'none' && c !== 'normal').map((c) => c.replace(/^"|"$/g, '')))]);
+  /** The review's title actions as shown: their text (worded, no icon) and whether each is enabled. */
+  const reviewActions = () => wb.page.locator('.editor-actions .action-label').evaluateAll((els) => els
+    .filter((e) => /Proposed Change/.test(e.getAttribute('aria-label') ?? ''))
+    .map((e) => ({ text: (e.textContent ?? '').trim(), disabled: e.classList.contains('disabled') || e.getAttribute('aria-disabled') === 'true' })));
   /** The rewrite's last line is in the diff's right side (the fenced block has closed: the answer is complete). */
   const rewritten = (rewrite) => waitFor(async () => ((await modified().textContent()) ?? '').replace(/\u00a0/g, ' ').includes(rewrite.code.split('\n').at(-1).trim()),
     { timeout: 60_000, what: 'the rewrite in the diff' });
@@ -1208,7 +1215,21 @@ async function editJourneys(extensionsDir) {
     await openFile(wb, FILE);
     const before = readFileSync(file, 'utf8');
     await editLines(3, 4, rewrites.tau);
+    // While it is written: its lines say so in the diff, and Accept is there in words but disabled.
+    const seen = { writing: [], actions: [] };
+    await waitFor(async () => {
+      const notes = await diffNotes();
+      const actions = await reviewActions();
+      if (notes.some((n) => /ChatGLM is writing/.test(n))) { seen.writing.push(...notes); seen.actions.push(actions); }
+      return notes.some((n) => /Complete: Accept/.test(n));
+    }, { timeout: 60_000, interval: 100, what: 'the diff to say the rewrite is complete' });
+    log(`      while written: ${JSON.stringify([...new Set(seen.writing)])}, actions ${JSON.stringify(seen.actions[0] ?? 'not seen')}`);
+    if (seen.actions.some((a) => a.find((x) => /^Accept/.test(x.text))?.disabled === false)) throw new Error(`Accept enabled while the rewrite is written: ${JSON.stringify(seen.actions)}`);
     await rewritten(rewrites.tau);
+    const notes = await diffNotes();
+    if (!notes.some((n) => n.includes('✓ Complete: Accept Ctrl+Enter · Discard Escape'))) throw new Error(`the diff says: ${JSON.stringify(notes)}`);
+    const actions = await reviewActions();
+    if (JSON.stringify(actions) !== JSON.stringify([{ text: 'Accept Proposed Change', disabled: false }, { text: 'Discard Proposed Change', disabled: false }])) throw new Error(`title actions: ${JSON.stringify(actions)}`);
     const right = ((await modified().textContent()) ?? '').replace(/\u00a0/g, ' ');
     if (/Here you go/.test(right)) throw new Error('the prose around the block is in the proposal');
     await shot(wb, 'edit-selection-diff.png');

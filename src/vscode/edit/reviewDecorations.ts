@@ -19,12 +19,13 @@ export interface ReviewProgressView {
 const mac = process.platform === 'darwin';
 
 export class ReviewDecorations implements vscode.Disposable {
+  /** The lines of a rewrite still being written. */
   private readonly writing = vscode.window.createTextEditorDecorationType({
     isWholeLine: true,
     backgroundColor: new vscode.ThemeColor('editor.rangeHighlightBackground'),
-    after: { margin: '0 0 0 2em', color: new vscode.ThemeColor('editorCodeLens.foreground') },
   });
-  private readonly complete = vscode.window.createTextEditorDecorationType({
+  /** The words at the end of a range's first line (after its text, never before it). */
+  private readonly note = vscode.window.createTextEditorDecorationType({
     after: { margin: '0 0 0 2em', color: new vscode.ThemeColor('editorCodeLens.foreground') },
   });
 
@@ -34,28 +35,31 @@ export class ReviewDecorations implements vscode.Disposable {
     if (editors.length === 0) return;
     const lines = targetLines(review.proposal.proposed, review.text.length, review.targets, review.proposal.replacements);
     const phases = targetPhases(review.codes, review.finished);
-    const writing: vscode.DecorationOptions[] = [];
-    const complete: vscode.DecorationOptions[] = [];
-    phases.forEach((phase, i) => {
-      const at = lines[i];
-      if (!at) return;
-      const words = phaseText(phase);
-      if (phase.kind === 'complete') {
-        // Said once, on the first range: the diff shows what changed, the keys are the same for all.
-        if (i === 0) complete.push({ range: new vscode.Range(at.first, 0, at.first, 0), renderOptions: { after: { contentText: words } } });
-        return;
-      }
-      writing.push({ range: new vscode.Range(at.first, 0, at.last, 0), renderOptions: { after: { contentText: words } } });
-    });
     for (const editor of editors) {
+      const document = editor.document;
+      const endOf = (line: number) => document.lineAt(Math.max(0, Math.min(line, document.lineCount - 1))).range.end;
+      const writing: vscode.Range[] = [];
+      const notes: vscode.DecorationOptions[] = [];
+      phases.forEach((phase, i) => {
+        const at = lines[i];
+        if (!at) return;
+        const note = { range: new vscode.Range(endOf(at.first), endOf(at.first)), renderOptions: { after: { contentText: phaseText(phase) } } };
+        // Complete: said once, on the first range (the diff shows what changed; the keys are the same for all).
+        if (phase.kind === 'complete') {
+          if (i === 0) notes.push(note);
+          return;
+        }
+        writing.push(new vscode.Range(at.first, 0, at.last, 0));
+        notes.push(note);
+      });
       editor.setDecorations(this.writing, writing);
-      editor.setDecorations(this.complete, complete);
+      editor.setDecorations(this.note, notes);
     }
   }
 
   dispose(): void {
     this.writing.dispose();
-    this.complete.dispose();
+    this.note.dispose();
   }
 }
 
@@ -65,6 +69,6 @@ function phaseText(phase: TargetPhase): string {
     case 'writing': return `⟳ ${phase.lines === 1
       ? vscode.l10n.t('ChatGLM is writing the rewrite… 1 line so far')
       : vscode.l10n.t('ChatGLM is writing the rewrite… {0} lines so far', phase.lines)}`;
-    case 'complete': return `✓ ${vscode.l10n.t('Rewrite complete: Accept ({0}) or Discard ({1}), also in the title bar', mac ? '⌘Enter' : 'Ctrl+Enter', 'Escape')}`;
+    case 'complete': return `✓ ${vscode.l10n.t('Complete: Accept {0} · Discard {1}', mac ? '⌘Enter' : 'Ctrl+Enter', 'Escape')}`;
   }
 }
