@@ -463,6 +463,11 @@ async function mainWindowJourneys(extensionsDir) {
     await wb.waitForStatus(/ChatGLM: ready/, { timeout: 240_000 });
     const ready = await tritonGet(cfg, `/v2/models/${MODEL}/ready`);
     if (ready.status !== 200) throw new Error(`model not ready in Triton: ${ready.status}`);
+    // The status bar menu when ready: no setup actions; Reload and Unload under Model, Restart and Stop under Server.
+    const menu = await statusMenu(wb);
+    log(`      status bar menu (ready): ${menu.text}`);
+    if (JSON.stringify(menu.items) !== JSON.stringify(['Open Chat', 'Show Server Status', 'Show Server Logs', 'Open Settings', 'Reload Model', 'Unload Model', 'Restart Server', 'Stop Server'])
+      || !/Logs and settings.*Model.*Reload Model.*Server.*Restart Server/.test(menu.text)) throw new Error(`status bar menu when ready: ${JSON.stringify(menu)}`);
     // Stale notifications close themselves: the "Load the model now?" of journey 1, the load's progress.
     await waitFor(async () => (await wb.notifications()).every((t) => !/Load the model now|Loading ChatGLM3/.test(t)),
       { timeout: 30_000, what: 'the load offer and the load progress to close' })
@@ -569,11 +574,15 @@ async function mainWindowJourneys(extensionsDir) {
       const allAt = actions.findIndex((a) => a.startsWith(nls['command.dismissAllExplanations.title']));
       const oneAt = actions.findIndex((a) => a.startsWith(nls['command.dismissExplanation.title']));
       if (allAt !== 0 || oneAt - allAt < 3) throw new Error(`thread actions: ${JSON.stringify(actions)}`);
-      // Dismiss All Explanations (the palette): every thread goes, and its notification brings them back with Undo.
-      await wb.runCommand(title('dismissAllExplanations'));
+      // Dismiss All Explanations (a thread's first title action): every thread goes, and its notification brings
+      // them back with Undo (from the notification center when its toast is not shown).
+      await brief.locator(`.review-actions .action-label[aria-label^="${nls['command.dismissAllExplanations.title']}"]`).click();
       await waitFor(async () => (await widgets.count()) === 0, { timeout: 15_000, what: 'no explanation thread left' });
-      await wb.waitForNotification(/Dismissed 3 explanations\..*Undo/, { timeout: 15_000 });
-      await wb.page.locator('.notifications-toasts .monaco-button', { hasText: 'Undo' }).first().click();
+      if (!(await wb.waitForNotification(/Dismissed 3 explanations\..*Undo/, { timeout: 5_000 }).catch(() => undefined))) {
+        await wb.runCommand('Notifications: Show Notifications');
+        await wb.waitForNotification(/Dismissed 3 explanations\..*Undo/, { timeout: 15_000 });
+      }
+      await wb.page.locator('.notifications-toasts .monaco-button, .notifications-center .monaco-button', { hasText: 'Undo' }).first().click();
       const back = await finishedExplanations(wb, 3);
       if (JSON.stringify([...back].sort()) !== JSON.stringify([...titles].sort())) throw new Error(`after Undo: ${JSON.stringify(back)}`);
       await wb.runCommand(title('dismissAllExplanations'));
@@ -955,6 +964,20 @@ async function changeRemoteSettings(server, values, logged) {
   await waitFor(() => logged.test(extensionLog(server).slice(before)), { timeout: 30_000, what: `the extension to see ${JSON.stringify(values)}` });
 }
 
+/**
+ * The status bar item's menu as a click shows it: `items`, the rows' labels in order (icons left out), and `text`,
+ * everything the list shows (the group labels too); closed again with Escape.
+ */
+async function statusMenu(wb) {
+  await wb.page.locator(`.part.statusbar .statusbar-item[id="${extensionId}.tritonChatglm.status"]`).first().click();
+  const rows = wb.page.locator('.quick-input-widget .quick-input-list .monaco-list-row');
+  await rows.first().waitFor({ timeout: 15_000 });
+  const items = await rows.locator('.label-name').evaluateAll((els) => els.map((e) => (e.textContent ?? '').trim()).filter(Boolean));
+  const text = (await rows.evaluateAll((els) => els.map((e) => e.textContent ?? '').join(' | '))).replace(/\s+/g, ' ');
+  await wb.page.keyboard.press('Escape');
+  return { items, text };
+}
+
 /** The title of the side bar's view container as shown (upper case), '' when the side bar is hidden. */
 const sideBarTitle = (wb) => wb.page.locator('.part.sidebar .composite.title h2').first().textContent({ timeout: 5_000 }).then((t) => (t ?? '').trim().toUpperCase(), () => '');
 
@@ -1121,6 +1144,11 @@ async function failureJourneys(extensionsDir) {
     await waitFor(async () => (await sideBarTitle(wb)).startsWith('CHATGLM'), { timeout: 30_000, what: 'the ChatGLM view in the side bar' });
     await wb.frameWith('section.setup', { what: 'the setup checklist' });
     await shot(wb, 'first-run-revealed.png');
+    // The status bar menu while the setup is needed: Start ChatGLM (not Start Server too), the setup actions grouped.
+    const menu = await statusMenu(wb);
+    log(`      status bar menu (setup needed): ${menu.text}`);
+    const expected = ['Show Setup Checklist', 'Start ChatGLM', 'Re-check Setup', 'Choose Weights Folder…', 'Build Serving Image', 'Get Started with ChatGLM3', 'Show Server Logs', 'Open Settings'];
+    if (JSON.stringify(menu.items) !== JSON.stringify(expected) || !/Logs and settings/.test(menu.text)) throw new Error(`status bar menu while the setup is needed: ${JSON.stringify(menu)}`);
     // The second activation (the window reloaded with the Explorer shown) leaves the side bar as the user had it.
     await wb.runCommand('View: Show Explorer');
     await wb.reload();
