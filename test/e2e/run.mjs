@@ -1225,7 +1225,7 @@ async function editJourneys(extensionsDir) {
   };
   /** The words the diff's right side shows beside its lines (decorations: CSS ::after content, not in the text). */
   const diffNotes = () => wb.page.locator('.monaco-diff-editor .editor.modified .view-lines span').evaluateAll((els) => [...new Set(els
-    .map((e) => getComputedStyle(e, '::after').content).filter((c) => c && c !== 'none' && c !== 'normal').map((c) => c.replace(/^"|"$/g, '')))]);
+    .map((e) => window.getComputedStyle(e, '::after').content).filter((c) => c && c !== 'none' && c !== 'normal').map((c) => c.replace(/^"|"$/g, '')))]);
   /** The review's title actions as shown: their text (worded, no icon) and whether each is enabled. */
   const reviewActions = () => wb.page.locator('.editor-actions .action-label').evaluateAll((els) => els
     .filter((e) => /Proposed Change/.test(e.getAttribute('aria-label') ?? ''))
