@@ -467,7 +467,8 @@ async function mainWindowJourneys(extensionsDir) {
     const menu = await statusMenu(wb);
     log(`      status bar menu (ready): ${menu.text}`);
     if (JSON.stringify(menu.items) !== JSON.stringify(['Open Chat', 'Show Server Status', 'Show Server Logs', 'Open Settings', 'Reload Model', 'Unload Model', 'Restart Server', 'Stop Server'])
-      || !/Logs and settings.*Model.*Reload Model.*Server.*Restart Server/.test(menu.text)) throw new Error(`status bar menu when ready: ${JSON.stringify(menu)}`);
+      // A group's label is drawn on its first row, after the row's own words.
+      || !/Show Server Logs\s*Logs and settings.*Reload Model\s*Model\b.*Restart Server\s*Server\b/.test(menu.text)) throw new Error(`status bar menu when ready: ${JSON.stringify(menu)}`);
     // Stale notifications close themselves: the "Load the model now?" of journey 1, the load's progress.
     await waitFor(async () => (await wb.notifications()).every((t) => !/Load the model now|Loading ChatGLM3/.test(t)),
       { timeout: 30_000, what: 'the load offer and the load progress to close' })
