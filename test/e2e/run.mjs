@@ -584,6 +584,7 @@ async function mainWindowJourneys(extensionsDir) {
         await wb.waitForNotification(/Dismissed 3 explanations\./, { timeout: 15_000 });
       }
       await wb.page.locator('.notifications-toasts .monaco-button, .notifications-center .monaco-button', { hasText: 'Undo' }).first().click();
+      if (await wb.page.locator('.notifications-center.visible').count()) await wb.runCommand('Notifications: Hide Notifications').catch(() => {});
       // Back as they were: the first one open in full, the other two brief.
       const shownTitles = () => widgets.locator('.head .review-title').evaluateAll((els) => els.map((e) => (e.textContent ?? '').replace(/\s+/g, ' ').trim()).sort());
       const wanted = JSON.stringify(['Explanation of geometry.py:4', ...expected.slice(1)].sort());
