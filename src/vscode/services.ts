@@ -17,6 +17,7 @@ import { SettingsService } from './config/settingsService';
 import { PROPOSAL_SCHEME, ProposalDocuments, ProposalReviews } from './edit/proposalReview';
 import { ExplainController } from './explain/explainController';
 import { Log } from './log';
+import { afterFirstCheck } from './server/firstRun';
 import { ServerController } from './server/serverController';
 import type { SetupController } from './server/setupController';
 import { OpenAiEndpoint } from './openaiEndpoint';
@@ -104,8 +105,11 @@ export class ExtensionServices implements vscode.Disposable {
       reportLoadProblems(problems, log);
       reportSettingsProblems(settings.problems, log);
       // Re-attach (or check the setup, and auto-start when asked) in the background: activation stays cheap, the
-      // status bar and the setup checklist fill in when docker answers.
-      void server.activate();
+      // status bar and the setup checklist fill in when docker answers. On an install's first activation that finds
+      // the setup needed, the ChatGLM view (its checklist) is revealed once.
+      void server.activate()
+        .then(() => afterFirstCheck(context.globalState, lifecycle, () => chatView.reveal(), log))
+        .catch((e: unknown) => log.error('first run', e));
       return services;
     } catch (e) {
       await store.dispose();

@@ -289,6 +289,8 @@ export function createFakeVscode(config: Record<string, unknown>) {
         onDidChangeTabGroups: tabGroupsEmitter.event,
       },
       get visibleTextEditors() { return activeTextEditor ? [activeTextEditor] : []; },
+      onDidChangeVisibleTextEditors: activeEditorEmitter.event,
+      createTextEditorDecorationType: () => ({ key: 'decoration', dispose() {} }),
       showInformationMessage: show('info'),
       showWarningMessage: show('warning'),
       showErrorMessage: show('error'),
