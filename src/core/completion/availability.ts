@@ -3,7 +3,7 @@ import type { CompletionSettings } from './settings';
 
 export type CompletionAvailability =
   | { state: 'on' }
-  | { state: 'off'; reason: 'disabled' | 'snoozed' | 'no-infilling' | 'untrusted' | 'language' | 'excluded'; until?: number };
+  | { state: 'off'; reason: 'disabled' | 'snoozed' | 'no-infilling' | 'untrusted'; until?: number };
 
 export interface AvailabilityInput {
   settings: CompletionSettings;
@@ -15,7 +15,7 @@ export interface AvailabilityInput {
   now: number;
 }
 
-/** For the window as a whole (the status bar); per document, `documentAvailability` adds language and file checks. */
+/** For the window as a whole (the status bar); per document, the editor also checks language and file (documentFilter). */
 export function completionAvailability(input: AvailabilityInput): CompletionAvailability {
   if (!input.settings.enabled) return { state: 'off', reason: 'disabled' };
   if (!input.modelFillsInMiddle) return { state: 'off', reason: 'no-infilling' };
