@@ -10,3 +10,4 @@ export * from './postProcess';
 export * from './references';
 export * from './requestGate';
 export * from './settings';
+export * from './cursorSpec';
