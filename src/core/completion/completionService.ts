@@ -4,6 +4,7 @@
 import { CompletionCache } from './cache';
 import { cursorContext, DEFAULT_BUDGET, toLf, type CompletionBudget, type CompletionDocument } from './context';
 import { buildInfillPayload, lineIsComplete, type InfillOptions, type InfillPayload, type InfillResult } from './infillClient';
+import { languageTag } from './languageTag';
 import { worthCompleting, type CompletionMode } from './mode';
 import { postProcess } from './postProcess';
 import { DEFAULT_REFERENCE_LIMITS, pickReferences, type ReferenceCandidate, type ReferenceLimits } from './references';
@@ -66,7 +67,7 @@ export class CompletionService {
     }
     try {
       const payload = buildInfillPayload({
-        prefix: ctx.prefix, suffix: ctx.suffix, path: doc.path, language: doc.languageId, mode: ctx.mode,
+        prefix: ctx.prefix, suffix: ctx.suffix, path: doc.path, language: languageTag(doc.languageId), mode: ctx.mode,
         references: pickReferences(input.references ?? [], doc.path, this.options.referenceLimits ?? DEFAULT_REFERENCE_LIMITS),
       });
       const result = await this.send(payload, {

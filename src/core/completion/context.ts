@@ -10,7 +10,7 @@ export interface CompletionDocument {
   offset: number;
   /** The file's path relative to its workspace folder (or its name): `###PATH:` of the prompt. */
   path: string;
-  /** The editor's language id: `###LANGUAGE:` of the prompt. */
+  /** The editor's language id (languageTag.ts turns it into `###LANGUAGE:` of the prompt). */
   languageId: string;
 }
 

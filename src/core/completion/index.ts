@@ -11,3 +11,4 @@ export * from './references';
 export * from './requestGate';
 export * from './settings';
 export * from './cursorSpec';
+export * from './languageTag';

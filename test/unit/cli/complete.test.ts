@@ -66,7 +66,7 @@ describe('triton-chatglm complete', () => {
     const r = await run('complete', 'calc.py:2:12');
     assert.deepEqual(r, { code: 0, out: 'compute_total()\n', err: '' });
     const infill = JSON.parse(String(infills().at(-1)!.body.infill)) as Record<string, unknown>;
-    assert.deepEqual(infill, { prefix: 'def total(xs):\n    return ', suffix: '\n', path: 'calc.py', language: 'python', mode: 'line', references: [] });
+    assert.deepEqual(infill, { prefix: 'def total(xs):\n    return ', suffix: '\n', path: 'calc.py', language: 'Python', mode: 'line', references: [] });
     const json = await run('complete', 'calc.py:2:12', '--json');
     assert.deepEqual(JSON.parse(json.out), { completion: 'compute_total()', mode: 'line' });
   });

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { cursorContext, keepHead, keepTail } from '../../../src/core/completion/context';
+import { languageTag } from '../../../src/core/completion/languageTag';
 import { chooseMode, worthCompleting } from '../../../src/core/completion/mode';
 import { excerpt, pickReferences } from '../../../src/core/completion/references';
 
@@ -107,5 +108,12 @@ describe('references', () => {
     const cut = excerpt(text, text.indexOf('l30'), 30);
     assert.ok(cut.includes('l30'), cut);
     assert.ok(/^l\d+\n/.test(cut) && cut.length <= 30, cut);
+  });
+});
+
+describe('###LANGUAGE: tag', () => {
+  it('the language\'s name as CodeGeeX4\'s guide writes it; blank when unknown (the guide\'s advice when unsure)', () => {
+    assert.deepEqual(['python', 'typescriptreact', 'cpp', 'shellscript', 'go', 'plaintext', 'brainfuck'].map(languageTag),
+      ['Python', 'TypeScript', 'C++', 'Shell', 'Go', '', '']);
   });
 });

@@ -105,6 +105,7 @@ describe('CompletionService', () => {
     const first = await service.complete({ documentKey: 'a', document: doc('x = |\n'), immediate: true });
     assert.deepEqual(first, { kind: 'text', text: 'compute(1)', mode: 'line', source: 'server' });
     assert.equal(calls[0]!.options.maxNewTokens, 64);
+    assert.equal(calls[0]!.payload.language, 'Python', 'CodeGeeX4\'s language tag, not the editor\'s id');
     assert.ok(calls[0]!.options.enough?.('abc\n'), 'LINE mode ends at the first complete line');
     const typed = await service.complete({ documentKey: 'a', document: doc('x = comp|\n'), immediate: true });
     assert.deepEqual(typed, { kind: 'text', text: 'ute(1)', mode: 'line', source: 'cache' });

@@ -68,7 +68,7 @@ describe('code completion (host side)', () => {
     assert.equal(sent.prompt, '');
     assert.equal(sent.max_new_tokens, 64);
     assert.deepEqual(JSON.parse(String(sent.infill)), {
-      prefix: 'def total(xs):\n    return ', suffix: '\n', path: 'src/calc.py', language: 'python', mode: 'line', references: [],
+      prefix: 'def total(xs):\n    return ', suffix: '\n', path: 'src/calc.py', language: 'Python', mode: 'line', references: [],
     });
   });
 
