@@ -25,6 +25,7 @@ from chatglm.engine.types import EngineOptions, is_step_engine
 from chatglm.model.checkpoint import generation_defaults
 from chatglm.serving.answer import AnswerStream
 from chatglm.serving.continuous_scheduler import ContinuousScheduler, SchedulerLimits
+from chatglm.serving.infill import STOP_TEXTS as INFILL_STOP_TEXTS
 from chatglm.serving.io import read_inputs
 from chatglm.serving.metrics import Metrics
 from chatglm.serving.options import ServingOptions
@@ -103,6 +104,8 @@ class TritonPythonModel:
         """A valid request as a Reply; an invalid one is answered here, alone."""
         try:
             chat = parse_request(read_inputs(channel.request), self.limits)
+            if chat.infill is not None:
+                self._check_infill()
             plan = plan_prompt(self.engine, chat, self.limits)
             if self.max_context is not None and len(plan.ids) + chat.max_new_tokens > self.max_context:
                 raise RequestError(f"prompt ({len(plan.ids)} tokens) + max_new_tokens ({chat.max_new_tokens}) exceed "
@@ -116,7 +119,18 @@ class TritonPythonModel:
             log.error(f"request {channel.request_id()} failed while preparing: {exc!r}")
             self._fail(channel, f"could not prepare the request: {exc}", pb_utils.TritonError.INTERNAL)
             return None
-        return Reply(channel, chat, plan, AnswerStream(self.engine.decode))
+        answer = (AnswerStream(self.engine.decode, raw=True, stop_texts=INFILL_STOP_TEXTS) if chat.infill is not None
+                  else AnswerStream(self.engine.decode))
+        return Reply(channel, chat, plan, answer)
+
+    def _check_infill(self) -> None:
+        """Only a model made for fill-in-the-middle (the catalog's fillInMiddle: CodeGeeX4) takes `infill`."""
+        if not getattr(self.engine, "fill_in_middle", False):
+            name = getattr(self.engine, "model_id", None) or "this model"
+            raise RequestError(f"{name} has no fill-in-the-middle (code completion): load CodeGeeX4-ALL-9B "
+                               f"(codegeex4-all-9b) for completions")
+        if not self.continuous:
+            raise RequestError("infill needs scheduler 'continuous' (completions share its rows with chat)")
 
     @staticmethod
     def _fail(channel: Channel, message: str, code) -> None:
