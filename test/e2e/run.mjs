@@ -4,7 +4,7 @@
 // repository and the tiny engine. Journeys 1-7 share one window (as a user's session would); the failure and
 // Chinese journeys get fresh ones; the extension-host mocha suite runs last through @vscode/test-electron's runTests
 // with code-server standing in for the VS Code executable. Results: console + JUnit XML (--junit=<file>).
-// Options: --only=main|failures|zh|setup|untrusted|edit|theme|context|download|extension-host runs one group; see README.md for the environment knobs.
+// Options: --only=main|failures|zh|setup|untrusted|edit|theme|context|download|lm|complete|extension-host runs one group; see README.md for the environment knobs.
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename, delimiter, dirname, join } from 'node:path';
@@ -15,6 +15,7 @@ import {
 } from './lib.mjs';
 import { installStubLanguagePack } from './language-pack.mjs';
 import { modelPickerJourney } from './modelPicker.mjs';
+import { completionJourney } from './completion.mjs';
 import { runExtensionHostSuite } from './extension-host.mjs';
 import { pictureQuestions, scriptedAnswers } from './scripted-answers.mjs';
 
@@ -1770,7 +1771,7 @@ async function main() {
   // --only=a,b runs several parts.
   const parts = only.split(',').filter(Boolean);
   const want = (...keys) => !only || keys.some((k) => parts.some((p) => p === k || p.startsWith(k)));
-  const ui = want('1', '2', '3', '4', '5', '6', '7', 'main', '8', 'failures', '9', 'zh', '10', 'setup', 'untrusted', 'edit', 'theme', 'context', 'download', 'lm');
+  const ui = want('1', '2', '3', '4', '5', '6', '7', 'main', '8', 'failures', '9', 'zh', '10', 'setup', 'untrusted', 'edit', 'theme', 'context', 'download', 'lm', 'complete');
   const desktopSuite = want('extension-host') && process.env.E2E_VSCODE;
   if (ui || !desktopSuite) codeServerBin(); // fails early with the install hint
   let vsix, extensionsDir;
@@ -1790,6 +1791,7 @@ async function main() {
   if (want('context')) await contextJourney(extensionsDir);
   if (want('download')) await downloadJourney(extensionsDir);
   if (want('lm')) await modelPickerJourney(extensionsDir, { journey, windowConfig, windowEnv, title, docScreenshot, workspace });
+  if (want('complete')) await completionJourney(extensionsDir, { journey, windowConfig, windowEnv, title, docScreenshot, workspace });
   if (want('extension-host')) {
     const cfg = await windowConfig('exthost');
     const r = await runExtensionHostSuite({ cfg, env: windowEnv(cfg), folder: workspace, dir: join(root, 'exthost') });
