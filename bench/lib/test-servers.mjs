@@ -13,7 +13,7 @@ export { modelName };
  * continuous scheduler); 1 turns batching off. `maxQueueSize` is raised so that the largest concurrency of a
  * benchmark is never rejected. `scheduler` overrides the committed one (`continuous`), e.g. `per_execute`.
  */
-export async function startBenchServer({ label, maxBatchSize, maxQueueSize = 64, queueDelayUs, stepDelayMs, dynamicBatching = true, scheduler }) {
+export async function startBenchServer({ label, maxBatchSize, maxQueueSize = 64, queueDelayUs, stepDelayMs, dynamicBatching = true, scheduler, env: extraEnv = {} }) {
   // run-all.mjs points BENCH_TMP_DIR at its own temporary directory, which it removes even after killing a part.
   const dir = mkdtempSync(join(process.env.BENCH_TMP_DIR || tmpdir(), `bench-${label}-`));
   const overrides = { maxBatchSize, maxQueueSize };
@@ -34,7 +34,7 @@ export async function startBenchServer({ label, maxBatchSize, maxQueueSize = 64,
       writeFileSync(cfg, withoutDynamicBatching(readFileSync(cfg, 'utf8')));
     }
     // stepDelayMs: the tiny engine sleeps this long per decode step, like a GPU's memory-bound step (README).
-    const env = { ...PINNED_THREADS, ...(stepDelayMs ? { TINY_ENGINE_STEP_DELAY_MS: String(stepDelayMs) } : {}) };
+    const env = { ...PINNED_THREADS, ...(stepDelayMs ? { TINY_ENGINE_STEP_DELAY_MS: String(stepDelayMs) } : {}), ...extraEnv };
     try {
       server = await startTritonServer({ repository, env, startTimeoutMs: 120_000, ...(await distinctPorts()) });
     } catch (err) {
