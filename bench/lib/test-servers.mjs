@@ -11,7 +11,8 @@ export { modelName };
 /**
  * `maxBatchSize` 8 is the product's default configuration (dynamic batching, 20 ms queue delay, 8 rows of the
  * continuous scheduler); 1 turns batching off. `maxQueueSize` is raised so that the largest concurrency of a
- * benchmark is never rejected. `scheduler` overrides the committed one (`continuous`), e.g. `per_execute`.
+ * benchmark is never rejected. `scheduler` overrides the committed one (`continuous`), e.g. `per_execute`; `env` is
+ * added to the server's environment (the tiny engine's knobs).
  */
 export async function startBenchServer({ label, maxBatchSize, maxQueueSize = 64, queueDelayUs, stepDelayMs, dynamicBatching = true, scheduler, env: extraEnv = {} }) {
   // run-all.mjs points BENCH_TMP_DIR at its own temporary directory, which it removes even after killing a part.
@@ -47,6 +48,8 @@ export async function startBenchServer({ label, maxBatchSize, maxQueueSize = 64,
     const meta = await (await fetch(`${server.url}/v2`)).json();
     return {
       label, maxBatchSize, url: server.url, metricsUrl: server.metricsUrl, serverVersion: meta.version, stop,
+      /** The server's output so far (the model's log lines: steps of each finished request). */
+      log: () => server.log(),
       /** Triton's own counters: how many executions, and how many requests each batch size served. */
       async batchStats() {
         const body = await (await fetch(`${server.url}/v2/models/${modelName}/stats`)).json();

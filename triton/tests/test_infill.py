@@ -190,7 +190,8 @@ def infill(prefix="def f():\n    ", suffix="\n", **extra):
                        **extra})
 
 
-def test_a_model_without_fill_in_the_middle_refuses_infill_alone():
+def test_a_model_without_fill_in_the_middle_refuses_infill_alone(monkeypatch):
+    monkeypatch.delenv("TINY_ENGINE_FILL_IN_MIDDLE", raising=False)
     model = load_model()  # the tiny engine without TINY_ENGINE_FILL_IN_MIDDLE: like ChatGLM3 / GLM-4-chat
     try:
         refused, chat = run(model, [make_request("", infill=infill(), max_new_tokens=8),
@@ -219,3 +220,37 @@ def test_a_completion_streams_raw_text(fim_model):
     assert out.error is None and out.finish_reason == "length" and out.completion_tokens == 12
     # Every token is a byte of the answer (no metadata line taken off); a character cut off at the end is dropped.
     assert 10 <= len(out.text.encode("utf-8")) <= 12 and not out.text.startswith("\n")
+
+
+def test_the_fill_in_middle_parameter_overrides_the_catalog(monkeypatch):
+    monkeypatch.delenv("TINY_ENGINE_FILL_IN_MIDDLE", raising=False)
+    on = load_model(fill_in_middle="on")  # the renderer installed a catalog model with fillInMiddle
+    try:
+        out = run(on, [make_request("", infill=infill(), max_new_tokens=4, temperature=0.0)])[0]
+        assert out.error is None and out.completion_tokens == 4
+    finally:
+        on.finalize()
+    monkeypatch.setenv("TINY_ENGINE_FILL_IN_MIDDLE", "1")
+    off = load_model(fill_in_middle="off")
+    try:
+        out = run(off, [make_request("", infill=infill(), max_new_tokens=4)])[0]
+        assert out.error is not None and "has no fill-in-the-middle" in out.error.message()
+    finally:
+        off.finalize()
+    with pytest.raises(ValueError, match="fill_in_middle must be one of auto, on, off"):
+        load_model(fill_in_middle="yes")
+
+
+def test_a_scripted_answer_is_the_completion_without_a_metadata_line(monkeypatch, tmp_path):
+    """The tiny engine's TINY_ENGINE_SCRIPTS (readable answers for e2e pictures) also script completions: the
+    answer is the middle text exactly, then the engine stops (finish_reason stop)."""
+    scripts = tmp_path / "scripts.json"
+    scripts.write_text(json.dumps([{"match": "def add(", "answer": "a + b"}]), encoding="utf-8")
+    monkeypatch.setenv("TINY_ENGINE_SCRIPTS", str(scripts))
+    monkeypatch.setenv("TINY_ENGINE_FILL_IN_MIDDLE", "1")
+    model = load_model()
+    try:
+        out = run(model, [make_request("", infill=infill("def add(a, b):\n    return ", "\n"), max_new_tokens=64)])[0]
+        assert out.error is None and out.text == "a + b" and out.finish_reason == "stop"
+    finally:
+        model.finalize()

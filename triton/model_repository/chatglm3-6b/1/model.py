@@ -60,6 +60,8 @@ class TritonPythonModel:
             parameters=params, max_rows=options.max_active_rows, max_context=options.max_context,
             context_needed=options.context_needed,
         ))
+        if options.fill_in_middle != "auto":  # the renderer knows which catalog model it installed
+            self.engine.fill_in_middle = options.fill_in_middle == "on"
         step_engine = is_step_engine(self.engine)
         scheduler = options.scheduler or ("continuous" if step_engine else "per_execute")
         if scheduler == "continuous" and not step_engine:
@@ -83,7 +85,8 @@ class TritonPythonModel:
         log.info(
             f"engine {options.engine} on {device}, scheduler {scheduler}, decoupled={self.decoupled}, "
             f"max_active_rows={options.max_active_rows}, max_waiting={options.max_waiting}, "
-            f"max_input_tokens={self.limits.max_input_tokens}, max_new_tokens_limit={self.limits.max_new_tokens_limit}"
+            f"max_input_tokens={self.limits.max_input_tokens}, max_new_tokens_limit={self.limits.max_new_tokens_limit}, "
+            f"fill_in_middle={'on' if getattr(self.engine, 'fill_in_middle', False) else 'off'}"
         )
 
     def is_ready(self) -> bool:
