@@ -114,4 +114,17 @@ describe('code completion (host side)', () => {
     assert.equal((await ask('/w/e.py', 'z = |\n'))?.[0]?.insertText, 'compute_total()');
     assert.equal(infills().length, before + 1);
   });
+
+  it('snoozing turns completions off for the minutes given (nothing sent), and the menu resumes them', async () => {
+    const before = infills().length;
+    await fake.vscode.commands.executeCommand('tritonChatglm.snoozeCompletions', 15);
+    assert.match(toggleItem().text, /completions off/);
+    assert.match(String((toggleItem().tooltip as { value: string }).value), /snoozed until/);
+    assert.equal(await ask('/w/f.py', 'snoozed = |\n'), undefined);
+    assert.equal(infills().length, before);
+    fake.rec.pick = 'Resume code completions now';
+    await fake.vscode.commands.executeCommand('tritonChatglm.completionsMenu');
+    assert.match(toggleItem().text, /completions on/);
+    assert.equal((await ask('/w/f.py', 'snoozed = |\n'))?.[0]?.insertText, 'compute_total()');
+  });
 });
