@@ -15,6 +15,7 @@ import { metricsFigures } from '../core/status/statusModel';
 import type { TritonClient } from '../core/triton';
 import { sleep } from '../core/util/abort';
 import { openSession, seconds, sessionSettingsFromCli, terminalLog, type CliIo, type CliSession } from './cliSession';
+import { complete } from './complete';
 import { download } from './download';
 import { readHistory, writeHistory } from './historyFile';
 import { UsageError, type CliConfig } from './options';
@@ -42,6 +43,7 @@ export async function runCommand(cfg: CliConfig, io: CliIo): Promise<number> {
     case 'load': return load(cfg, io);
     case 'unload': return unload(cfg, io);
     case 'chat': return chat(cfg, io);
+    case 'complete': return complete(cfg, io, async (fn) => using(await connect(cfg, io), (cli) => fn(clientOf(cli))));
     case 'stats': return stats(cfg, io);
     case 'logs': return logs(cfg, io);
     case 'download': return download(cfg, io);

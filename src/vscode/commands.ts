@@ -56,6 +56,9 @@ export function registerCommands(services: ExtensionServices): vscode.Disposable
     exportChat: () => exportConversation(chat),
     addSelectionToChat: (uri?: vscode.Uri, range?: vscode.Range) => editorContext.addSelection(uri, range),
     addFileToChat: (uri?: vscode.Uri, uris?: vscode.Uri[]) => editorContext.addFile(uri, uris),
+    toggleCompletions: () => services.completions.toggle.toggle(),
+    snoozeCompletions: (minutes?: unknown) => services.completions.toggle.snooze(typeof minutes === 'number' && minutes > 0 ? minutes : undefined),
+    completionsMenu: () => services.completions.toggle.menu(),
   };
   return (Object.keys(handlers) as CommandName[]).map((name) =>
     vscode.commands.registerCommand(COMMANDS[name], (...args: unknown[]) => {

@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ConversationService, FileConversationStore, type LoadProblem } from '../core/chat';
 import { ChatController } from './chat/chatController';
+import { CompletionController } from './completion/completionController';
 import { CHAT_VIEW_ID, ChatViewProvider } from './chat/chatViewProvider';
 import { EditorContext } from './chat/editorContext';
 import { registerCommands } from './commands';
@@ -49,6 +50,8 @@ export class ExtensionServices implements vscode.Disposable {
     readonly reviews: ProposalReviews,
     /** The OpenAI-compatible endpoint of `tritonChatglm.openai.enabled`. */
     readonly openai: OpenAiEndpoint,
+    /** Inline code completion: the provider and the status bar's toggle. */
+    readonly completions: CompletionController,
     store: DisposableStore,
   ) {
     this.store = store;
@@ -96,8 +99,11 @@ export class ExtensionServices implements vscode.Disposable {
       store.add(new StatusBar(lifecycle, activity));
       store.add(reactToSettings(settings, server, lifecycle, log));
       const openai = store.add(new OpenAiEndpoint(settings, () => server.tritonClient, log));
+      const completions = store.add(new CompletionController({
+        settings, lifecycle, log, client: () => server.tritonClient, track: (request) => server.track(request),
+      }));
 
-      const services = new ExtensionServices(log, settings, lifecycle, server, server.setup, chat, chatView, explain, statusPanel, editorContext, reviews, openai, store);
+      const services = new ExtensionServices(log, settings, lifecycle, server, server.setup, chat, chatView, explain, statusPanel, editorContext, reviews, openai, completions, store);
       for (const d of registerCommands(services)) store.add(d);
       // Read by the end-to-end suite for the benchmark's activation_ms.
       log.info(`activation: commands registered in ${(performance.now() - activationStarted).toFixed(1)} ms`);

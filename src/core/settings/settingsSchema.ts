@@ -64,6 +64,12 @@ const headers = (v: unknown): v is Record<string, string> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) &&
   Object.entries(v).every(([k, val]) => /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/.test(k) && typeof val === 'string' && !/[\0\r\n]/.test(val));
 const maxLen = (n: number): Validator<string> => (v: unknown): v is string => isString(v) && v.length <= n;
+/** Language id → on/off (`*` for the rest). */
+const languageSwitches = (v: unknown): v is Record<string, boolean> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length <= 500 &&
+  Object.entries(v).every(([k, val]) => /^(\*|[A-Za-z0-9_.+#-]{1,64})$/.test(k) && typeof val === 'boolean');
+const globList = (v: unknown): v is string[] =>
+  Array.isArray(v) && v.length <= 200 && v.every((g) => typeof g === 'string' && g.length > 0 && g.length <= 500 && !/[\0\r\n]/.test(g));
 
 function spec<T>(s: SettingSpec<T>): SettingSpec<T> {
   return s;
@@ -122,6 +128,16 @@ export const SETTINGS = {
   /** The OpenAI-compatible endpoint (src/core/openai) on 127.0.0.1 while the window is open; off by default. */
   'openai.enabled': spec({ default: false, validate: isBool, scope: 'machine', restricted: true, effect: 'none' }),
   'openai.port': spec({ default: 8003, validate: port, scope: 'machine', restricted: true, effect: 'none' }),
+  /** Inline code completion (src/core/completion): on with a fill-in-the-middle model, per language, debounced. */
+  'completions.enabled': spec({ default: true, validate: isBool, scope: 'window', restricted: false, effect: 'none' }),
+  'completions.languages': spec({
+    default: { '*': true, plaintext: false, markdown: false, scminput: false } as Record<string, boolean>,
+    validate: languageSwitches, scope: 'window', restricted: false, effect: 'none',
+  }),
+  'completions.debounceMs': spec({ default: 250, validate: intIn(0, 5000), scope: 'window', restricted: false, effect: 'none' }),
+  'completions.exclude': spec({ default: [] as string[], validate: globList, scope: 'window', restricted: false, effect: 'none' }),
+  'completions.maxLineTokens': spec({ default: 64, validate: intIn(1, 512), scope: 'window', restricted: false, effect: 'none' }),
+  'completions.maxBlockTokens': spec({ default: 256, validate: intIn(1, 2048), scope: 'window', restricted: false, effect: 'none' }),
   askBeforeUnload: spec({ default: true, validate: isBool, scope: 'window', restricted: false, effect: 'none' }),
 } as const;
 
