@@ -1,21 +1,12 @@
 // Inline code completion in the window: the provider (registered for every file), the recently edited files it
 // takes references from, and the status bar's toggle; turning completions off cancels the request in flight.
 import * as vscode from 'vscode';
-import type { TritonClient } from '../../core/triton';
-import type { SettingsService } from '../config/settingsService';
-import type { Log } from '../log';
-import type { LifecycleStore } from '../state/lifecycleStore';
-import { CompletionProvider } from './completionProvider';
+import { CompletionProvider, type CompletionProviderDeps } from './completionProvider';
 import { CompletionToggle } from './completionToggle';
 import { RecentEdits } from './recentEdits';
 
-export interface CompletionControllerDeps {
-  settings: SettingsService;
-  lifecycle: LifecycleStore;
-  log: Log;
-  client(): TritonClient | undefined;
-  track<T>(request: Promise<T>): Promise<T>;
-}
+/** The provider's needs less what the controller itself supplies (the recent edits, the toggle's state). */
+export type CompletionControllerDeps = Omit<CompletionProviderDeps, 'recent' | 'active'>;
 
 export class CompletionController implements vscode.Disposable {
   readonly toggle: CompletionToggle;
