@@ -75,10 +75,11 @@ const stages = [
     },
   },
   // The container lifecycle and its faults on a real Docker Engine: a private dockerd and a CPU serving image
-  // (test/docker/README.md); the runner starts and stops the daemon around the tests.
+  // (test/docker/README.md), then the extension's journeys in code-server on the same daemon; the runner starts
+  // and stops the daemon around them.
   {
     name: 'docker',
-    needs: ['node-modules', 'python-env', 'docker-engine'],
+    needs: ['node-modules', 'python-env', 'docker-engine', 'chromium', 'code-server'],
     run: () => spawnSync(process.execPath, [join(root, 'test/docker/run-stage.mjs'), `--junit=${join(results, 'docker.xml')}`], { cwd: root, stdio: 'inherit' }),
   },
   // The benchmarks run end to end with tiny sizes (real tritonserver, Chromium): they cannot rot unnoticed.

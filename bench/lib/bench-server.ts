@@ -13,7 +13,7 @@ export interface BenchServer {
 }
 
 interface TestServersModule {
-  startBenchServer(options: { label: string; maxBatchSize: number; maxQueueSize?: number; queueDelayUs?: number; stepDelayMs?: number }): Promise<BenchServer>;
+  startBenchServer(options: { label: string; maxBatchSize: number; maxQueueSize?: number; queueDelayUs?: number; stepDelayMs?: number; env?: Record<string, string> }): Promise<BenchServer>;
   modelName: string;
 }
 

@@ -11,9 +11,10 @@ export { modelName };
 /**
  * `maxBatchSize` 8 is the product's default configuration (dynamic batching, 20 ms queue delay, 8 rows of the
  * continuous scheduler); 1 turns batching off. `maxQueueSize` is raised so that the largest concurrency of a
- * benchmark is never rejected. `scheduler` overrides the committed one (`continuous`), e.g. `per_execute`.
+ * benchmark is never rejected. `scheduler` overrides the committed one (`continuous`), e.g. `per_execute`; `env` is
+ * added to the server's environment (the tiny engine's knobs).
  */
-export async function startBenchServer({ label, maxBatchSize, maxQueueSize = 64, queueDelayUs, stepDelayMs, dynamicBatching = true, scheduler }) {
+export async function startBenchServer({ label, maxBatchSize, maxQueueSize = 64, queueDelayUs, stepDelayMs, dynamicBatching = true, scheduler, env: extraEnv = {} }) {
   // run-all.mjs points BENCH_TMP_DIR at its own temporary directory, which it removes even after killing a part.
   const dir = mkdtempSync(join(process.env.BENCH_TMP_DIR || tmpdir(), `bench-${label}-`));
   const overrides = { maxBatchSize, maxQueueSize };
@@ -34,7 +35,7 @@ export async function startBenchServer({ label, maxBatchSize, maxQueueSize = 64,
       writeFileSync(cfg, withoutDynamicBatching(readFileSync(cfg, 'utf8')));
     }
     // stepDelayMs: the tiny engine sleeps this long per decode step, like a GPU's memory-bound step (README).
-    const env = { ...PINNED_THREADS, ...(stepDelayMs ? { TINY_ENGINE_STEP_DELAY_MS: String(stepDelayMs) } : {}) };
+    const env = { ...PINNED_THREADS, ...(stepDelayMs ? { TINY_ENGINE_STEP_DELAY_MS: String(stepDelayMs) } : {}), ...extraEnv };
     try {
       server = await startTritonServer({ repository, env, startTimeoutMs: 120_000, ...(await distinctPorts()) });
     } catch (err) {
@@ -47,6 +48,8 @@ export async function startBenchServer({ label, maxBatchSize, maxQueueSize = 64,
     const meta = await (await fetch(`${server.url}/v2`)).json();
     return {
       label, maxBatchSize, url: server.url, metricsUrl: server.metricsUrl, serverVersion: meta.version, stop,
+      /** The server's output so far (the model's log lines: steps of each finished request). */
+      log: () => server.log(),
       /** Triton's own counters: how many executions, and how many requests each batch size served. */
       async batchStats() {
         const body = await (await fetch(`${server.url}/v2/models/${modelName}/stats`)).json();

@@ -42,7 +42,7 @@ export function settingsFromCli(cfg: CliConfig): ExtensionSettings {
   set('grpcPort', cfg.grpcPort);
   set('metricsPort', cfg.metricsPort);
   set('bindAddress', cfg.bindAddress);
-  set('gpuIds', cfg.gpuIds === 'all' ? [] : cfg.gpuIds);
+  set('gpus', cfg.gpuIds === 'all' ? [] : cfg.gpuIds);
   set('shmSize', cfg.shmSize);
   set('raiseUlimits', cfg.raiseUlimits);
   set('weightsPath', cfg.weightsPath);

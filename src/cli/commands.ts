@@ -4,21 +4,23 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { requestAnswer } from '../core/chat/answerRunner';
+import { failureCause } from '../core/chat/failureCause';
 import type { ChatMessage, ChatRequest } from '../core/chat/messages';
 import { DEFAULT_OPENAI_HOST, DEFAULT_OPENAI_PORT, isLoopbackHost, modelSamplingDefaults, startOpenAiServer } from '../core/openai';
 import { DEFAULT_MODEL_SETTINGS, MODEL_NAME } from '../core/repository';
 import { logsArgs, resolveSettings, ServerError, type PreflightCheck } from '../core/server';
 import { containerManager, type ModelReport } from '../core/session';
 import type { LifecycleMachine } from '../core/state/lifecycle';
-import { metricsFigures, point, schedulerTotals, type StatusSample } from '../core/status/statusModel';
-import { describeWeights } from '../core/status/weightsInfo';
-import { isTritonError, summarizeStatistics, type TritonClient } from '../core/triton';
+import { metricsFigures } from '../core/status/statusModel';
+import type { TritonClient } from '../core/triton';
 import { sleep } from '../core/util/abort';
 import { openSession, seconds, sessionSettingsFromCli, terminalLog, type CliIo, type CliSession } from './cliSession';
+import { complete } from './complete';
 import { download } from './download';
 import { readHistory, writeHistory } from './historyFile';
 import { UsageError, type CliConfig } from './options';
 import { EXIT } from './reportError';
+import { reportStats, type StatsSample } from './statsReport';
 
 export type { CliIo } from './cliSession';
 
@@ -41,6 +43,7 @@ export async function runCommand(cfg: CliConfig, io: CliIo): Promise<number> {
     case 'load': return load(cfg, io);
     case 'unload': return unload(cfg, io);
     case 'chat': return chat(cfg, io);
+    case 'complete': return complete(cfg, io, async (fn) => using(await connect(cfg, io), (cli) => fn(clientOf(cli))));
     case 'stats': return stats(cfg, io);
     case 'logs': return logs(cfg, io);
     case 'download': return download(cfg, io);
@@ -266,7 +269,7 @@ async function chat(cfg: CliConfig, io: CliIo): Promise<number> {
     }).catch(async (e: unknown) => {
       // A stream cut by a container that died is that exit (code, last lines), not "cannot reach Triton".
       if (text) io.out('\n');
-      throw isTritonError(e, 'server-not-running') || isTritonError(e, 'connection-lost') ? await cli.session.explainFailure(e) : e;
+      throw await failureCause(e, (error) => cli.session.explainFailure(error));
     });
     io.out('\n');
     if (cfg.verbose) {
@@ -318,59 +321,20 @@ async function stats(cfg: CliConfig, io: CliIo): Promise<number> {
   return using(await connect(cfg, io), async (cli) => {
     const t = clientOf(cli);
     const first = await statusSample(t, io.signal);
-    if (!first.stats) throw new ServerNotRunningError(`No statistics for ${MODEL_NAME}: it is not loaded.`);
+    const firstStats = first.stats;
+    if (!firstStats) throw new ServerNotRunningError(`No statistics for ${MODEL_NAME}: it is not loaded.`);
     // Rates need a second sample; the figures shown are the later one's.
     await sleep(STATS_INTERVAL_MS, io.signal);
     const sample = await statusSample(t, io.signal);
-    const rates = point(first, sample);
-    const summary = summarizeStatistics(sample.stats ?? first.stats);
-    const scheduler = sample.scheduler;
-    const totals = schedulerTotals(scheduler);
-    if (cfg.json) {
-      const metrics = sample.metrics ? {
-        pendingRequests: sample.tritonPending ?? 0,
-        ...(sample.gpus.length ? { gpuUtilization: sample.gpus.reduce((a, g) => a + g.utilizationPct / 100, 0), gpuMemoryUsedBytes: sample.gpus.reduce((a, g) => a + g.memoryUsedBytes, 0) } : {}),
-      } : undefined;
-      const live = scheduler ? {
-        activeRows: scheduler.activeRows,
-        waitingRequests: scheduler.waitingRequests,
-        intervalMs: sample.at - first.at,
-        rates: {
-          generatedTokensPerSecond: rates.generatedTokensPerSecond, decodeStepsPerSecond: rates.decodeStepsPerSecond,
-          rowsPerStep: rates.rowsPerStep, prefillTokensPerSecond: rates.prefillTokensPerSecond, timeToFirstTokenMs: rates.timeToFirstTokenMs,
-        },
-        totals,
-      } : undefined;
-      io.out(`${JSON.stringify({ ...summary, metrics, scheduler: live, gpus: sample.gpus, ...(sample.weights ? { weights: sample.weights } : {}) })}\n`);
-      return EXIT.ok;
-    }
-    const ms = (ns: number) => `${(ns / 1e6).toFixed(1)} ms`;
-    const n = (v: number | null | undefined, digits = 0) => (v === null || v === undefined ? '–' : v.toFixed(digits));
-    const line = (label: string, text: string) => io.out(`${`${label}:`.padEnd(20)}${text}\n`);
-    line('model', `${summary.model} (version ${summary.version})`);
-    if (sample.weights) line('weights', describeWeights(sample.weights));
-    if (scheduler && totals) {
-      line('now', `${scheduler.activeRows} generating (active rows), ${scheduler.waitingRequests} waiting for a row, ${sample.tritonPending ?? 0} in Triton's queue`);
-      line(`last ${seconds(sample.at - first.at)}`, `${n(rates.generatedTokensPerSecond, 1)} tokens/s, ${n(rates.decodeStepsPerSecond, 1)} decode steps/s, ${n(rates.rowsPerStep, 2)} rows per step, ${n(rates.prefillTokensPerSecond, 1)} prefill tokens/s, time to first token ${n(rates.timeToFirstTokenMs, 1)} ms`);
-      line('since load', `${totals.generatedTokens} tokens in finished answers, ${totals.decodeSteps} decode steps (${n(totals.rowsPerStep, 2)} rows per step), ${totals.prefillTokens} prompt tokens prefilled, time to first token ${n(totals.meanTimeToFirstTokenMs, 1)} ms (mean)`);
-      line('refused as busy', `${totals.busyRejections}; cancelled ${totals.cancelledRequests}; invalid ${totals.invalidRequests}`);
-    } else if (sample.metrics) {
-      line('now', 'the server publishes no continuous-batching figures (the hf engine, or a model without them)');
-    }
-    line('requests', `${summary.inferenceCount} (${summary.successCount} ok, ${summary.failureCount} failed)`);
-    line('batches executed', `${summary.executionCount}; average batch size ${summary.averageBatchSize.toFixed(2)}`);
-    line('batch sizes', summary.batches.map((b) => `${b.batchSize}×${b.executions}`).join(', ') || 'none yet');
-    line('average queue time', `${ms(summary.averageQueueNs)}; average compute: ${ms(summary.averageComputeNs)}`);
-    if (sample.tritonPending !== undefined) line('pending requests', String(sample.tritonPending));
-    for (const g of sample.gpus) line(`GPU ${g.id}`, `${g.utilizationPct.toFixed(0)}% busy; ${(g.memoryUsedBytes / 2 ** 30).toFixed(2)} of ${(g.memoryTotalBytes / 2 ** 30).toFixed(2)} GiB used`);
+    reportStats(io, cfg.json === true, { ...first, stats: firstStats }, sample);
     return EXIT.ok;
   });
 }
 
 /** One sample of the model's statistics and the metrics port (which is optional: disabled, or not published). */
-async function statusSample(t: TritonClient, signal: AbortSignal): Promise<StatusSample & { metrics: boolean }> {
+async function statusSample(t: TritonClient, signal: AbortSignal): Promise<StatsSample> {
   const [raw] = await t.modelStatistics(MODEL_NAME, { signal });
-  const sample: StatusSample & { metrics: boolean } = { at: Date.now(), gpus: [], metrics: false, ...(raw ? { stats: raw } : {}) };
+  const sample: StatsSample = { at: Date.now(), gpus: [], metrics: false, ...(raw ? { stats: raw } : {}) };
   if (!t.metricsUrl) return sample;
   try {
     Object.assign(sample, metricsFigures(await t.metrics({ signal }), MODEL_NAME), { metrics: true });

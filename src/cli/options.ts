@@ -3,10 +3,11 @@
 import { isAbsolute, join, resolve } from 'node:path';
 import { homedir } from 'node:os';
 import { parseArgs } from 'node:util';
+import { parseCursorSpec, type CursorSpec } from '../core/completion/cursorSpec';
 import { MAX_REPETITION_PENALTY, MIN_REPETITION_PENALTY } from '../core/triton/chatglm';
 import { defaultHubCache } from '../core/weights/hubCache';
 
-export const COMMANDS = ['status', 'start', 'stop', 'restart', 'load', 'unload', 'chat', 'stats', 'logs', 'build-image', 'preflight', 'download', 'serve-openai'] as const;
+export const COMMANDS = ['status', 'start', 'stop', 'restart', 'load', 'unload', 'chat', 'complete', 'stats', 'logs', 'build-image', 'preflight', 'download', 'serve-openai'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 /** A mistake in how the CLI was called (exit code 2). */
@@ -50,6 +51,8 @@ export interface CliConfig {
   command: Command;
   /** The chat prompt (all positional words joined). */
   prompt: string;
+  /** complete: FILE:LINE:COL. */
+  cursor?: CursorSpec;
   dockerPath?: string;
   image?: string;
   containerName?: string;
@@ -157,8 +160,15 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv, cwd = 
   if (!first && !help && !version) throw new UsageError('Missing command.');
   if (first && !(COMMANDS as readonly string[]).includes(first)) throw new UsageError(`Unknown command "${first}". Commands: ${COMMANDS.join(', ')}.`);
   const command = (first ?? 'status') as Command;
-  if (command !== 'chat' && rest.length) throw new UsageError(`"${command}" takes no arguments (got "${rest.join(' ')}").`);
-  const prompt = rest.join(' ');
+  if (command !== 'chat' && command !== 'complete' && rest.length) throw new UsageError(`"${command}" takes no arguments (got "${rest.join(' ')}").`);
+  let cursor: CursorSpec | undefined;
+  if (command === 'complete' && !help) {
+    if (rest.length !== 1) throw new UsageError('complete needs one FILE:LINE:COL, e.g. triton-chatglm complete src/app.py:12:5');
+    cursor = parseCursorSpec(rest[0]!);
+    if (!cursor) throw new UsageError(`complete needs FILE:LINE:COL with LINE and COL from 1 (got "${rest[0]}").`);
+    cursor = { ...cursor, file: isAbsolute(cursor.file) ? cursor.file : resolve(cwd, cursor.file) };
+  }
+  const prompt = command === 'complete' ? '' : rest.join(' ');
   if (command === 'chat' && !help && prompt.trim() === '') throw new UsageError('chat needs a message: triton-chatglm chat "Hello"');
 
   // serve-openai: --port is the endpoint's own port (TRITON_CHATGLM_OPENAI_PORT); Triton's stays in TRITON_CHATGLM_PORT.
@@ -185,6 +195,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv, cwd = 
   return {
     command,
     prompt,
+    ...(cursor ? { cursor } : {}),
     dockerPath: str('docker'),
     image: str('image'),
     containerName: str('container'),
@@ -253,6 +264,8 @@ Commands:
   load                   load the model (takes minutes for the real model)
   unload                 unload the model and free GPU memory
   chat "message"         stream an answer to stdout (--history FILE keeps the conversation)
+  complete FILE:LINE:COL print the code completion at that cursor (LINE and COL from 1; needs a model with
+                         fill-in-the-middle: CodeGeeX4-ALL-9B); --json adds its mode
   stats                  what the model is generating now, its rates and its batching and latency statistics
   logs                   print the container's log (--follow, --tail N)
   serve-openai           an OpenAI-compatible endpoint (/v1/chat/completions, /v1/completions, /v1/models) in
@@ -269,7 +282,8 @@ Options (environment variable in brackets):
   --port N                   HTTP port (default 8000; gRPC and metrics follow: N+1, N+2) [TRITON_CHATGLM_PORT]
   --grpc-port N, --metrics-port N   [TRITON_CHATGLM_GRPC_PORT, TRITON_CHATGLM_METRICS_PORT]
   --bind-address IP          default 127.0.0.1; anything else exposes the server [TRITON_CHATGLM_BIND_ADDRESS]
-  --gpus all|0,1             GPUs given to the container (default all) [TRITON_CHATGLM_GPUS]
+  --gpus all|0,1             GPUs for the model, one instance on each (default all: the model on the first)
+                             [TRITON_CHATGLM_GPUS]
   --shm-size SIZE            /dev/shm of the container (default 2g) [TRITON_CHATGLM_SHM_SIZE]
   --no-ulimits               start without --ulimit memlock/stack (a daemon that refuses them: rootless Docker)
   --weights DIR              ChatGLM3-6B checkpoint directory [TRITON_CHATGLM_WEIGHTS]
@@ -301,7 +315,7 @@ Options (environment variable in brackets):
   --timeout SECONDS          start: liveness deadline; load: load deadline
   --no-preflight             start without the preflight checks
   --build-image              start: build the image first when it is missing
-  --json                     status/stats/preflight: machine-readable output; download: one JSON event a line
+  --json                     status/stats/preflight/complete: machine-readable output; download: one JSON event a line
   -v, --verbose              print the docker commands and error details
   -h, --help, --version
 `;

@@ -9,6 +9,11 @@ const userText = z.string().min(1).max(LIMITS.userText).refine((s) => s.trim() !
 const code = z.string().max(LIMITS.code);
 const count = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 
+/** A keybinding as package.json writes it ("ctrl+alt+e"; `mac`: "cmd+alt+e"), shown as text only. */
+const keyText = z.string().regex(/^[a-z0-9+ `\-=[\]\\;',./]{1,60}$/);
+const keyBindingSchema = z.object({ key: keyText, mac: keyText.optional() }).strict();
+export type KeyBindingView = z.infer<typeof keyBindingSchema>;
+
 // ---- attachments: editor context sent with a question (chips above the input and in the transcript) ----
 const line = z.number().int().positive().max(LIMITS.attachmentLine);
 const attachmentPath = z.string().min(1).max(LIMITS.attachmentPath);
@@ -197,6 +202,8 @@ export const hostToWebviewSchema = z.discriminatedUnion('type', [
       .refine((r) => Object.keys(r).length <= LIMITS.l10nEntries, 'too many strings'),
   }),
   messageSchema('focusInput', {}),
+  // the keys of the editor commands the empty chat names (the manifest's, src/core/text/keybindings.ts)
+  messageSchema('keybindings', { explain: keyBindingSchema.optional(), edit: keyBindingSchema.optional() }),
   // guided setup: the checklist shown until the model is ready
   messageSchema('setup', { setup: setupViewSchema }),
   // attachments: the chips above the input; a question the host did not send goes back into the input

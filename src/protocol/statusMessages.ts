@@ -12,8 +12,12 @@ export const STATUS_LIMITS = {
   sections: 16,
   gpus: 64,
   label: 200,
-  /** A formatted number ("1,234.5", "–"). */
-  figureText: 40,
+  help: 400,
+  /**
+   * A formatted number ("1,234.5", "–") or a short phrase: the weights row ("int8 (ChatGLM3's 8-bit weights), float16
+   * activations" is 52 characters; 40 dropped every update of an int8 model), one per differing instance.
+   */
+  figureText: 160,
   /** SVG path data of one sparkline (a few hundred points). */
   sparklinePath: 20_000,
   chartSidePx: 2_000,
@@ -40,7 +44,8 @@ export type StatusViewToHost = z.infer<typeof statusViewToHostSchema>;
 
 // ---- host -> status view ----
 /** A figure of the page: a table row or a chart; `group` names the figures shown or hidden together. */
-const figure = z.object({ id: figureId, label, group: figureId.optional() }).strict();
+/** A row or chart: its label, and `help`, what the figure means in plain words (the label's tooltip). */
+const figure = z.object({ id: figureId, label, help: z.string().min(1).max(STATUS_LIMITS.help).optional(), group: figureId.optional() }).strict();
 const figures = z.array(figure).max(STATUS_LIMITS.figures);
 const section = <K extends string, S extends z.ZodRawShape>(kind: K, shape: S) =>
   z.object({ kind: z.literal(kind), id: figureId, heading: label, group: figureId.optional(), ...shape }).strict();

@@ -41,6 +41,10 @@ export const COMMANDS = {
   exportChat: 'tritonChatglm.exportChat',
   addSelectionToChat: 'tritonChatglm.addSelectionToChat',
   addFileToChat: 'tritonChatglm.addFileToChat',
+  // Code completion (the status bar's toggle)
+  toggleCompletions: 'tritonChatglm.toggleCompletions',
+  snoozeCompletions: 'tritonChatglm.snoozeCompletions',
+  completionsMenu: 'tritonChatglm.completionsMenu',
 } as const;
 
 export type CommandName = keyof typeof COMMANDS;

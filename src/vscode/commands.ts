@@ -41,6 +41,7 @@ export function registerCommands(services: ExtensionServices): vscode.Disposable
     showExplanationBrief: (thread: vscode.CommentThread) => explain.setBrief(thread, true),
     editSelection: () => editSelection(vscode.window.activeTextEditor, {
       reviews, store: lifecycle, settings, log, client: () => server.tritonClient, track: (request) => server.track(request),
+      explainFailure: (e) => server.explainFailure(e),
     }),
     // From the diff editor's title the proposal's URI comes as the argument; from a key, none.
     acceptProposal: (uri?: unknown) => reviews.accept(uri instanceof vscode.Uri ? uri : undefined),
@@ -56,6 +57,9 @@ export function registerCommands(services: ExtensionServices): vscode.Disposable
     exportChat: () => exportConversation(chat),
     addSelectionToChat: (uri?: vscode.Uri, range?: vscode.Range) => editorContext.addSelection(uri, range),
     addFileToChat: (uri?: vscode.Uri, uris?: vscode.Uri[]) => editorContext.addFile(uri, uris),
+    toggleCompletions: () => services.completions.toggle.toggle(),
+    snoozeCompletions: (minutes?: unknown) => services.completions.toggle.snooze(typeof minutes === 'number' && minutes > 0 ? minutes : undefined),
+    completionsMenu: () => services.completions.toggle.menu(),
   };
   return (Object.keys(handlers) as CommandName[]).map((name) =>
     vscode.commands.registerCommand(COMMANDS[name], (...args: unknown[]) => {

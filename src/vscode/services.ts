@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ConversationService, FileConversationStore, type LoadProblem } from '../core/chat';
 import { ChatController } from './chat/chatController';
+import { CompletionController } from './completion/completionController';
 import { CHAT_VIEW_ID, ChatViewProvider } from './chat/chatViewProvider';
 import { EditorContext } from './chat/editorContext';
 import { registerCommands } from './commands';
@@ -17,6 +18,7 @@ import { SettingsService } from './config/settingsService';
 import { PROPOSAL_SCHEME, ProposalDocuments, ProposalReviews } from './edit/proposalReview';
 import { ExplainController } from './explain/explainController';
 import { Log } from './log';
+import { afterFirstCheck } from './server/firstRun';
 import { ServerController } from './server/serverController';
 import type { SetupController } from './server/setupController';
 import { OpenAiEndpoint } from './openaiEndpoint';
@@ -48,6 +50,8 @@ export class ExtensionServices implements vscode.Disposable {
     readonly reviews: ProposalReviews,
     /** The OpenAI-compatible endpoint of `tritonChatglm.openai.enabled`. */
     readonly openai: OpenAiEndpoint,
+    /** Inline code completion: the provider and the status bar's toggle. */
+    readonly completions: CompletionController,
     store: DisposableStore,
   ) {
     this.store = store;
@@ -95,8 +99,11 @@ export class ExtensionServices implements vscode.Disposable {
       store.add(new StatusBar(lifecycle, activity));
       store.add(reactToSettings(settings, server, lifecycle, log));
       const openai = store.add(new OpenAiEndpoint(settings, () => server.tritonClient, log));
+      const completions = store.add(new CompletionController({
+        settings, lifecycle, log, client: () => server.tritonClient, track: (request) => server.track(request),
+      }));
 
-      const services = new ExtensionServices(log, settings, lifecycle, server, server.setup, chat, chatView, explain, statusPanel, editorContext, reviews, openai, store);
+      const services = new ExtensionServices(log, settings, lifecycle, server, server.setup, chat, chatView, explain, statusPanel, editorContext, reviews, openai, completions, store);
       for (const d of registerCommands(services)) store.add(d);
       // Read by the end-to-end suite for the benchmark's activation_ms.
       log.info(`activation: commands registered in ${(performance.now() - activationStarted).toFixed(1)} ms`);
@@ -104,8 +111,11 @@ export class ExtensionServices implements vscode.Disposable {
       reportLoadProblems(problems, log);
       reportSettingsProblems(settings.problems, log);
       // Re-attach (or check the setup, and auto-start when asked) in the background: activation stays cheap, the
-      // status bar and the setup checklist fill in when docker answers.
-      void server.activate();
+      // status bar and the setup checklist fill in when docker answers. On an install's first activation that finds
+      // the setup needed, the ChatGLM view (its checklist) is revealed once.
+      void server.activate()
+        .then(() => afterFirstCheck(context.globalState, lifecycle, () => chatView.reveal(), log))
+        .catch((e: unknown) => log.error('first run', e));
       return services;
     } catch (e) {
       await store.dispose();
@@ -142,5 +152,10 @@ function reportSettingsProblems(problems: readonly SettingProblem[], log: Log): 
   }
   if (ignored.length > 0) {
     log.warn(`untrusted workspace: ignored workspace values of ${ignored.join(', ')}`);
+  }
+  for (const p of problems) {
+    if (p.kind !== 'deprecated') continue;
+    void vscode.window.showInformationMessage(vscode.l10n.t('The setting tritonChatglm.{0} is deprecated and still used: list the GPUs in tritonChatglm.{1} instead (one model instance per GPU).', p.key, p.use), open)
+      .then((picked) => { if (picked === open) void SettingsService.open(); });
   }
 }

@@ -2,7 +2,7 @@
 // a click offers the actions valid now.
 import * as vscode from 'vscode';
 import type { LifecycleAction } from '../core/state/actions';
-import { actionMenu, type MenuCommand } from '../core/state/actionMenu';
+import { actionMenu, type MenuCommand, type MenuGroupName } from '../core/state/actionMenu';
 import { MODEL_FAILED_CODE, type LifecycleState, type ModelState, type ServerState } from '../core/state/lifecycle';
 import type { ActivityBoard, ActivitySnapshot } from '../core/status/activity';
 import { COMMANDS, type CommandId } from './commandIds';
@@ -163,9 +163,19 @@ const MENU_COMMANDS: Record<MenuCommand, () => ActionItem> = {
   openSettings: () => ({ command: COMMANDS.openSettings, label: `$(gear) ${vscode.l10n.t('Open Settings')}` }),
 };
 
+/** The separator above each group but the first: what its entries are about. */
+function groupLabel(group: Exclude<MenuGroupName, 'next'>): string {
+  switch (group) {
+    case 'setup': return vscode.l10n.t('Setup');
+    case 'help': return vscode.l10n.t('Logs and settings');
+    case 'model': return vscode.l10n.t('Model');
+    case 'server': return vscode.l10n.t('Server');
+  }
+}
+
 /**
- * The quick pick behind the status bar item: only what is valid now, in the order of src/core/state/actionMenu.ts
- * (what is likely next first; Unload, Restart and Stop last, after a separator).
+ * The quick pick behind the status bar item: only what is valid now, in the groups of src/core/state/actionMenu.ts
+ * (what is likely next first; Reload and Unload under Model, Restart and Stop under Server, last).
  */
 export async function showActionsQuickPick(store: LifecycleStore, openAiUrl: () => string | undefined = () => undefined): Promise<void> {
   const s = store.current;
@@ -174,11 +184,14 @@ export async function showActionsQuickPick(store: LifecycleStore, openAiUrl: () 
   const endpoint: (vscode.QuickPickItem & { url: string })[] = url
     ? [{ url, label: `$(plug) ${vscode.l10n.t('OpenAI-compatible endpoint')}`, description: url, detail: vscode.l10n.t('Copy the URL') }]
     : [];
-  const items: (ActionItem | vscode.QuickPickItem)[] = [...endpoint, ...actionMenu(s, store.actionContext).flatMap((entry): (ActionItem | vscode.QuickPickItem)[] => {
-    if (entry.kind === 'separator') return [{ label: vscode.l10n.t('Stop or unload'), kind: vscode.QuickPickItemKind.Separator }];
-    if (entry.kind === 'command') return [MENU_COMMANDS[entry.command]()];
-    const item = actionItem(entry.action, s);
-    return item ? [item] : [];
+  const items: (ActionItem | vscode.QuickPickItem)[] = [...endpoint, ...actionMenu(s, store.actionContext).flatMap(({ group, entries }) => {
+    const rows = entries.flatMap((entry): ActionItem[] => {
+      if (entry.kind === 'command') return [MENU_COMMANDS[entry.command]()];
+      const item = actionItem(entry.action, s);
+      return item ? [item] : [];
+    });
+    const separator: vscode.QuickPickItem[] = group === 'next' ? [] : [{ label: groupLabel(group), kind: vscode.QuickPickItemKind.Separator }];
+    return rows.length > 0 ? [...separator, ...rows] : [];
   })];
   const picked = await vscode.window.showQuickPick(items, {
     title: vscode.l10n.t('ChatGLM3: server {0}, model {1}', serverText(s.server), modelText(s.model)),

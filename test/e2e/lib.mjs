@@ -385,14 +385,19 @@ export class Workbench {
   /**
    * Waits until the status bar matches `re`. Fails at once when it shows an error state instead (`failOn`), with
    * the notifications of the moment, so that a broken start does not cost the whole timeout.
+   * `leaving`: the bar's text before the action being waited on (a Start clicked while it shows "server error"):
+   * the error is not held against the action until the bar has shown something else, since the click reaches the
+   * status bar a moment later.
    */
-  async waitForStatus(re, { timeout = 60_000, failOn = /server error|load failed/ } = {}) {
+  async waitForStatus(re, { timeout = 60_000, failOn = /server error|load failed/, leaving } = {}) {
     let last = '';
+    let left = leaving === undefined;
     try {
       return await waitFor(async () => {
         last = await this.statusBarText();
         if (re.test(last)) return last;
-        if (failOn && failOn.test(last)) throw new FatalWait(`status bar shows "${last}"; notifications: ${JSON.stringify(await this.notifications())}`);
+        left ||= last.split(' | ')[0] !== leaving.split(' | ')[0]; // the lifecycle item, not the completion one
+        if (left && failOn && failOn.test(last)) throw new FatalWait(`status bar shows "${last}"; notifications: ${JSON.stringify(await this.notifications())}`);
         return false;
       }, { timeout, what: `status bar ${re}` });
     } catch (e) {

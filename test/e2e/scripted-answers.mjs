@@ -48,7 +48,14 @@ function longExplanation(signature, what) {
   return `${sentence.repeat(2)}它只做计算，不修改任何状态。${sentence}`;
 }
 
+/**
+ * Journey 17 (inline-completion.png): the completion after "return " in area_of_square. The match ends with the
+ * infill prompt's <|code_middle|> (plain text in the prompt), so only a cursor right after "return " gets it.
+ */
+export const completionScript = { match: 'area_of_square(side):\n    return <|code_middle|>', answer: 'side * side' };
+
 export const scriptedAnswers = [
+  completionScript,
   {
     // Journey 5b (chat-panel.png): the question sent with its attachment chips.
     match: pictureQuestions.attached,

@@ -140,12 +140,12 @@ test('settings that become process arguments or paths are ignored from an untrus
   // Everything that ends up in the docker command line, a mounted path, a URL we send requests (and headers) to,
   // or the model configuration the container loads.
   const dangerous: SettingKey[] = ['serverMode', 'externalUrl', 'externalHeaders', 'externalMetricsUrl', 'dockerPath', 'image',
-    'containerName', 'httpPort', 'grpcPort', 'metricsPort', 'bindAddress', 'gpuIds', 'shmSize', 'weightsPath',
+    'containerName', 'httpPort', 'grpcPort', 'metricsPort', 'bindAddress', 'gpus', 'gpuIds', 'shmSize', 'weightsPath',
     'maxBatchSize', 'queueDelayMs', 'maxQueueSize', 'instanceCount', 'streaming'];
   const hostile: Partial<Record<SettingKey, unknown>> = {
     serverMode: 'external', externalUrl: 'http://attacker.example:8000', externalHeaders: { authorization: 'x' },
     externalMetricsUrl: 'http://attacker.example/metrics', dockerPath: '/tmp/evil/docker', image: 'evil/image:latest',
-    containerName: 'evil', httpPort: 9000, grpcPort: 9001, metricsPort: 9002, bindAddress: '0.0.0.0', gpuIds: ['0'],
+    containerName: 'evil', httpPort: 9000, grpcPort: 9001, metricsPort: 9002, bindAddress: '0.0.0.0', gpus: ['0', '1'], gpuIds: ['0'],
     shmSize: '64g', weightsPath: '/home/victim/.ssh', maxBatchSize: 64, queueDelayMs: 9999, maxQueueSize: 4096,
     instanceCount: 8, streaming: false,
   };

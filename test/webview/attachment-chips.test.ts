@@ -51,7 +51,7 @@ describe('attachment chips', () => {
       'a-rather-long-file-name-that-has-to-be-shortened-in-a-narrow-panel.md',
     ]);
     // Each attached chip shows its tokens on itself (issue #20: a 19k-token chip must not look like a 62-token one).
-    assert.deepEqual(await page.locator('.composer .attachment-chip .chip-tokens').allTextContents(), ['42', '900']);
+    assert.deepEqual(await page.locator('.composer .attachment-chip .chip-tokens').allTextContents(), ['· 42 tokens', '· 900 tokens']);
     const active = page.locator('.composer button.attachment-chip.active-file');
     assert.equal(await active.getAttribute('aria-pressed'), 'true');
     assert.match(await active.getAttribute('title') ?? '', /^\/home\/dev\/project\/src\/geometry\.py\nThe current file goes with the question\. Click to leave it out\.\nabout 120 tokens$/);
@@ -176,6 +176,25 @@ describe('attachment chips', () => {
     const current = page.locator('.composer button.attachment-chip.active-file');
     assert.match(await current.getAttribute('title') ?? '', /^\/p\/cur<U\+202E>rent\.py\n/);
     assert.deepEqual(await current.locator('.chip-name .invisible-char').evaluateAll((els) => els.map((e) => e.getAttribute('data-code-point'))), ['U+202E']);
+    await closePanel(panel);
+  });
+
+  it('in a narrow panel the suggested current file keeps its name and drops the long hint first; tokens carry their unit', async () => {
+    const panel = await harness.open();
+    const { page } = panel;
+    await page.setViewportSize({ width: 220, height: 500 });
+    await panel.send(stateMsg([]));
+    await panel.send(chipsMessage({ items: [selectionChip], activeFile: { ...activeFile, path: 'src/geometry_helpers.py', suggested: true, enabled: false } }));
+    const chip = page.locator('.composer button.attachment-chip.active-file');
+    const fits = (sel: string) => chip.locator(sel).evaluate((e) => ({ fits: e.scrollWidth <= e.clientWidth, text: e.textContent }));
+    assert.deepEqual(await fits('.chip-name'), { fits: true, text: 'geometry_helpers.py' }, 'the whole file name shows');
+    assert.deepEqual(await fits('.chip-tag'), { fits: false, text: DEFAULT_STRINGS.activeFileSuggested }, 'the hint is cut (ellipsis), not the name');
+    assert.ok(await chip.evaluate((e) => e.getBoundingClientRect().right <= window.innerWidth), 'the chip stays inside the panel');
+    assert.equal(await page.textContent('.composer .attachment-chip[data-id="att-1"] .chip-tokens'), '· 42 tokens');
+    await panel.send(chipsMessage({ items: [{ ...selectionChip, tokens: 1 }] }));
+    assert.equal(await page.textContent('.composer .attachment-chip[data-id="att-1"] .chip-tokens'), '· 1 token');
+    // No italics on the chip texts: a Chinese tag would be slanted synthetically.
+    assert.deepEqual(await page.locator('.composer .attachment-chip *').evaluateAll((els) => els.filter((e) => getComputedStyle(e).fontStyle !== 'normal').map((e) => e.className)), []);
     await closePanel(panel);
   });
 

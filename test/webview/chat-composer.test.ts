@@ -41,7 +41,7 @@ describe('chat composer', () => {
     const panel = await harness.open();
     const { page } = panel;
     await panel.send(stateMsg([]));
-    assert.equal(await page.getAttribute('textarea.input', 'placeholder'), 'Ask ChatGLM3');
+    assert.equal(await page.getAttribute('textarea.input', 'placeholder'), 'Ask ChatGLM3 (# for context, / for commands)');
     assert.equal(await page.locator('textarea').count(), 1);
     const height = () => page.evaluate(() => (document.querySelector('textarea.input') as HTMLElement).getBoundingClientRect().height);
     const one = await height();
@@ -225,6 +225,9 @@ describe('Continue after the length limit', () => {
   });
 });
 
+/** The keys the host reads from package.json (chatViewProvider.ts editorKeybindings). */
+const editorKeys = { type: 'keybindings', explain: { key: 'ctrl+alt+e', mac: 'cmd+alt+e' }, edit: { key: 'ctrl+alt+u', mac: 'cmd+alt+u' } } as const;
+
 describe('empty state', () => {
   it('names the model, offers example questions that send themselves, and lists the keys; only for a ready model', async () => {
     const panel = await harness.open();
@@ -236,7 +239,7 @@ describe('empty state', () => {
     const examples = await empty.locator('button[data-action="askExample"]').allTextContents();
     assert.equal(examples.length, 3);
     assert.match(await empty.locator('.empty-keys').textContent() ?? '', /Enter to send.*Shift\+Enter for a new line.*↑ for your last question.*Esc to stop an answer.*Ctrl\+L for a new chat/);
-    assert.equal(await empty.locator('kbd').count(), 5);
+    assert.equal(await empty.locator('.empty-keys kbd').count(), 5);
     mkdirSync(shots, { recursive: true });
     await page.screenshot({ path: join(shots, 'empty-state.png') });
     await panel.clearPosted();
@@ -249,11 +252,60 @@ describe('empty state', () => {
     // nor once something was asked
     await panel.send(stateMsg([user('u1', 'q')]));
     assert.equal(await empty.isVisible(), false);
+    // the other ways to ask: # and / in the input, Explain and Edit Selection in the editor with the manifest's keys
+    await panel.send(stateMsg([], { activeId: null }));
+    assert.deepEqual(await empty.locator('.empty-ways li').allTextContents(), [
+      'Type # to attach context: a file, the selection, problems, changes or a symbol.',
+      'Type / at the start for a command: /explain, /fix, /tests, /doc, /new.',
+      'In the editor, select code and run Explain Selection from its context menu.',
+      'Select code and run Edit Selection from the context menu to have it rewritten as you describe.',
+    ], 'before the host names the keys: the commands by their menu');
+    await panel.send(editorKeys);
+    assert.deepEqual(await empty.locator('.empty-ways li').allTextContents(), [
+      'Type # to attach context: a file, the selection, problems, changes or a symbol.',
+      'Type / at the start for a command: /explain, /fix, /tests, /doc, /new.',
+      'In the editor, select code and press Ctrl+Alt+E to explain it (Explain Selection).',
+      'Select code and press Ctrl+Alt+U to have it rewritten as you describe (Edit Selection).',
+    ]);
+    assert.deepEqual(await empty.locator('.empty-ways kbd').allTextContents(), ['#', '/', 'Ctrl+Alt+E', 'Ctrl+Alt+U']);
+    await page.screenshot({ path: join(shots, 'empty-state-ways.png') });
+    // a malformed keys message changes nothing
+    await panel.send({ type: 'keybindings', explain: { key: '<b>x</b>' } });
+    assert.deepEqual(await empty.locator('.empty-ways kbd').allTextContents(), ['#', '/', 'Ctrl+Alt+E', 'Ctrl+Alt+U']);
     // localized, like the rest of the panel
     await panel.send({ type: 'l10n', strings: { keySend: '{0} 发送', example1: '解释什么是 Python 装饰器。' } });
     await panel.send(stateMsg([], { activeId: null }));
     assert.match(await empty.locator('.empty-keys').textContent() ?? '', /Enter 发送/);
     assert.equal(await empty.locator('button[data-action="askExample"]').first().textContent(), '解释什么是 Python 装饰器。');
+    await closePanel(panel);
+  });
+
+  it('in a short, narrow view the welcome starts at its top (logo and title in sight) and scrolls to the keys', async () => {
+    const panel = await harness.open();
+    const { page } = panel;
+    await page.setViewportSize({ width: 300, height: 600 });
+    await panel.send(editorKeys);
+    await panel.send(stateMsg([], { activeId: null }));
+    const empty = page.locator('.empty-state');
+    const view = await empty.evaluate((e) => ({
+      scrolls: e.scrollHeight > e.clientHeight,
+      logo: document.querySelector('.empty-logo')!.getBoundingClientRect().height,
+      titleInSight: document.querySelector('.empty-title')!.getBoundingClientRect().top >= e.getBoundingClientRect().top,
+    }));
+    assert.deepEqual(view, { scrolls: true, logo: 44, titleInSight: true });
+    await empty.evaluate((e) => { e.scrollTop = e.scrollHeight; });
+    assert.equal(await page.locator('.empty-keys kbd', { hasText: 'Ctrl+L' }).isVisible(), true);
+    await closePanel(panel);
+  });
+
+  it('on a Mac: the Mac keys of Explain and Edit Selection, ⌃L for a new chat', async () => {
+    const panel = await harness.open({ init: ['Object.defineProperty(navigator, "platform", { get: () => "MacIntel" })'] });
+    const { page } = panel;
+    await panel.send(editorKeys);
+    await panel.send(stateMsg([], { activeId: null }));
+    const empty = page.locator('.empty-state');
+    assert.deepEqual(await empty.locator('.empty-ways kbd').allTextContents(), ['#', '/', '⌥⌘E', '⌥⌘U']);
+    assert.match(await empty.locator('.empty-keys').textContent() ?? '', /⌃L for a new chat/);
     await closePanel(panel);
   });
 });
@@ -271,4 +323,5 @@ describe('edits survive the panel being hidden', () => {
     assert.equal(await page.inputValue('article[data-id="u1"] .question-editor textarea'), 'original plus more');
     await closePanel(panel);
   });
+
 });

@@ -150,82 +150,105 @@ describe('chat webview', () => {
     await closePanel(panel);
   });
 
-  it('code block toolbar at 300 px: one line of four icon buttons, a label that never wraps, the code scrolls, one background', async () => {
+  for (const width of [300, 220]) {
+    it(`code block toolbar at ${width} px: the actions as words (Apply included), inside the block; Wrap wraps every block; one background`, async () => {
+      const panel = await openPanel();
+      const { page } = panel;
+      await page.setViewportSize({ width, height: 800 });
+      const longLine = `    return items[::-1]  # ${'a comment far wider than the panel, '.repeat(3)}`;
+      await panel.send(stateMsg([user('u1', 'q'), assistant('a1', [
+        `\`\`\`python\ndef reverse(items):\n${longLine}\n\`\`\``,
+        '```objective-c++-preprocessed-hdr\nint x;\n```',
+        '```\nplain\n```',
+      ].join('\n\n'))]));
+      const blocks = page.locator('.code-block');
+      assert.equal(await blocks.count(), 3);
+      const buttons = await blocks.first().locator('.code-toolbar button').evaluateAll((bs) => bs.map((b) => ({
+        action: b.getAttribute('data-action'), title: b.getAttribute('title'), label: b.getAttribute('aria-label'),
+        word: b.querySelector('.action-word')?.textContent, iconShown: getComputedStyle(b.querySelector('.codicon')!).display !== 'none',
+        pressed: b.getAttribute('aria-pressed'),
+      })));
+      assert.deepEqual(buttons, [
+        { action: 'codeCopy', title: 'Copy', label: 'Copy: Code block (python)', word: 'Copy', iconShown: false, pressed: null },
+        { action: 'codeInsert', title: 'Insert at Cursor', label: 'Insert at Cursor: Code block (python)', word: 'Insert', iconShown: false, pressed: null },
+        { action: 'codeOpen', title: 'Open in Editor', label: 'Open in Editor: Code block (python)', word: 'Open', iconShown: false, pressed: null },
+        { action: 'codeApply', title: 'Apply to Selection', label: 'Apply to Selection: Code block (python)', word: 'Apply', iconShown: false, pressed: null },
+        { action: 'codeWrap', title: 'Wrap long lines in code blocks', label: 'Wrap long lines in code blocks', word: 'Wrap', iconShown: false, pressed: 'false' },
+      ], 'words, not bare icons, in a narrow block');
+      const layout = () => page.$$eval('.code-block', (els) => els.map((block) => {
+        const bar = block.querySelector('.code-toolbar')!;
+        const lang = bar.querySelector('.code-lang') as HTMLElement;
+        const pre = block.querySelector('pre')!;
+        const code = pre.querySelector('code')!;
+        const box = (e: Element) => e.getBoundingClientRect();
+        const buttons = Array.from(bar.querySelectorAll('button'));
+        const lineHeight = parseFloat(getComputedStyle(lang).lineHeight) || parseFloat(getComputedStyle(lang).fontSize) * 1.4;
+        const bg = (e: Element) => getComputedStyle(e).backgroundColor;
+        return {
+          text: lang.textContent,
+          rows: new Set(Array.from(bar.children).map((k) => Math.round(box(k).top + box(k).height / 2))).size,
+          overflowRight: Math.max(...Array.from(bar.children).map((k) => box(k).right)) - box(block).right,
+          wordsCut: buttons.filter((b) => b.scrollWidth > b.clientWidth).map((b) => b.textContent),
+          langHeight: box(lang).height, lineHeight,
+          langStyle: [getComputedStyle(lang).whiteSpace, getComputedStyle(lang).textOverflow, getComputedStyle(lang).overflow],
+          langTruncated: lang.scrollWidth > lang.clientWidth,
+          preScrolls: pre.scrollWidth > pre.clientWidth, preOverflowX: getComputedStyle(pre).overflowX,
+          backgrounds: { block: bg(block), bar: bg(bar), pre: bg(pre), code: bg(code), spans: Array.from(code.querySelectorAll('span')).map(bg) },
+        };
+      }));
+      const before = await layout();
+      const blockBackground = 'rgb(43, 43, 43)'; // --vscode-textCodeBlock-background of the test theme
+      for (const l of before) {
+        assert.ok(l.rows <= 2, `the toolbar takes at most two rows: ${JSON.stringify(l)}`);
+        assert.ok(l.overflowRight <= 0.5, `nothing sticks out of the block: ${l.overflowRight}`);
+        assert.deepEqual(l.wordsCut, [], 'every word shows whole');
+        assert.ok(l.langHeight < 1.5 * l.lineHeight, `the label is one line: ${l.langHeight} vs ${l.lineHeight}`);
+        assert.deepEqual(l.langStyle, ['nowrap', 'ellipsis', 'hidden']);
+        // One background: the block's; the toolbar, the <pre>, the <code> (which VS Code's defaults give a
+        // background of its own, painted line by line) and the highlighted tokens show it through.
+        assert.equal(l.backgrounds.block, blockBackground);
+        for (const b of [l.backgrounds.bar, l.backgrounds.pre, l.backgrounds.code, ...l.backgrounds.spans]) assert.equal(b, 'rgba(0, 0, 0, 0)');
+      }
+      assert.equal(before[0]!.text, 'python');
+      assert.equal(before[1]!.text, 'objective-c++-preprocessed-hdr');
+      assert.equal(before[1]!.langTruncated, true, 'a long label ends in an ellipsis instead of wrapping');
+      assert.equal(before[2]!.text, '');
+      assert.equal(before[0]!.preScrolls, true, 'the long line scrolls inside the block');
+      assert.equal(before[0]!.preOverflowX, 'auto');
+      assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'the panel itself does not scroll sideways');
+
+      // Wrap: every block wraps its long lines (nothing to scroll), every Wrap button says it is on; nothing posted.
+      await panel.clearPosted();
+      await blocks.first().locator('button[data-action="codeWrap"]').click();
+      const wrapped = await layout();
+      assert.equal(wrapped[0]!.preScrolls, false, 'the long line wraps');
+      assert.deepEqual(await page.locator('button[data-action="codeWrap"]').evaluateAll((bs) => bs.map((b) => b.getAttribute('aria-pressed'))), ['true', 'true', 'true']);
+      assert.deepEqual(await panel.posted(), []);
+      await blocks.first().locator('button[data-action="codeApply"]').click();
+      const posted = await panel.posted();
+      const expected = { type: 'applyCode', code: `def reverse(items):\n${longLine}` };
+      assert.deepEqual(posted, [expected], 'the code applied is the code, not its wrapped lines');
+      assert.deepEqual(parseWebviewToHost(posted[0]), expected, 'the host\'s parser accepts it unchanged');
+      const out = resolve(__dirname, '../../test-results');
+      mkdirSync(out, { recursive: true });
+      await page.screenshot({ path: join(out, `chat-code-toolbar-${width}px.png`), fullPage: true });
+      await blocks.first().locator('button[data-action="codeWrap"]').click();
+      assert.equal((await layout())[0]!.preScrolls, true, 'Wrap again: the line scrolls again');
+      await closePanel(panel);
+    });
+  }
+
+  it('code block toolbar in a wide panel: each action with its icon and its word on one row', async () => {
     const panel = await openPanel();
     const { page } = panel;
-    await page.setViewportSize({ width: 300, height: 800 });
-    const longLine = `    return items[::-1]  # ${'a comment far wider than the panel, '.repeat(3)}`;
-    await panel.send(stateMsg([user('u1', 'q'), assistant('a1', [
-      `\`\`\`python\ndef reverse(items):\n${longLine}\n\`\`\``,
-      '```objective-c++-preprocessed-hdr\nint x;\n```',
-      '```\nplain\n```',
-    ].join('\n\n'))]));
-    const blocks = page.locator('.code-block');
-    assert.equal(await blocks.count(), 3);
-    const buttons = await blocks.first().locator('.code-toolbar button').evaluateAll((bs) => bs.map((b) => ({
-      action: b.getAttribute('data-action'), title: b.getAttribute('title'), label: b.getAttribute('aria-label'),
-      icon: b.querySelector('.codicon')?.className, text: (b.textContent ?? '').trim(),
-    })));
-    assert.deepEqual(buttons, [
-      { action: 'codeCopy', title: 'Copy', label: 'Copy: Code block (python)', icon: 'codicon codicon-copy', text: '' },
-      { action: 'codeInsert', title: 'Insert at Cursor', label: 'Insert at Cursor: Code block (python)', icon: 'codicon codicon-insert', text: '' },
-      { action: 'codeOpen', title: 'Open in Editor', label: 'Open in Editor: Code block (python)', icon: 'codicon codicon-new-file', text: '' },
-      { action: 'codeApply', title: 'Apply to Selection', label: 'Apply to Selection: Code block (python)', icon: 'codicon codicon-diff', text: '' },
+    await page.setViewportSize({ width: 640, height: 600 });
+    await panel.send(stateMsg([user('u1', 'q'), assistant('a1', '```python\nprint(1)\n```')]));
+    const bar = page.locator('.code-block .code-toolbar');
+    assert.deepEqual(await bar.locator('button').evaluateAll((bs) => bs.map((b) => [b.querySelector('.codicon')!.className, getComputedStyle(b.querySelector('.codicon')!).display !== 'none', b.textContent])), [
+      ['codicon codicon-copy', true, 'Copy'], ['codicon codicon-insert', true, 'Insert'], ['codicon codicon-new-file', true, 'Open'],
+      ['codicon codicon-diff', true, 'Apply'], ['codicon codicon-word-wrap', true, 'Wrap'],
     ]);
-    const layout = await page.$$eval('.code-block', (els) => els.map((block) => {
-      const bar = block.querySelector('.code-toolbar')!;
-      const lang = bar.querySelector('.code-lang') as HTMLElement;
-      const pre = block.querySelector('pre')!;
-      const code = pre.querySelector('code')!;
-      const box = (e: Element) => e.getBoundingClientRect();
-      const kids = Array.from(bar.children).map(box);
-      const lineHeight = parseFloat(getComputedStyle(lang).lineHeight) || parseFloat(getComputedStyle(lang).fontSize) * 1.4;
-      const bg = (e: Element) => getComputedStyle(e).backgroundColor;
-      return {
-        text: lang.textContent,
-        // every part of the toolbar on one row, inside the block
-        rowSpread: Math.max(...kids.map((k) => k.top + k.height / 2)) - Math.min(...kids.map((k) => k.top + k.height / 2)),
-        barHeight: box(bar).height,
-        overflowRight: Math.max(...kids.map((k) => k.right)) - box(block).right,
-        buttonWidths: Array.from(bar.querySelectorAll('button')).map((b) => Math.round(box(b).width)),
-        langHeight: box(lang).height, lineHeight,
-        langStyle: [getComputedStyle(lang).whiteSpace, getComputedStyle(lang).textOverflow, getComputedStyle(lang).overflow],
-        langTruncated: lang.scrollWidth > lang.clientWidth,
-        preScrolls: pre.scrollWidth > pre.clientWidth, preOverflowX: getComputedStyle(pre).overflowX,
-        backgrounds: { block: bg(block), bar: bg(bar), pre: bg(pre), code: bg(code), spans: Array.from(code.querySelectorAll('span')).map(bg) },
-      };
-    }));
-    const blockBackground = 'rgb(43, 43, 43)'; // --vscode-textCodeBlock-background of the test theme
-    for (const l of layout) {
-      assert.ok(l.rowSpread <= 1, `one row (vertical centres): ${JSON.stringify(l)}`);
-      assert.ok(l.barHeight < 2 * 22, `the toolbar is one line high: ${l.barHeight}`);
-      assert.ok(l.overflowRight <= 0.5, `nothing sticks out of the block: ${l.overflowRight}`);
-      assert.deepEqual(l.buttonWidths, [22, 22, 22, 22], 'the icon buttons keep their size');
-      assert.ok(l.langHeight < 1.5 * l.lineHeight, `the label is one line: ${l.langHeight} vs ${l.lineHeight}`);
-      assert.deepEqual(l.langStyle, ['nowrap', 'ellipsis', 'hidden']);
-      // One background: the block's; the toolbar, the <pre>, the <code> (which VS Code's defaults give a
-      // background of its own, painted line by line) and the highlighted tokens show it through.
-      assert.equal(l.backgrounds.block, blockBackground);
-      for (const b of [l.backgrounds.bar, l.backgrounds.pre, l.backgrounds.code, ...l.backgrounds.spans]) assert.equal(b, 'rgba(0, 0, 0, 0)');
-    }
-    assert.equal(layout[0]!.text, 'python');
-    assert.equal(layout[0]!.langTruncated, false, '"python" fits at 300 px');
-    assert.equal(layout[1]!.text, 'objective-c++-preprocessed-hdr');
-    assert.equal(layout[1]!.langTruncated, true, 'a long label ends in an ellipsis instead of wrapping');
-    assert.equal(layout[2]!.text, '');
-    assert.equal(layout[0]!.preScrolls, true, 'the long line scrolls inside the block');
-    assert.equal(layout[0]!.preOverflowX, 'auto');
-    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'the panel itself does not scroll sideways');
-
-    await panel.clearPosted();
-    await blocks.first().locator('button[data-action="codeApply"]').click();
-    const posted = await panel.posted();
-    const expected = { type: 'applyCode', code: `def reverse(items):\n${longLine}` };
-    assert.deepEqual(posted, [expected]);
-    assert.deepEqual(parseWebviewToHost(posted[0]), expected, 'the host\'s parser accepts it unchanged');
-    const out = resolve(__dirname, '../../test-results');
-    mkdirSync(out, { recursive: true });
-    await page.screenshot({ path: join(out, 'chat-code-toolbar-300px.png'), fullPage: true });
+    assert.equal(await bar.evaluate((b) => new Set(Array.from(b.children).map((k) => { const r = k.getBoundingClientRect(); return Math.round(r.top + r.height / 2); })).size), 1, 'one row');
     await closePanel(panel);
   });
 

@@ -152,7 +152,7 @@ describe('chips of the # sources and the current file', () => {
       for (const g of Array.from(copy.querySelectorAll('.chip-glyph'))) g.remove();
       return (copy.textContent ?? '').replace(/\s+/g, ' ').trim();
     }));
-    assert.deepEqual(texts, [`shapes.py${DEFAULT_STRINGS.activeFileSuggested}`, 'circle_area:3-421', 'geometry.py problems1,085', 'Changes640']);
+    assert.deepEqual(texts, [`shapes.py${DEFAULT_STRINGS.activeFileSuggested}`, 'circle_area:3-4· 21 tokens', 'geometry.py problems· 1,085 tokens', 'Changes· 640 tokens']);
     assert.equal(await page.getAttribute('.attachment-chip[data-id="a1"] .chip-main', 'aria-label'), 'Open circle_area:3-4 (symbol)');
     const suggested = page.locator('button.attachment-chip.active-file.suggested');
     assert.equal(await suggested.evaluate((e) => getComputedStyle(e).borderTopStyle), 'dashed');
@@ -175,7 +175,7 @@ describe('token meter', () => {
     await panel.send(budget({ systemTokens: 10, historyTurns: [30, 20] }));
     // 3 framing + 10 system + 0 chips + 0 draft + 3 message = 16; then both turns fit (16 + 20 + 30 = 66).
     const meter = page.locator('.token-meter');
-    assert.equal(await meter.textContent(), '66 / 100');
+    assert.equal(await meter.textContent(), '66 / 100 tokens');
     assert.equal(await meter.getAttribute('role'), 'meter');
     assert.equal(await meter.getAttribute('aria-valuenow'), '66');
     assert.equal(await meter.getAttribute('aria-valuemax'), '100');
@@ -194,10 +194,10 @@ describe('token meter', () => {
 
     // A chip of 12 tokens: 78 — still under 80 %.
     await panel.send({ type: 'attachments', items: [{ id: 'c1', kind: 'file', path: 'a.py', fullPath: '/w/a.py', tokens: 12 }], activeFile: null });
-    assert.equal(await meter.textContent(), '78 / 100');
+    assert.equal(await meter.textContent(), '78 / 100 tokens');
     // "abcdef" estimates at 2 tokens: 80 = 80 %.
     await page.keyboard.type('abcdef');
-    assert.equal(await meter.textContent(), '80 / 100');
+    assert.equal(await meter.textContent(), '80 / 100 tokens');
     assert.equal(await meter.getAttribute('data-level'), 'warning');
     assert.equal(await colour(), await cssVar('--vscode-editorWarning-foreground'));
     assert.equal(await page.textContent('.composer .meter-announcer'), DEFAULT_STRINGS.meterWarning, 'the change of level is announced');
@@ -205,7 +205,7 @@ describe('token meter', () => {
     // A bigger chip: the oldest turn (30) no longer fits and is left out, as the request builder would do.
     await panel.send({ type: 'attachments', items: [{ id: 'c1', kind: 'file', path: 'a.py', fullPath: '/w/a.py', tokens: 40 }], activeFile: null });
     // 3 + 10 + 40 + 2 + 3 = 58, + 20 = 78; + 30 would be 108
-    assert.equal(await meter.textContent(), '78 / 100');
+    assert.equal(await meter.textContent(), '78 / 100 tokens');
     assert.match(await meter.getAttribute('title') ?? '', /History kept: 20 \(turns: 1\)\nAttachments: 40\nQuestion: 2/);
 
     // Over the budget even without history: the error colour.
@@ -217,6 +217,23 @@ describe('token meter', () => {
     await closePanel(panel);
   });
 
+  it('is hidden until it means something: no figure during setup, while the model is not ready, or after it stops', async () => {
+    const panel = await harness.open();
+    const { page } = panel;
+    const notLoaded = { server: { server: 'running', model: 'unloaded', actions: ['loadModel'] } };
+    await panel.send(stateMsg([], notLoaded));
+    await panel.send(budget());
+    assert.equal(await page.isHidden('.token-meter'), true, 'the model is not loaded');
+    await panel.send({ type: 'setup', setup: { visible: true, phase: 'needed', checking: false, summary: 'Docker is missing.', items: [], primary: 'recheck' } });
+    assert.equal(await page.isHidden('.token-meter'), true, 'during setup');
+    await panel.send({ type: 'setup', setup: { visible: false, phase: 'ready', checking: false, summary: '', items: [] } });
+    await panel.send(stateMsg([]));
+    assert.equal(await page.textContent('.token-meter'), '6 / 100 tokens', 'shown once the model is ready');
+    await panel.send(stateMsg([], { server: { server: 'stopped', model: 'unknown', actions: ['startServer'] } }));
+    assert.equal(await page.isHidden('.token-meter'), true, 'hidden again once the server stopped');
+    await closePanel(panel);
+  });
+
   it('a command counts its template; /new counts no history; the meter follows a sent question and a new state', async () => {
     const panel = await openReady();
     const { page } = panel;
@@ -225,12 +242,12 @@ describe('token meter', () => {
     await page.keyboard.type('/explain');
     await page.keyboard.press('Escape');
     // 3 + 20 (template) + 3 + 10 (history) = 36
-    assert.equal(await page.textContent('.token-meter'), '36 / 100');
+    assert.equal(await page.textContent('.token-meter'), '36 / 100 tokens');
     await page.keyboard.type(' why'); // + 2 (blank line) + 1
-    assert.equal(await page.textContent('.token-meter'), '39 / 100');
+    assert.equal(await page.textContent('.token-meter'), '39 / 100 tokens');
     await page.fill('textarea.input', '/new hello');
     // 3 + 2 ("hello") + 3, no history
-    assert.equal(await page.textContent('.token-meter'), '8 / 100');
+    assert.equal(await page.textContent('.token-meter'), '8 / 100 tokens');
     await closePanel(panel);
   });
 });

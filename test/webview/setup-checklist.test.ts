@@ -89,6 +89,40 @@ describe('setup checklist', () => {
     await close(panel);
   });
 
+  it('grows to the view: every row in sight without an inner scrollbar while the view has room; scrolls only when it has not', async () => {
+    const panel = await open();
+    const { page } = panel;
+    await page.setViewportSize({ width: 300, height: 800 });
+    // The first run's checklist as the host words it (issue #33: at 70 % of the view it hid GPU memory).
+    await panel.send(setupMsg({
+      ...NEEDED,
+      summary: '2 checks need attention before ChatGLM3 can start. 3 more are checked after that.',
+      items: NEEDED.items.map((i) => (i.id === 'weights'
+        ? { ...i, detail: 'No weights folder is chosen yet. Choose the folder of the ChatGLM3-6B checkpoint (config.json, tokenizer.model, *.safetensors).', fixes: ['downloadWeights', 'chooseWeights'] }
+        : i.id === 'gpu-memory' ? { ...i, detail: 'Unknown: nvidia-smi is not installed here, so the memory of the GPU cannot be read before the model loads.' } : i)),
+    }));
+    const setup = page.locator('section.setup');
+    const metrics = () => setup.evaluate((e) => {
+      const box = e.getBoundingClientRect();
+      const last = e.querySelector('.setup-item[data-check="gpu-memory"]')!.getBoundingClientRect();
+      const composer = document.querySelector('.composer')!.getBoundingClientRect();
+      return { scrolls: e.scrollHeight > e.clientHeight, lastInSight: last.bottom <= box.bottom && last.bottom <= window.innerHeight, height: box.height, composerTop: composer.top, bottom: box.bottom };
+    });
+    const tall = await metrics();
+    assert.equal(tall.scrolls, false, `no inner scrollbar at 300 × 800 (box ${tall.height} px)`);
+    assert.equal(tall.lastInSight, true, 'the last row (GPU memory) is in sight');
+    assert.ok(tall.bottom <= tall.composerTop, 'the input stays below the checklist');
+    // A view too short for every row: the box fills what the input leaves and scrolls, the input still in sight.
+    await page.setViewportSize({ width: 300, height: 380 });
+    const short = await metrics();
+    assert.equal(short.scrolls, true);
+    assert.ok(short.bottom <= short.composerTop && short.composerTop < 380, JSON.stringify(short));
+    mkdirSync(resolve(__dirname, '../../test-results/webview'), { recursive: true });
+    await page.setViewportSize({ width: 300, height: 800 });
+    await page.screenshot({ path: resolve(__dirname, '../../test-results/webview/setup-checklist-300.png') });
+    await close(panel);
+  });
+
   it('all fine: Start ChatGLM is the one action (Re-check beside it); while checking, Re-check waits', async () => {
     const panel = await open();
     const { page } = panel;

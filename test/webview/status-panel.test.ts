@@ -25,11 +25,11 @@ const LAYOUT = hostMessage({
   title: 'Triton statistics for chatglm3-6b',
   sections: [
     { kind: 'table', id: 'now', heading: 'Now', rows: [
-      { id: 'activeRows', label: 'Answers being generated (active rows)', group: 'scheduler' },
+      { id: 'activeRows', label: 'Answers being written', help: 'Answers the server is writing right now, for every window.', group: 'scheduler' },
       { id: 'tritonPending', label: 'Requests in Triton\'s queue' },
     ] },
     { kind: 'charts', id: 'schedulerCharts', heading: 'Continuous batching', group: 'scheduler', charts: [
-      { id: 'activeRows', label: 'Active rows' },
+      { id: 'activeRows', label: 'Answers being written', help: 'Answers the server is writing right now, for every window.' },
       { id: 'generatedTokensPerSecond', label: 'Generated tokens/s' },
     ] },
     { kind: 'table', id: 'tritonTotals', heading: 'Triton since the server started', rows: [
@@ -72,7 +72,14 @@ describe('status webview', () => {
     await panel.send(LAYOUT);
     assert.equal(await page.textContent('h1'), 'Triton statistics for chatglm3-6b');
     assert.deepEqual(await pageText(panel, 'h2'), ['Now', 'Continuous batching', 'Triton since the server started', 'GPUs', 'GPUs (last 3 minutes)']);
-    assert.deepEqual(await pageText(panel, '#section-now th'), ['Answers being generated (active rows)', 'Requests in Triton\'s queue']);
+    assert.deepEqual(await pageText(panel, '#section-now th'), ['Answers being written', 'Requests in Triton\'s queue']);
+    // A label with help: its tooltip and accessible description, reachable by the keyboard, marked as explained.
+    const help = 'Answers the server is writing right now, for every window.';
+    for (const label of [page.locator('#section-now th .has-help'), page.locator('#chart-activeRows figcaption .has-help')]) {
+      assert.deepEqual(await label.evaluate((e) => [e.textContent, e.getAttribute('title'), e.getAttribute('aria-description'), e.getAttribute('tabindex'), getComputedStyle(e).textDecorationStyle]),
+        ['Answers being written', help, help, '0', 'dotted']);
+    }
+    assert.equal(await page.locator('#section-now th').nth(1).locator('.has-help').count(), 0, 'no tooltip where the host gave no help');
     assert.deepEqual(await pageText(panel, '.figures td'), ['–', '–', '–', '–'], 'no value until the first update');
     assert.equal(await page.getAttribute('#chart-activeRows svg', 'viewBox'), '0 0 240 40');
     assert.equal(await visible(panel, '#section-gpus'), false, 'the GPU list is hidden from the start (the layout says so)');

@@ -20,7 +20,11 @@ decode step fail once a row whose prompt contains <text> has 3 tokens (the engin
 TINY_ENGINE_SCRIPTS=<json file> holds [{"match": <text>, "answer": <markdown>}]: a row whose last user message
 contains a match answers with that text, forced token by token (byte tokens, so a CJK character spans three) and
 then stops, for pictures that show a readable answer; the file is read at each admission, so a run may change it;
-TINY_ENGINE_THREADS=<n> torch threads (default 1).
+TINY_ENGINE_THREADS=<n> torch threads (default 1); TINY_ENGINE_FILL_IN_MIDDLE=1 takes `infill` requests (code
+completion), as CodeGeeX4 does (the catalog's fillInMiddle), so that completions can be tested with this engine
+(a completion's answer has no metadata line; scripts match its user text too); TINY_ENGINE_STEP_LOG=<file> appends
+one JSON line per forward pass with the kind of each row in it (decoding rows, prompt chunks: "completion" or
+"chat"), to count the batch composition per step.
 Injected faults of one request (chatglm/serving/faults.py's kinds), each keyed by a text in the row's prompt:
 TINY_ENGINE_OOM_MARKER=<text> makes a prefill that holds that row's chunk raise CUDA's out-of-memory error;
 TINY_ENGINE_OVERFLOW_MARKER=<text> makes that row's logits 3e38 (finite, but any temperature below 1 overflows them:
@@ -144,6 +148,7 @@ class _SlotShape:
         self.script = script
         self.faults = faults  # injected: "oom", "overflow", "device", "decode-oom"
         self.oom_raised = False
+        self.completion = False  # an infill prompt (set at admission)
 
     def took(self, token: int) -> None:
         self.produced += 1
@@ -161,12 +166,14 @@ class TinyEngine(NativeEngine):
                          tensors=random_weights(TINY_CONFIG, seed), dtype=torch.float64, sampling_seed=1234)
         self._shapes: Dict[int, _SlotShape] = {}
         self._log_lock = threading.Lock()
+        self.fill_in_middle = os.environ.get("TINY_ENGINE_FILL_IN_MIDDLE") == "1"
 
     # -- the production steps, plus shaping and pacing
     def prefill(self, chunks: Sequence[PrefillChunk]) -> torch.Tensor:
         started = time.monotonic()
         self._admit(chunks)
         logits = super().prefill(chunks)
+        self._log_step((), chunks)
         self._pace(started)
         return self._shape([c.slot for c in chunks], logits)
 
@@ -179,6 +186,7 @@ class TinyEngine(NativeEngine):
                 raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 MiB (injected: TINY_ENGINE_DECODE_OOM_MARKER)")
         self._took(slots, tokens)
         logits = super().decode_step(slots, tokens)
+        self._log_step(slots, ())
         self._pace(started)
         return self._shape(slots, logits)
 
@@ -190,6 +198,7 @@ class TinyEngine(NativeEngine):
             return None
         self._log_admitted(chunks)
         self._took(slots, tokens)  # an injected failure of the step: after its forward pass, which it then fails
+        self._log_step(slots, chunks)
         self._pace(started)  # one forward pass: paced once
         first_logits, logits = out
         return self._shape([c.slot for c in chunks if c.complete], first_logits), self._shape(slots, logits)
@@ -204,6 +213,7 @@ class TinyEngine(NativeEngine):
                                                           ("decode-oom", "TINY_ENGINE_DECODE_OOM_MARKER"))
                                    if os.environ.get(key) and os.environ[key] in text)
                 self._shapes[c.slot] = _SlotShape(bool(marker) and marker in text, self._scripted_answer(c.prompt), faults)
+                self._shapes[c.slot].completion = "<|code_middle|>" in text  # an infill prompt: no metadata line
         if log:
             self._log_admitted(chunks)
         if any("oom" in self._shapes[c.slot].faults for c in chunks):
@@ -238,12 +248,13 @@ class TinyEngine(NativeEngine):
         masks = []
         for slot in slots:
             shape = self._shapes[slot]
-            if shape.produced == 0:
+            lead = 0 if shape.completion else 1  # a completion is code: it has no metadata line
+            if shape.produced < lead:
                 masks.append(SHAPES[METADATA_LINE])  # the (empty) metadata line ChatGLM3 starts every answer with
             elif shape.script is not None:
-                index = shape.produced - 1
+                index = shape.produced - lead
                 masks.append(_forced_shape(shape.script[index]) if index < len(shape.script) else SHAPES[STOP])
-            elif stop_after and shape.produced - 1 >= stop_after:
+            elif stop_after and shape.produced - lead >= stop_after:
                 masks.append(SHAPES[STOP])
             else:
                 masks.append(SHAPES[CONTINUE_CHARACTER if shape.pending else START_CHARACTER])
@@ -277,12 +288,24 @@ class TinyEngine(NativeEngine):
         if remaining > 0:
             time.sleep(remaining)
 
+    def _log_step(self, slots: Sequence[int], chunks: Sequence[PrefillChunk]) -> None:
+        """TINY_ENGINE_STEP_LOG: one JSON line per forward pass, the kind of each row in it ("completion": an infill
+        prompt, else "chat"): decoding rows and prompt chunks."""
+        path = os.environ.get("TINY_ENGINE_STEP_LOG")
+        if not path:
+            return
+        kind = lambda slot: "completion" if self._shapes[slot].completion else "chat"  # noqa: E731
+        line = json.dumps({"decode": [kind(s) for s in slots], "prefill": [kind(c.slot) for c in chunks]})
+        with self._log_lock, open(path, "a", encoding="utf-8") as f:
+            f.write(line + "\n")
+
     def _log_prompt(self, ids: Sequence[int]) -> None:
         path = os.environ.get("TINY_ENGINE_PROMPT_LOG")
         if path:
             text = self.decode(ids)
             with self._log_lock, open(path, "a", encoding="utf-8") as f:
-                f.write(json.dumps({"prompt": text, "messages": _split_messages(self.tokenizer, ids)}, ensure_ascii=False) + "\n")
+                f.write(json.dumps({"prompt": text, "messages": _split_messages(self.tokenizer, ids), "ids": list(ids)},
+                                   ensure_ascii=False) + "\n")
 
 
 def _split_messages(tokenizer: TinyTokenizer, ids: Sequence[int]) -> List[dict]:

@@ -23,7 +23,8 @@ ROOT = Path(__file__).resolve().parents[2]
 CONFIG = parse_pbtxt((MODEL_DIR / "config.pbtxt").read_text(encoding="utf-8"))
 PARAMS = {k: v["string_value"] for k, v in CONFIG["parameters"].items()}
 WARMUP_DIR = MODEL_DIR / "warmup"
-OPTIONAL_PARAMETERS = {"stream_interval_ms", "prefill_token_budget", "prefill_stall_target", "max_context"}  # documented, not rendered
+OPTIONAL_PARAMETERS = {"stream_interval_ms", "prefill_token_budget", "prefill_stall_target", "max_context",
+                       "infill_max_input_tokens", "fill_in_middle"}  # documented, not rendered
 TYPE_TO_README = {"TYPE_STRING": "STRING", "TYPE_FP32": "FP32", "TYPE_INT32": "INT32", "TYPE_INT64": "INT64"}
 TYPE_TO_NUMPY = {"TYPE_STRING": np.object_, "TYPE_FP32": np.float32, "TYPE_INT32": np.int32, "TYPE_INT64": np.int64}
 

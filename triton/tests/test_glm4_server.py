@@ -60,3 +60,15 @@ def test_the_log_names_the_tokenizer_and_no_remote_code(server):
     log = server.log()
     assert "a model the catalog does not list, 3 layers" in log
     assert "trust_remote_code" not in log
+
+
+def test_a_model_without_fill_in_the_middle_refuses_infill_alone(server):
+    """glm4-tiny as the catalog sees it (no entry, so no fillInMiddle, like GLM-4-9B-chat): a completion is refused
+    with what to load, and a chat request beside it is answered."""
+    infill = json.dumps({"prefix": "def f(", "suffix": ")", "path": "a.py", "language": "Python", "mode": "line"})
+    status, raw = server.request("POST", STREAM, {"prompt": "", "infill": infill, "max_new_tokens": 4})
+    assert status == 400
+    error = parse_sse(raw)[-1]["error"]
+    assert "has no fill-in-the-middle" in error and "codegeex4-all-9b" in error
+    status, raw = server.request("POST", STREAM, {"prompt": "hi", "max_new_tokens": 4, "temperature": 0})
+    assert status == 200 and parse_sse(raw)[-1]["completion_tokens"] == 4

@@ -1,12 +1,13 @@
-"""The batched sampler (chatglm.engine.generation.sample_tokens): the same kept sets as transformers 4.40.2's
+"""The batched sampler (chatglm.engine.sampling.sample_tokens): the same kept sets as transformers 4.40.2's
 warpers, a per-request seed that gives the same tokens alone or in any batch, id -1 for a row whose own settings
 make its distribution invalid, and no host synchronisation."""
 import pytest
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from chatglm.engine.generation import INVALID_TOKEN, RowSettings, RowWarper, SamplingTensors, TokenPresence, \
-    choose_tokens, invalid_distribution_message, sample_tokens, seen_from_ids, uniforms
+from chatglm.engine.generation import invalid_distribution_message
+from chatglm.engine.sampling import INVALID_TOKEN, RowSettings, RowWarper, SamplingTensors, TokenPresence, choose_tokens, \
+    sample_tokens, seen_from_ids, uniforms
 
 transformers = pytest.importorskip("transformers")
 from transformers.generation.logits_process import (  # noqa: E402

@@ -44,8 +44,11 @@ def _set_parameter(text: str, key: str, value: str) -> str:
 
 def patch_config(text: str, max_batch_size: Optional[int] = None, decoupled: Optional[bool] = None,
                  queue_delay_us: Optional[int] = None, parameters: Optional[Dict[str, str]] = None,
-                 engine: str = TINY_ENGINE) -> str:
+                 engine: str = TINY_ENGINE, instance_count: Optional[int] = None) -> str:
     out = re.sub(r"kind:\s*KIND_GPU(\s+gpus:\s*\[[^\]]*\])?", "kind: KIND_CPU", text)
+    if instance_count is not None:  # one CPU group of that many instances, as several GPUs give one per GPU
+        out = re.sub(r"^instance_group \[.*\]$", f"instance_group [ {{ count: {instance_count} kind: KIND_CPU }} ]",
+                     out, flags=re.M)
     out = _set_parameter(out, "engine", engine)
     if max_batch_size is not None:  # as the extension renders it: also the scheduler's rows
         out = re.sub(r"^max_batch_size:\s*\d+", f"max_batch_size: {max_batch_size}", out, flags=re.M)

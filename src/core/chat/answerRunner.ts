@@ -5,6 +5,7 @@ import { DEFAULT_MODEL_SETTINGS, MODEL_NAME } from '../repository';
 import type { ExtensionSettings } from '../settings/settingsSchema';
 import { chatOnce, isTritonError, streamChat, TritonError, type ChatFinalEvent, type TritonClient } from '../triton';
 import type { RequestRefusal } from './continuation';
+import { failureCause, type ExplainFailure } from './failureCause';
 import type { ConversationService } from './conversationService';
 import type { StoredMessage } from './conversation';
 import type { ChatRequest } from './messages';
@@ -67,6 +68,8 @@ export interface AnswerOutcome {
   text: string;
   /** For `failed`: the text stored with the answer. */
   error?: string;
+  /** For `failed` by an error: that error as reported (a container's exit rather than "cannot reach"). */
+  cause?: unknown;
 }
 
 export interface AnswerRunnerDeps {
@@ -81,7 +84,7 @@ export interface AnswerRunnerDeps {
    * The stream broke or nothing answered: what really happened, when the server's side knows (our container
    * exited, e.g. code 137 when killed) — that error is reported instead. Undefined or the same error: nothing more.
    */
-  explainFailure?(error: unknown): Promise<unknown>;
+  explainFailure?: ExplainFailure;
   /** The model refused with "the model failed: ... reload it" (a device fault): it needs a fresh load. */
   modelFailed?(error: TritonError): void;
   /** What a failed answer says, in the person's language, and the code to log it under. */
@@ -202,8 +205,7 @@ export class AnswerRunner {
         await settle(service.stop(conversationId, message.id));
         return { status: 'stopped', text };
       }
-      const unreachable = isTritonError(e, 'server-not-running') || isTritonError(e, 'connection-lost');
-      const cause = unreachable && this.deps.explainFailure ? (await this.deps.explainFailure(e).catch(() => undefined)) ?? e : e;
+      const cause = await failureCause(e, this.deps.explainFailure);
       const failure = this.deps.describeFailure(cause);
       this.deps.log.error(`chat: answer failed [${failure.code}]`, cause);
       await settle(service.fail(conversationId, message.id, failure.text));
@@ -211,7 +213,7 @@ export class AnswerRunner {
       // A refused connection may mean the server died: let the session find out and say so.
       if (isTritonError(e, 'server-not-running') || isTritonError(e, 'model-not-loaded')) this.deps.checkServer();
       if (isTritonError(e, 'model-failed')) this.deps.modelFailed?.(e);
-      return { status: 'failed', text, error: failure.text };
+      return { status: 'failed', text, error: failure.text, cause };
     } finally {
       outer?.removeEventListener('abort', onOuter);
       if (this.streams.get(conversationId) === ctrl) this.streams.delete(conversationId);

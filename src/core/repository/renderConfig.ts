@@ -2,8 +2,9 @@
 // committed triton/model_repository/chatglm3-6b/config.pbtxt byte for byte (a unit test keeps them equal).
 //
 // GPUs: `gpuIds` are ids as seen inside the container (Docker renumbers the devices it passes from 0). One
-// instance group is rendered, and Triton places `instanceCount` instances on EACH listed GPU, so gpuIds [0, 1]
-// with instanceCount 1 means two copies of the model, one per GPU, and the dynamic batcher feeds both.
+// instance group is rendered per listed GPU (`instanceCount` instances in each, 1 unless the deprecated setting
+// says otherwise), so gpuIds [0, 1] gives two model instances, chatglm3-6b_0_0 on GPU 0 and chatglm3-6b_1_0 on
+// GPU 1, each with its own engine and continuous scheduler; the dynamic batcher feeds both.
 
 export type ModelDtype = 'float16' | 'bfloat16' | 'float32';
 /** Weights of the native engine: `auto` lets the load's memory plan choose (triton/README.md, "Memory plan"). */
@@ -20,7 +21,7 @@ export interface ModelSettings {
   instanceKind: 'gpu' | 'cpu';
   /** Container-visible GPU ids (non-empty, distinct, 0..63). */
   gpuIds: number[];
-  /** Model instances per listed GPU (1..16). */
+  /** Model instances per listed GPU (1..16); the extension renders 1 (tritonChatglm.instanceCount is deprecated). */
   instanceCount: number;
   /** Decoupled (streaming) transaction policy. */
   streaming: boolean;
@@ -171,7 +172,7 @@ export function warmupBatchSize(maxBatchSize: number): number {
  * unbounded (maxQueueSize and queueDelayMs do not apply).
  */
 function dynamicBatchingLines(s: ModelSettings): string[] {
-  if (s.maxBatchSize === 1) {
+  if (tritonMaxBatchSize(s) === 1) {
     return ['# max_batch_size 1: no dynamic batcher (it would only add a 500 ms idle wait; see renderConfig.ts).'];
   }
   return [
@@ -200,6 +201,36 @@ export function tritonQueueSize(s: Pick<ModelSettings, 'maxQueueSize' | 'engine'
   return s.maxQueueSize + TRITON_QUEUE_BURST;
 }
 
+/** Model instances the rendered config starts: instanceCount on the CPU, or instanceCount on each listed GPU. */
+export function instanceTotal(s: Pick<ModelSettings, 'instanceKind' | 'gpuIds' | 'instanceCount'>): number {
+  return s.instanceKind === 'cpu' ? s.instanceCount : s.instanceCount * s.gpuIds.length;
+}
+
+/**
+ * Triton's max_batch_size: the requests one execute() takes. The continuous scheduler returns from execute() at
+ * once, so Triton sees every instance idle and hands a whole burst to whichever instance it picks: with several
+ * instances a burst is cut into batches of rows ÷ instances (rounded up), so that a full burst fills every instance
+ * alike (measured on tritonserver 2.51: 8 requests at once on 2 instances went 8 + 0 with batches of 8, 4 + 4 with
+ * batches of 4). Each instance still generates up to maxBatchSize rows (max_active_rows).
+ */
+export function tritonMaxBatchSize(s: Pick<ModelSettings, 'instanceKind' | 'gpuIds' | 'instanceCount' | 'maxBatchSize' | 'engine'>): number {
+  if (schedulerFor(s.engine) === 'per_execute') return s.maxBatchSize;
+  return Math.ceil(s.maxBatchSize / instanceTotal(s));
+}
+
+function instanceSplitLines(s: ModelSettings): string[] {
+  if (tritonMaxBatchSize(s) === s.maxBatchSize) return [];
+  return [`# ${instanceTotal(s)} instances: a burst is split into batches of ${tritonMaxBatchSize(s)} so that it reaches each of them (renderConfig.ts).`];
+}
+
+/** One group per GPU (its instances are named chatglm3-6b_<group>_<n>); one line for a single group. */
+function instanceGroupLines(s: ModelSettings): string[] {
+  if (s.instanceKind === 'cpu') return [`instance_group [ { count: ${s.instanceCount} kind: KIND_CPU } ]`];
+  const groups = s.gpuIds.map((id) => `{ count: ${s.instanceCount} kind: KIND_GPU gpus: [ ${id} ] }`);
+  if (groups.length === 1) return [`instance_group [ ${groups[0]} ]`];
+  return ['instance_group [', ...groups.map((g, i) => `  ${g}${i < groups.length - 1 ? ',' : ''}`), ']'];
+}
+
 /** config.pbtxt text for the given (partial) settings; throws ModelSettingsError on invalid settings. */
 export function renderConfig(partial: Partial<ModelSettings> = {}): string {
   const s = resolveModelSettings(partial);
@@ -213,7 +244,8 @@ export function renderConfig(partial: Partial<ModelSettings> = {}): string {
     '',
     '# Largest dynamic batch: requests handed to one execute(). Setting: tritonChatglm.maxBatchSize (which also sets',
     '# max_active_rows below, the rows the continuous scheduler generates together).',
-    `max_batch_size: ${s.maxBatchSize}`,
+    ...instanceSplitLines(s),
+    `max_batch_size: ${tritonMaxBatchSize(s)}`,
     '',
     'input [',
     '  { name: "prompt" data_type: TYPE_STRING dims: [ 1 ] },',
@@ -224,7 +256,8 @@ export function renderConfig(partial: Partial<ModelSettings> = {}): string {
     '  { name: "history_len" data_type: TYPE_INT64 dims: [ 1 ] optional: true },',
     '  { name: "top_k" data_type: TYPE_INT64 dims: [ 1 ] optional: true },',
     '  { name: "repetition_penalty" data_type: TYPE_FP32 dims: [ 1 ] optional: true },',
-    '  { name: "seed" data_type: TYPE_INT64 dims: [ 1 ] optional: true }',
+    '  { name: "seed" data_type: TYPE_INT64 dims: [ 1 ] optional: true },',
+    '  { name: "infill" data_type: TYPE_STRING dims: [ 1 ] optional: true }',
     ']',
     'output [',
     '  { name: "response" data_type: TYPE_STRING dims: [ 1 ] },',
@@ -241,10 +274,8 @@ export function renderConfig(partial: Partial<ModelSettings> = {}): string {
     ...dynamicBatchingLines(s),
     '',
     '# One copy of the model per instance; GPU ids are the ones visible inside the container.',
-    '# Settings: tritonChatglm.gpuIds, tritonChatglm.instanceCount.',
-    s.instanceKind === 'cpu'
-      ? `instance_group [ { count: ${s.instanceCount} kind: KIND_CPU } ]`
-      : `instance_group [ { count: ${s.instanceCount} kind: KIND_GPU gpus: [ ${s.gpuIds.join(', ')} ] } ]`,
+    '# Setting: tritonChatglm.gpus (one instance per listed GPU).',
+    ...instanceGroupLines(s),
     '',
     '# Engine and scheduler (triton/README.md): native + continuous batching, or hf + one generation per execute().',
     '# Settings: tritonChatglm.engine; tritonChatglm.maxBatchSize -> max_active_rows, tritonChatglm.maxQueueSize -> max_waiting.',
@@ -267,7 +298,7 @@ export function renderConfig(partial: Partial<ModelSettings> = {}): string {
     'model_warmup [',
     '  {',
     '    name: "batched_chat"',
-    `    batch_size: ${warmupBatchSize(s.maxBatchSize)}`,
+    `    batch_size: ${warmupBatchSize(tritonMaxBatchSize(s))}`,
     '    count: 1',
     '    inputs { key: "prompt" value { data_type: TYPE_STRING dims: [ 1 ] input_data_file: "prompt.bin" } }',
     '    inputs { key: "history" value { data_type: TYPE_STRING dims: [ 1 ] input_data_file: "history.bin" } }',

@@ -17,6 +17,8 @@ export type ServerErrorCode =
   | 'settings-invalid'
   /** The daemon may not raise the container's memlock/stack limit (rootless Docker, or no such privilege). */
   | 'ulimit-denied'
+  /** The engine asks for a limit above this host's and may not raise it (rootful podman without CAP_SYS_RESOURCE). */
+  | 'engine-limits'
   /** A file the server must read (weights, rendered repository) is not readable by the user it runs as. */
   | 'files-unreadable'
   /** `docker build` failed; `buildStep` names the failing step when the log told it. */
@@ -38,6 +40,8 @@ export interface ServerErrorInit {
   buildStep?: string;
   /** files-unreadable: the first file the server could not read. */
   file?: string;
+  /** A line to put in a configuration file that fixes it, language-neutral (engine-limits: containers.conf's). */
+  suggestion?: string;
 }
 
 export class ServerError extends Error {
@@ -48,6 +52,7 @@ export class ServerError extends Error {
   readonly exitCode: number | undefined;
   readonly buildStep: string | undefined;
   readonly file: string | undefined;
+  readonly suggestion: string | undefined;
 
   constructor(init: ServerErrorInit) {
     super(init.message);
@@ -59,6 +64,7 @@ export class ServerError extends Error {
     this.exitCode = init.exitCode;
     this.buildStep = init.buildStep;
     this.file = init.file;
+    this.suggestion = init.suggestion;
   }
 }
 
@@ -120,8 +126,19 @@ export function classifyDockerFailure(f: DockerFailure): ServerError {
       detail,
     });
   }
-  // runc's text when the daemon may not set a limit we asked for: type 8 is RLIMIT_MEMLOCK, 3 RLIMIT_STACK.
-  if (/error setting rlimit type \d+: operation not permitted/i.test(stderr)) {
+  // runc's text when the daemon may not set a limit: type 8 is RLIMIT_MEMLOCK, 3 RLIMIT_STACK (our --ulimit flags);
+  // any other (7 RLIMIT_NOFILE, 6 RLIMIT_NPROC) is the engine's own default, which no setting of ours drops.
+  const rlimit = /error setting rlimit type (\d+): operation not permitted/i.exec(stderr);
+  if (rlimit && rlimit[1] !== '8' && rlimit[1] !== '3') {
+    const name = RLIMIT_NAMES[rlimit[1]!] ?? `limit ${rlimit[1]}`;
+    return new ServerError({
+      code: 'engine-limits',
+      message: `The container engine may not set the container's ${name} limit: it asks for more than this host allows and may not raise limits.`,
+      fix: 'With podman: set default_ulimits in /etc/containers/containers.conf ([containers] section) to at most this host\'s hard limits (`ulimit -Hn`, `ulimit -Hu`); or use Docker.',
+      detail,
+    });
+  }
+  if (rlimit) {
     return new ServerError({
       code: 'ulimit-denied',
       message: 'Docker may not raise the container\'s memory-lock or stack limit (rootless Docker, or a daemon without that privilege).',
@@ -171,6 +188,9 @@ export function classifyDockerFailure(f: DockerFailure): ServerError {
     exitCode: f.exitCode,
   });
 }
+
+/** runc's rlimit numbers (Linux setrlimit resources) in "error setting rlimit type N". */
+const RLIMIT_NAMES: Record<string, string> = { 6: 'process count (RLIMIT_NPROC)', 7: 'open files (RLIMIT_NOFILE)' };
 
 /** The container stopped on its own (crash, OOM kill, failed start): its last log lines are the evidence. */
 export function containerExitedError(exitCode: number | undefined, logTail: string[]): ServerError {

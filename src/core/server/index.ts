@@ -15,3 +15,4 @@ export * from './containerManager';
 export { BuildStepTracker } from './buildLog';
 export { detectBuilder } from './imageBuild';
 export { daemonFacts, isPodman, parseRootless, runEnvironment, type DaemonFacts, type UlimitsDropped } from './runEnvironment';
+export { configuredUlimits, podmanLimitsProblem, PODMAN_ROOTFUL_LIMITS, readHostLimits, type HostLimits } from './podmanLimits';

@@ -15,6 +15,7 @@ import { snapshotStatus } from '../weights/downloadManifest';
 import { validateWeights } from './weights';
 import { firstUnreadable, type FileUser } from './readable';
 import { hostIds, isPodman } from './runEnvironment';
+import { configuredUlimits, podmanLimitsProblem, readContainersConf, readHostLimits } from './podmanLimits';
 
 /** In the order a person fixes them (and the checklist shows them). */
 export const PREFLIGHT_CHECKS = ['docker', 'daemon', 'nvidia-runtime', 'image', 'weights', 'ports', 'gpu-memory'] as const;
@@ -85,6 +86,8 @@ export interface PreflightOptions {
   fileUser?: FileUser | null;
   /** Finds an executable on the PATH (default: this process's PATH); tests give their own. */
   which?: (name: string) => Promise<string | undefined>;
+  /** Podman only: whether it can set its limits here (default: this host's /proc and containers.conf); tests give their own. */
+  podmanLimits?: () => Promise<ServerError | undefined>;
 }
 
 type Outcome = Omit<PreflightCheck, 'id'>;
@@ -109,7 +112,7 @@ export async function runPreflight(docker: DockerCli, s: ServerSettings, opts: P
   const dockerCheck = guard('docker', async () => dockerInstalled(docker, await version!));
   const daemonCheck = dockerCheck.then((installed) => installed.level === 'error'
     ? guard('daemon', async () => ({ level: 'blocked', blockedBy: 'docker' }))
-    : guard('daemon', async () => daemonAnswers(docker, await version!)));
+    : guard('daemon', async () => daemonAnswers(docker, await version!, opts.podmanLimits ?? podmanHostLimits)));
   // Dependants start as soon as the daemon answered; the independent checks run meanwhile.
   const afterDaemon = (id: PreflightCheckId, fn: () => Promise<Outcome>) => daemonCheck.then((daemon) => daemon.level === 'ok' || daemon.level === 'skipped'
     ? guard(id, fn)
@@ -139,10 +142,19 @@ async function dockerInstalled(docker: DockerCli, r: DockerResult): Promise<Outc
   return { level: 'ok', facts: client ? { dockerVersion: client } : {} };
 }
 
-async function daemonAnswers(docker: DockerCli, r: DockerResult): Promise<Outcome> {
+async function daemonAnswers(docker: DockerCli, r: DockerResult, podmanLimits: () => Promise<ServerError | undefined>): Promise<Outcome> {
   if (r.exitCode !== 0) return { level: 'error', error: docker.failure(r) };
   const server = versionField(r.stdout, 'Server');
-  return { level: 'ok', facts: server ? { daemonVersion: server } : {} };
+  const facts = server ? { daemonVersion: server } : {};
+  // Podman answers even where it cannot start a container: its limits against this host's say so first.
+  const limits = isPodman(docker.dockerPath) ? await podmanLimits() : undefined;
+  return limits ? { level: 'error', error: limits, facts } : { level: 'ok', facts };
+}
+
+/** This host's limits against what podman will ask for (podmanLimits.ts). */
+async function podmanHostLimits(): Promise<ServerError | undefined> {
+  const host = await readHostLimits();
+  return host ? podmanLimitsProblem(host, configuredUlimits(await readContainersConf())) : undefined;
 }
 
 /** Docker's `--gpus` runs this hook of the NVIDIA Container Toolkit, found on the daemon's PATH; no runtime is needed. */

@@ -9,6 +9,7 @@ export * from './observe';
 export * from './ports';
 export * from './serverSession';
 export * from './setup';
+export * from './setupChecks';
 export * from './sessionSettings';
 
 /** A ContainerManager whose docker command lines go to the log. */

@@ -4,40 +4,30 @@
 //   load   reinstall → unload first when the files changed (no second copy in GPU memory) → load → wait until ready
 //   Start ChatGLM = start (when no server runs) + load; activate = attach, check the setup, auto-start if asked
 //   reload = load of a READY model; unload; stop (a restart is stop + start); attach, probe, report (the status)
-// The connection (connection.ts) holds the container, the client and the exit watch and health polling. Every
-// state the policy reaches goes through the lifecycle state machine; the front ends show it and word it.
+// The connection (connection.ts) holds the container, the client and the exit watch and health polling; the setup
+// checks and their last report are in setupChecks.ts. Every state the policy reaches goes through the lifecycle
+// state machine; the front ends show it and word it.
 import { MODEL_NAME } from '../repository';
-import { planSettings, requiredMiB, type PreflightOptions, type PreflightReport, type ServerHandle } from '../server';
-import { canInfer, MODEL_FAILED_CODE, type ServerState } from '../state/lifecycle';
+import type { PreflightReport, ServerHandle } from '../server';
+import { canInfer, MODEL_FAILED_CODE } from '../state/lifecycle';
 import { SessionConnection, type AttachResult, type ServerReport } from './connection';
 import { failure, isCancellation } from './observe';
 import type { ContainerControl, ProgressReport, SessionClient, SessionDeps, SessionOptions } from './ports';
 import type { SessionSettings } from './sessionSettings';
 import { isSetupProblem, withStartFailure } from './setup';
+import { gpuPreflight, serverDown, SetupChecks, type SetupSnapshot } from './setupChecks';
 
 /** Poll interval of the repository index while waiting for an unload. */
 const STATE_POLL_MS = 250;
-
-/** No server of ours runs and none is on its way: the setup checks may run (a running one holds the ports). */
-const serverDown = (server: ServerState) => server === 'stopped' || server === 'setup' || server === 'error';
-
-/** The last setup report and whether a check runs now (what the setup checklist is drawn from). */
-export interface SetupSnapshot {
-  report: PreflightReport | undefined;
-  checking: boolean;
-}
 
 export class ServerSession<C extends SessionClient> {
   private readonly connection: SessionConnection<C>;
   /** The start or load that a stop, an unload or a crash must cancel. */
   private operation: AbortController | undefined;
-  private setupReport: PreflightReport | undefined;
-  private checksRunning = 0;
-  /** Each check's turn: a report older than the one shown never replaces it. */
-  private checkTurn = 0;
-  private shownTurn = 0;
+  private readonly checks: SetupChecks<C>;
 
   constructor(private readonly deps: SessionDeps<C>, private readonly options: SessionOptions) {
+    this.checks = new SetupChecks(deps);
     this.connection = new SessionConnection(deps, options, () => {
       this.operation?.abort();
       if (options.recheckSetup) void this.checkSetup();
@@ -121,43 +111,12 @@ export class ServerSession<C extends SessionClient> {
 
   /** The last setup report and whether a check runs now. */
   get setup(): SetupSnapshot {
-    return { report: this.setupReport, checking: this.checksRunning > 0 };
+    return this.checks.snapshot;
   }
 
-  /**
-   * Runs every setup check at once (managed mode, while no server runs: a running one holds the ports and has
-   * proven its setup). A missing prerequisite makes the lifecycle "setup needed"; all passing ends it. Resolves
-   * with the report (undefined in external mode; the last one while a server runs).
-   */
-  async checkSetup(): Promise<PreflightReport | undefined> {
-    const settings = this.deps.settings();
-    if (settings.mode !== 'managed') return undefined;
-    if (!serverDown(this.state.current.server)) return this.setupReport;
-    const turn = ++this.checkTurn;
-    this.checksRunning++;
-    this.deps.onSetupChanged?.();
-    const container = this.deps.createContainer(settings.server);
-    try {
-      const report = await container.preflight(gpuPreflight(settings));
-      // A start that began meanwhile ran its own checks; this report must not move its state.
-      if (serverDown(this.state.current.server)) this.showSetup(report, turn);
-      return report;
-    } finally {
-      container.dispose();
-      this.checksRunning--;
-      this.deps.onSetupChanged?.();
-    }
-  }
-
-  private showSetup(report: PreflightReport, turn: number, moveState = true): void {
-    if (turn < this.shownTurn) return;
-    this.shownTurn = turn;
-    this.setupReport = report;
-    if (moveState) {
-      if (report.firstError) this.state.dispatch({ type: 'setupNeeded', error: failure(report.firstError) });
-      else this.state.dispatch({ type: 'setupComplete' });
-    }
-    this.deps.onSetupChanged?.();
+  /** Runs every setup check at once (see SetupChecks.check). */
+  checkSetup(): Promise<PreflightReport | undefined> {
+    return this.checks.check();
   }
 
   // ---- start / stop -------------------------------------------------------------------------------------------
@@ -187,7 +146,7 @@ export class ServerSession<C extends SessionClient> {
     if (settings.mode !== 'managed') return undefined;
     if (!this.state.dispatch({ type: 'startRequested' })) return undefined;
     let container: ContainerControl | undefined;
-    const turn = ++this.checkTurn;
+    const turn = this.checks.nextTurn();
     const handle = await this.cancellable('start', async (report, signal) => {
       report.step('preparing-repository');
       await this.install(settings);
@@ -199,7 +158,7 @@ export class ServerSession<C extends SessionClient> {
       const started = await container.start({
         signal,
         preflight: options.preflight === false ? false : gpuPreflight(settings),
-        onPreflight: (checked) => this.showSetup(checked, turn, false),
+        onPreflight: (checked) => this.checks.show(checked, turn, false),
         onLog: (line) => this.connection.onContainerLog(line),
         onProgress: (step) => report.step(step),
         onUlimitsDropped: (why) => this.log.warn(why === 'rootless'
@@ -220,7 +179,7 @@ export class ServerSession<C extends SessionClient> {
       failed: (e) => {
         void this.connection.release();
         if (isSetupProblem(e)) {
-          this.setupReport = withStartFailure(this.setupReport, e);
+          this.checks.report = withStartFailure(this.checks.report, e);
           this.state.dispatch({ type: 'setupNeeded', error: failure(e) });
           this.deps.onSetupChanged?.();
         } else {
@@ -411,14 +370,4 @@ export class ServerSession<C extends SessionClient> {
     this.operation?.abort();
     await this.connection.dispose();
   }
-}
-
-/**
- * One model copy per instance on each selected GPU, each as the memory plan sizes it for the model settings (the
- * smallest the quantization setting allows: int8 for `auto`), and the plan's verdict for the checklist's GPU line.
- */
-function gpuPreflight(settings: SessionSettings): Pick<PreflightOptions, 'requiredGpuMiB' | 'gpuPlan'> {
-  const copies = settings.model.instanceCount ?? 1;
-  const plan = planSettings(settings.model);
-  return { requiredGpuMiB: requiredMiB(plan) * copies, gpuPlan: { settings: plan, copies } };
 }

@@ -35,11 +35,11 @@ export const SETUP_LINKS = {
 export const CHECK_SETTINGS: Readonly<Record<PreflightCheckId, SettingKey>> = {
   docker: 'dockerPath',
   daemon: 'dockerPath',
-  'nvidia-runtime': 'gpuIds',
+  'nvidia-runtime': 'gpus',
   image: 'image',
   weights: 'weightsPath',
   ports: 'httpPort',
-  'gpu-memory': 'gpuIds',
+  'gpu-memory': 'gpus',
 };
 
 /** The check that owns an error code: a start that failed with one of these lacks a prerequisite. */
@@ -207,5 +207,5 @@ export function setupContextValues(state: LifecycleState, report: PreflightRepor
 
 /** Settings whose change can turn a check green or red: the checks run again when one changes. */
 export const SETUP_SETTING_KEYS: readonly SettingKey[] = [
-  'serverMode', 'dockerPath', 'image', 'weightsPath', 'httpPort', 'grpcPort', 'metricsPort', 'bindAddress', 'gpuIds', 'instanceCount',
+  'serverMode', 'dockerPath', 'image', 'weightsPath', 'httpPort', 'grpcPort', 'metricsPort', 'bindAddress', 'gpus', 'gpuIds', 'instanceCount',
 ];

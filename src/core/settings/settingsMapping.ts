@@ -15,7 +15,7 @@ export function toServerSettings(s: ExtensionSettings, repositoryPath: string): 
     grpcPort: s.grpcPort,
     metricsPort: s.metricsPort,
     bindAddress: s.bindAddress,
-    gpuIds: s.gpuIds.length === 0 ? 'all' : [...s.gpuIds],
+    gpuIds: modelGpus(s).length === 0 ? 'all' : [...modelGpus(s)],
     shmSize: s.shmSize,
     raiseUlimits: s.raiseUlimits,
     weightsPath: s.weightsPath,
@@ -24,10 +24,15 @@ export function toServerSettings(s: ExtensionSettings, repositoryPath: string): 
   };
 }
 
+/** The host GPUs of the model: `gpus`, else the deprecated `gpuIds` (an old configuration); empty: all GPUs. */
+export function modelGpus(s: Pick<ExtensionSettings, 'gpus' | 'gpuIds'>): readonly string[] {
+  return s.gpus.length > 0 ? s.gpus : s.gpuIds;
+}
+
 /**
  * Docker renumbers the GPUs it passes to the container from 0, so the model's instance group names container
  * ids: one per selected GPU, or GPU 0 when all GPUs are passed (one copy of a 13 GB model is the sensible
- * default; more copies are what `instanceCount` and an explicit GPU list are for).
+ * default; more copies are what an explicit GPU list is for: one instance on each).
  */
 export function containerGpuIds(hostGpuIds: readonly string[]): number[] {
   return hostGpuIds.length === 0 ? [0] : hostGpuIds.map((_, i) => i);
@@ -40,9 +45,10 @@ export function toModelSettings(s: ExtensionSettings): Partial<ModelSettings> {
     maxBatchSize: s.maxBatchSize,
     queueDelayMs: s.queueDelayMs,
     maxQueueSize: s.maxQueueSize,
+    // Deprecated: 1 unless an old configuration set more copies per GPU.
     instanceCount: s.instanceCount,
     streaming: s.streaming,
-    gpuIds: containerGpuIds(s.gpuIds),
+    gpuIds: containerGpuIds(modelGpus(s)),
     // The folder as the container sees it (a Hub cache snapshot inside its mounted repository folder).
     weightsPath: weightsMount(s.weightsPath).weightsPath,
   };

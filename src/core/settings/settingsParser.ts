@@ -2,7 +2,7 @@
 // and restricted settings come from user settings only: a workspace (a cloned repository) must not choose the
 // docker binary, mounted paths, ports or the server URL; in an untrusted workspace that is also what VS Code's
 // restricted mode promises. Invalid values fall back to the default and are reported, never thrown.
-import { SETTINGS, SETTING_KEYS, SECTION, type ExtensionSettings, type SettingEffect, type SettingKey } from './settingsSchema';
+import { DEPRECATED_SETTINGS, SETTINGS, SETTING_KEYS, SECTION, type ExtensionSettings, type SettingEffect, type SettingKey } from './settingsSchema';
 
 /** The subset of vscode's `WorkspaceConfiguration.inspect()` result that we read. */
 export interface InspectedValue {
@@ -16,7 +16,9 @@ export type SettingProblem =
   | { key: SettingKey; kind: 'invalid'; value: unknown }
   /** A workspace value that was not used: restricted/machine setting (untrusted says why it matters). */
   | { key: SettingKey; kind: 'ignoredWorkspaceValue'; untrusted: boolean }
-  | { key: SettingKey; kind: 'portConflict'; with: SettingKey; value: number };
+  | { key: SettingKey; kind: 'portConflict'; with: SettingKey; value: number }
+  /** A deprecated setting the user set: it still works; `use` replaces it. */
+  | { key: SettingKey; kind: 'deprecated'; use: SettingKey };
 
 /** Problems that make a managed start pointless (docker would refuse the arguments). */
 export function blocksStart(problems: readonly SettingProblem[]): SettingProblem | undefined {
@@ -43,6 +45,8 @@ export function parseSettings(inspect: (key: SettingKey) => InspectedValue | und
     } else {
       raw = workspaceValue ?? info.globalValue;
     }
+    const replacement = DEPRECATED_SETTINGS[key];
+    if (raw !== undefined && replacement) problems.push({ key, kind: 'deprecated', use: replacement });
     if (raw === undefined) {
       settings[key] = clone(spec.default);
     } else if ((spec.validate as (v: unknown) => boolean)(raw)) {

@@ -64,6 +64,12 @@ const headers = (v: unknown): v is Record<string, string> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) &&
   Object.entries(v).every(([k, val]) => /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/.test(k) && typeof val === 'string' && !/[\0\r\n]/.test(val));
 const maxLen = (n: number): Validator<string> => (v: unknown): v is string => isString(v) && v.length <= n;
+/** Language id → on/off (`*` for the rest). */
+const languageSwitches = (v: unknown): v is Record<string, boolean> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length <= 500 &&
+  Object.entries(v).every(([k, val]) => /^(\*|[A-Za-z0-9_.+#-]{1,64})$/.test(k) && typeof val === 'boolean');
+const globList = (v: unknown): v is string[] =>
+  Array.isArray(v) && v.length <= 200 && v.every((g) => typeof g === 'string' && g.length > 0 && g.length <= 500 && !/[\0\r\n]/.test(g));
 
 function spec<T>(s: SettingSpec<T>): SettingSpec<T> {
   return s;
@@ -84,6 +90,9 @@ export const SETTINGS = {
   metricsPort: spec({ default: 8002, validate: port, scope: 'machine', restricted: true, effect: 'restartServer' }),
   bindAddress: spec({ default: '127.0.0.1', validate: ipAddress, scope: 'machine', restricted: true, effect: 'restartServer' }),
   // GPUs are chosen with `docker run --gpus`, so another set needs a new container, not just a model reload.
+  // One model instance per listed GPU (its own engine and continuous scheduler); empty: all GPUs, the model on the first.
+  gpus: spec({ default: [] as string[], validate: gpuIds, scope: 'machine', restricted: true, effect: 'restartServer' }),
+  /** Deprecated for `gpus` (same values); still used while `gpus` is empty. */
   gpuIds: spec({ default: [] as string[], validate: gpuIds, scope: 'machine', restricted: true, effect: 'restartServer' }),
   shmSize: spec({ default: '2g', validate: shmSize, scope: 'machine', restricted: true, effect: 'restartServer' }),
   raiseUlimits: spec({ default: true, validate: isBool, scope: 'machine', restricted: true, effect: 'restartServer' }),
@@ -97,6 +106,7 @@ export const SETTINGS = {
   maxBatchSize: spec({ default: 8, validate: intIn(1, 64), scope: 'machine', restricted: true, effect: 'reloadModel' }),
   queueDelayMs: spec({ default: 20, validate: intIn(0, 10_000), scope: 'machine', restricted: true, effect: 'reloadModel' }),
   maxQueueSize: spec({ default: 32, validate: intIn(1, 4096), scope: 'machine', restricted: true, effect: 'reloadModel' }),
+  /** Deprecated: copies of the model on each GPU (1 = one instance per GPU of `gpus`); still honoured. */
   instanceCount: spec({ default: 1, validate: intIn(1, 8), scope: 'machine', restricted: true, effect: 'reloadModel' }),
   streaming: spec({ default: true, validate: isBool, scope: 'machine', restricted: true, effect: 'reloadModel' }),
   temperature: spec({ default: 0.8, validate: numIn(0, 2), scope: 'window', restricted: false, effect: 'none' }),
@@ -120,10 +130,23 @@ export const SETTINGS = {
   /** The OpenAI-compatible endpoint (src/core/openai) on 127.0.0.1 while the window is open; off by default. */
   'openai.enabled': spec({ default: false, validate: isBool, scope: 'machine', restricted: true, effect: 'none' }),
   'openai.port': spec({ default: 8003, validate: port, scope: 'machine', restricted: true, effect: 'none' }),
+  /** Inline code completion (src/core/completion): on with a fill-in-the-middle model, per language, debounced. */
+  'completions.enabled': spec({ default: true, validate: isBool, scope: 'window', restricted: false, effect: 'none' }),
+  'completions.languages': spec({
+    default: { '*': true, plaintext: false, markdown: false, scminput: false } as Record<string, boolean>,
+    validate: languageSwitches, scope: 'window', restricted: false, effect: 'none',
+  }),
+  'completions.debounceMs': spec({ default: 250, validate: intIn(0, 5000), scope: 'window', restricted: false, effect: 'none' }),
+  'completions.exclude': spec({ default: [] as string[], validate: globList, scope: 'window', restricted: false, effect: 'none' }),
+  'completions.maxLineTokens': spec({ default: 64, validate: intIn(1, 512), scope: 'window', restricted: false, effect: 'none' }),
+  'completions.maxBlockTokens': spec({ default: 256, validate: intIn(1, 2048), scope: 'window', restricted: false, effect: 'none' }),
   askBeforeUnload: spec({ default: true, validate: isBool, scope: 'window', restricted: false, effect: 'none' }),
 } as const;
 
 export type SettingKey = keyof typeof SETTINGS;
+
+/** Settings kept working for old configurations, with the one that replaces each (reported when set). */
+export const DEPRECATED_SETTINGS: Readonly<Partial<Record<SettingKey, SettingKey>>> = { gpuIds: 'gpus', instanceCount: 'gpus' };
 export type ExtensionSettings = { -readonly [K in SettingKey]: (typeof SETTINGS)[K]['default'] };
 export const SETTING_KEYS = Object.keys(SETTINGS) as SettingKey[];
 

@@ -4,6 +4,7 @@
 // Prometheus metrics, and the SVG path of each sparkline (drawn by the host; the webview only sets attributes).
 import { findSamples, type ParsedMetrics } from '../triton/prometheus';
 import { diffStatistics, summarizeStatistics, type ModelStatistics } from '../triton/statistics';
+import { instanceCounters, type InstanceCounters } from './instanceFigures';
 import { schedulerCounters, schedulerRates, tritonPendingRequests, type SchedulerCounters } from './schedulerFigures';
 import { weightsInfo, type WeightsInfo } from './weightsInfo';
 
@@ -21,8 +22,10 @@ export interface StatusSample {
   at: number;
   stats?: ModelStatistics;
   gpus: GpuFigures[];
-  /** The continuous scheduler's counters; absent when the server publishes none (hf engine, no metrics). */
+  /** The continuous scheduler's counters, summed over the instances; absent when the server publishes none (hf engine, no metrics). */
   scheduler?: SchedulerCounters;
+  /** The same counters per model instance (one per GPU of tritonChatglm.gpus); absent with `scheduler`. */
+  instances?: InstanceCounters[];
   /** Triton's queue in front of execute(); absent without metrics. */
   tritonPending?: number;
   /** How the weights run (int8 or float); absent when the server does not say. */
@@ -30,12 +33,14 @@ export interface StatusSample {
 }
 
 /** The parts of a sample that come from one scrape of the metrics port. */
-export function metricsFigures(metrics: ParsedMetrics, model: string): Pick<StatusSample, 'gpus' | 'scheduler' | 'tritonPending' | 'weights'> {
-  const out: Pick<StatusSample, 'gpus' | 'scheduler' | 'tritonPending' | 'weights'> = { gpus: gpuFigures(metrics) };
+export function metricsFigures(metrics: ParsedMetrics, model: string): Pick<StatusSample, 'gpus' | 'scheduler' | 'instances' | 'tritonPending' | 'weights'> {
+  const out: Pick<StatusSample, 'gpus' | 'scheduler' | 'instances' | 'tritonPending' | 'weights'> = { gpus: gpuFigures(metrics) };
   const weights = weightsInfo(metrics, model);
   if (weights) out.weights = weights;
   const scheduler = schedulerCounters(metrics, model);
   if (scheduler) out.scheduler = scheduler;
+  const instances = instanceCounters(metrics, model);
+  if (instances.length) out.instances = instances;
   const pending = tritonPendingRequests(metrics, model);
   if (pending !== undefined) out.tritonPending = pending;
   return out;

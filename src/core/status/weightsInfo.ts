@@ -12,9 +12,12 @@ export interface WeightsInfo {
   dtype: string;
 }
 
-/** The weights of the model's first instance that reports them; undefined for a server without the metric. */
-export function weightsInfo(metrics: ParsedMetrics, model: string): WeightsInfo | undefined {
-  const sample = findSamples(metrics, WEIGHTS_INFO_METRIC, { model }).find((s) => s.value === 1);
+/**
+ * The weights of the model's first instance that reports them (or of the named instance: per-instance rows);
+ * undefined for a server without the metric.
+ */
+export function weightsInfo(metrics: ParsedMetrics, model: string, instance?: string): WeightsInfo | undefined {
+  const sample = findSamples(metrics, WEIGHTS_INFO_METRIC, instance === undefined ? { model } : { model, instance }).find((s) => s.value === 1);
   if (!sample) return undefined;
   return { quantization: sample.labels.quantization ?? 'none', dtype: sample.labels.dtype ?? '' };
 }

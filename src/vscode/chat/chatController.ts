@@ -29,6 +29,7 @@ import { applyToSelection } from './applyToSelection';
 import { clip, deltaMessages, doneMessage, stateMessage } from './chatViewState';
 import { copyCode, insertAtCursor, openInEditor } from './codeActions';
 import { EditorContext } from './editorContext';
+import { ExitNotice } from './exitNotice';
 import { openChatLink } from './linkOpener';
 
 export type { AnswerOutcome } from '../../core/chat';
@@ -58,6 +59,7 @@ export class ChatController implements vscode.Disposable {
   /** Conversations were added, changed or removed (the open history list refreshes). */
   readonly onDidChangeHistory = this.historyChanged.event;
   private readonly subscriptions: vscode.Disposable[] = [this.answersChanged, this.historyChanged];
+  private readonly exitNotice = new ExitNotice();
 
   constructor(
     private readonly service: ConversationService,
@@ -278,6 +280,7 @@ export class ChatController implements vscode.Disposable {
     await this.service.appendUserMessage(id, question);
     this.changed();
     const outcome = await this.answers.answer(id, signal, onDelta);
+    if (outcome.status === 'failed' && outcome.cause !== undefined) this.exitNotice.offer(outcome.cause);
     return { conversationId: id, outcome };
   }
 

@@ -1,10 +1,12 @@
 // The chat side panel (WebviewView): strict CSP, resources only from dist/ and media/, and every message from
 // the webview parsed by the shared protocol (zod schemas) before anything acts on it. The active conversation's
 // title is the view's title.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { DEFAULT_STRINGS, parseHostToWebview, parseWebviewToHost, isProtocolError, type HostToWebview, type StringKey } from '../../protocol';
+import { commandKeyBinding } from '../../core/text/keybindings';
+import { COMMANDS } from '../commandIds';
 import type { Log } from '../log';
 import { buildWebviewHtml, makeNonce } from '../webviewHtml';
 import type { ChatController } from './chatController';
@@ -71,7 +73,10 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       if (this.dropped <= 20) this.log.warn(`chat view: dropped a message: ${msg.error}`);
       return;
     }
-    if (msg.type === 'ready') this.post({ type: 'l10n', strings: webviewStrings() });
+    if (msg.type === 'ready') {
+      this.post({ type: 'l10n', strings: webviewStrings() });
+      this.post(editorKeybindings(this.extensionUri));
+    }
     void this.chat.handle(msg);
   }
 
@@ -110,4 +115,17 @@ export function webviewStrings(): Record<string, string> {
   const out: Record<string, string> = {};
   for (const key of Object.keys(DEFAULT_STRINGS) as StringKey[]) out[key] = vscode.l10n.t(DEFAULT_STRINGS[key]);
   return out;
+}
+
+/** The keys of Explain and Edit Selection as the extension's package.json binds them (the empty chat names them). */
+export function editorKeybindings(extensionUri: vscode.Uri): HostToWebview {
+  let manifest: unknown;
+  try {
+    manifest = JSON.parse(readFileSync(path.join(extensionUri.fsPath, 'package.json'), 'utf8'));
+  } catch {
+    manifest = undefined; // the welcome then names the commands without keys
+  }
+  const explain = commandKeyBinding(manifest, COMMANDS.explainSelection);
+  const edit = commandKeyBinding(manifest, COMMANDS.editSelection);
+  return { type: 'keybindings', ...(explain ? { explain } : {}), ...(edit ? { edit } : {}) };
 }

@@ -3,6 +3,7 @@
 // symbol's whole range by its document's own symbols. What the chips then say and how much of a diff may go is
 // decided in src/core/chat/contextContent.ts.
 import * as vscode from 'vscode';
+import { fallbackNotice, fileSymbols } from './symbolFallback';
 import type { FileDiff, Problem, ProblemSeverity } from '../../core/chat';
 
 /** Read when called, not at load (the module is loaded before any of its features is used). */
@@ -104,14 +105,35 @@ const SYMBOL_SEARCH_DEBOUNCE_MS = 150;
 /** Symbols the search lists at most. */
 const MAX_SYMBOL_ITEMS = 200;
 
-type SymbolItem = vscode.QuickPickItem & { symbol: vscode.SymbolInformation };
+/** A symbol of the list; the fallback's first row (why the workspace search was empty) has none. */
+type SymbolItem = vscode.QuickPickItem & { symbol?: vscode.SymbolInformation };
 
-/** A workspace symbol chosen in a quick pick (searched as the user types), with its whole range. */
-export async function pickSymbol(displayPath: (uri: vscode.Uri) => string): Promise<PickedSymbol | undefined> {
+/**
+ * A workspace symbol chosen in a quick pick (searched as the user types), with its whole range. When the search has
+ * nothing from the current file (no language extension answers it for the file's language), the file's own symbols
+ * follow the results, under a row saying why (symbolFallback.ts).
+ */
+export async function pickSymbol(
+  displayPath: (uri: vscode.Uri) => string,
+  currentDocument: () => vscode.TextDocument | undefined = () => undefined,
+): Promise<PickedSymbol | undefined> {
   const pick = vscode.window.createQuickPick<SymbolItem>();
   pick.title = vscode.l10n.t('Add Symbol to Chat');
   pick.placeholder = vscode.l10n.t('Search the workspace symbols by name');
   pick.matchOnDescription = true;
+  const toItem = (symbol: vscode.SymbolInformation): SymbolItem => ({
+    label: `$(symbol-${symbolKindName(symbol.kind).toLowerCase()}) ${symbol.name}`,
+    description: [symbol.containerName, displayPath(symbol.location.uri)].filter(Boolean).join(' · '),
+    symbol,
+  });
+  const current = currentDocument();
+  let fallback: Promise<SymbolItem[]> | undefined;
+  const fallbackItems = () => fallback ??= (async () => {
+    const own = current ? await fileSymbols(current) : undefined;
+    const notice: SymbolItem = { ...fallbackNotice(current ? displayPath(current.uri) : undefined, own?.source), alwaysShow: true };
+    return [notice, ...(own?.symbols ?? []).slice(0, MAX_SYMBOL_ITEMS).map(toItem)];
+  })();
+  const fromCurrent = (found: readonly vscode.SymbolInformation[]) => current !== undefined && found.some((f) => f.location.uri.toString() === current.uri.toString());
   let timer: ReturnType<typeof setTimeout> | undefined;
   let generation = 0;
   const search = (query: string) => {
@@ -120,20 +142,23 @@ export async function pickSymbol(displayPath: (uri: vscode.Uri) => string): Prom
       const mine = ++generation;
       pick.busy = true;
       void Promise.resolve(vscode.commands.executeCommand<vscode.SymbolInformation[] | undefined>('vscode.executeWorkspaceSymbolProvider', query))
-        .then((found) => {
+        .then(async (found) => {
           if (mine !== generation) return;
-          pick.items = (found ?? []).slice(0, MAX_SYMBOL_ITEMS).map((symbol): SymbolItem => ({
-            label: `$(symbol-${symbolKindName(symbol.kind).toLowerCase()}) ${symbol.name}`,
-            description: [symbol.containerName, displayPath(symbol.location.uri)].filter(Boolean).join(' · '),
-            symbol,
-          }));
+          const results = (found ?? []).slice(0, MAX_SYMBOL_ITEMS).map(toItem);
+          const items = fromCurrent(found ?? []) ? results : [...results, ...await fallbackItems()];
+          if (mine === generation) pick.items = items;
         }, () => { if (mine === generation) pick.items = []; })
         .finally(() => { if (mine === generation) pick.busy = false; });
     }, SYMBOL_SEARCH_DEBOUNCE_MS);
   };
   const chosen = await new Promise<vscode.SymbolInformation | undefined>((resolve) => {
     pick.onDidChangeValue(search);
-    pick.onDidAccept(() => { resolve(pick.selectedItems[0]?.symbol); pick.hide(); });
+    pick.onDidAccept(() => {
+      const symbol = pick.selectedItems[0]?.symbol;
+      if (!symbol) return; // the fallback's notice row: nothing to attach, the list stays
+      resolve(symbol);
+      pick.hide();
+    });
     pick.onDidHide(() => resolve(undefined));
     pick.show();
     search('');

@@ -5,13 +5,11 @@
 // in src/core/chat/attachments*.ts; this file reads editors and files, shows the chips and asks the user.
 import * as vscode from 'vscode';
 import {
-  attachmentName,
   attachmentTokens,
   budgetDiff,
   checkBudget,
   formatProblems,
   fileRefusal,
-  MAX_ATTACHMENT_BYTES,
   MAX_ATTACHMENTS,
   newId,
   PendingAttachments,
@@ -26,15 +24,13 @@ import {
   type TextRefusal,
 } from '../../core/chat';
 import { DEFAULT_MODEL_SETTINGS } from '../../core/repository';
-import { LIMITS, type ActiveFileView, type AttachmentView, type ContextSource, type HostToWebview, type WebviewToHost } from '../../protocol';
+import { LIMITS, type ActiveFileView, type ContextSource, type HostToWebview, type WebviewToHost } from '../../protocol';
 import { COMMANDS } from '../commandIds';
 import type { SettingsService } from '../config/settingsService';
 import type { Log } from '../log';
 import { pickSymbol, problemsOf, workingTreeChanges } from './contextSources';
-import { searchExcludeGlob } from './searchExcludes';
+import { chipLabel, clipPath, count, displayPath, fullPathOf, pickWorkspaceFile, refusalText, toAttachmentView } from './attachmentViews';
 
-/** Files the quick pick lists at most (per workspace folder). */
-const MAX_PICK_FILES = 5_000;
 /**
  * Documents whose text can be attached: files on disk (local or remote) and unsaved new files; not VS Code's own
  * (settings.json, which may hold tokens in tritonChatglm.externalHeaders), output channels or git's views.
@@ -178,7 +174,7 @@ export class EditorContext implements vscode.Disposable {
 
   /** `#symbol`: a workspace symbol picked by name, attached with its whole range. */
   private async addSymbol(): Promise<void> {
-    const picked = await pickSymbol((uri) => displayPath(uri));
+    const picked = await pickSymbol((uri) => displayPath(uri), () => this.currentDocument());
     if (!picked) return;
     if (!ATTACHABLE_SCHEMES.has(picked.document.uri.scheme)) return;
     const a = this.fromDocument(picked.document, picked.range);
@@ -205,7 +201,7 @@ export class EditorContext implements vscode.Disposable {
    * palette, a quick pick of the workspace's files.
    */
   async addFile(uri?: vscode.Uri, uris?: readonly vscode.Uri[]): Promise<void> {
-    const chosen = uris?.length ? [...uris] : uri instanceof vscode.Uri ? [uri] : await this.pickFiles();
+    const chosen = uris?.length ? [...uris] : uri instanceof vscode.Uri ? [uri] : await pickWorkspaceFile();
     if (!chosen?.length) return;
     const attachments: Attachment[] = [];
     for (const file of chosen) {
@@ -330,31 +326,6 @@ export class EditorContext implements vscode.Disposable {
     return this.fromDocument(await vscode.workspace.openTextDocument(uri));
   }
 
-  private async pickFiles(): Promise<vscode.Uri[] | undefined> {
-    const folders = vscode.workspace.workspaceFolders ?? [];
-    if (!folders.length) {
-      void vscode.window.showInformationMessage(vscode.l10n.t('Open a folder to pick files from it, or add a selection from an editor.'));
-      return undefined;
-    }
-    const items = Promise.all(folders.map((folder) => vscode.workspace.findFiles(
-      new vscode.RelativePattern(folder, '**/*'),
-      searchExcludeGlob(vscode.workspace.getConfiguration('search', folder.uri).get('exclude')),
-      MAX_PICK_FILES,
-    ))).then((found) => found.flat()
-      .map((uri) => ({ uri, path: displayPath(uri) }))
-      .sort((a, b) => a.path.localeCompare(b.path))
-      .map(({ uri, path }): vscode.QuickPickItem & { uri: vscode.Uri } => {
-        const slash = path.lastIndexOf('/');
-        return { label: path.slice(slash + 1), description: slash > 0 ? path.slice(0, slash) : '', uri, iconPath: vscode.ThemeIcon.File };
-      }));
-    const picked = await vscode.window.showQuickPick(items, {
-      title: vscode.l10n.t('Add File to Chat'),
-      placeHolder: vscode.l10n.t('Search the workspace files by name'),
-      matchOnDescription: true,
-    });
-    return picked ? [picked.uri] : undefined;
-  }
-
   private trackActive(editor: vscode.TextEditor | undefined): void {
     const document = editor?.document;
     if (document && !ATTACHABLE_SCHEMES.has(document.uri.scheme)) {
@@ -419,53 +390,5 @@ export class EditorContext implements vscode.Disposable {
   }
 }
 
-/** Workspace-relative with forward slashes (the folder's name first in a multi-root workspace); the file name outside it. */
-function displayPath(uri: vscode.Uri): string {
-  if (uri.scheme === 'untitled' || !vscode.workspace.getWorkspaceFolder(uri)) return uri.path.slice(uri.path.lastIndexOf('/') + 1) || uri.path;
-  return vscode.workspace.asRelativePath(uri, (vscode.workspace.workspaceFolders?.length ?? 0) > 1).replace(/\\/g, '/');
-}
-
-/** What the tooltip shows: the file's path on its machine, or the URI of anything else. */
-function fullPathOf(uri: string): string {
-  const parsed = vscode.Uri.parse(uri);
-  return parsed.scheme === 'file' ? parsed.fsPath : uri;
-}
-
-function clipPath(p: string): string {
-  return p.length <= LIMITS.attachmentPath ? p : `…${p.slice(-(LIMITS.attachmentPath - 1))}`;
-}
-
-/** "geometry.py:3-4": the chip's label, also in the budget question. */
-function chipLabel(a: Attachment): string {
-  if (a.kind === 'changes') return vscode.l10n.t('Changes');
-  if (a.kind === 'problems') return vscode.l10n.t('Problems: {0}', attachmentName(a));
-  const name = a.kind === 'symbol' && a.label ? a.label : attachmentName(a);
-  if (!a.lines) return name;
-  return a.lines.start === a.lines.end ? `${name}:${a.lines.start}` : `${name}:${a.lines.start}-${a.lines.end}`;
-}
-
-/** A figure in the user's language ("19,169"). */
-function count(n: number): string {
-  return n.toLocaleString(vscode.env.language);
-}
-
-function refusalText(path: string, refusal: TextRefusal): string {
-  return refusal.reason === 'binary'
-    ? vscode.l10n.t('{0} is a binary file and cannot be attached.', path)
-    : vscode.l10n.t('{0} is too large to attach ({1} KB; the limit is {2} KB).', path, count(Math.ceil(refusal.bytes / 1024)), count(MAX_ATTACHMENT_BYTES / 1024));
-}
-
-/**
- * A stored or pending attachment as its chip: never its content. `withTokens` (the chips above the input) adds its
- * estimate; the transcript leaves it out, so a state message does not re-estimate every stored attachment.
- */
-export function toAttachmentView(a: Attachment, withTokens = false): AttachmentView {
-  const view: AttachmentView = { id: a.id, kind: a.kind, path: clipPath(a.path), fullPath: clipPath(fullPathOf(a.uri)) };
-  if (a.label) view.label = a.label.slice(0, LIMITS.title);
-  if (withTokens) view.tokens = attachmentTokens(a);
-  if (a.lines) {
-    view.startLine = Math.min(a.lines.start, LIMITS.attachmentLine);
-    view.endLine = Math.min(a.lines.end, LIMITS.attachmentLine);
-  }
-  return view;
-}
+// chatViewState.ts reads the chips' views from here.
+export { toAttachmentView };

@@ -5,13 +5,14 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { requestAnswer, toAnswerSettings } from '../../core/chat/answerRunner';
+import { failureCause, type ExplainFailure } from '../../core/chat/failureCause';
 import { buildEditPrompt, extractCode } from '../../core/edit/editPrompt';
 import { usableSelections } from '../../core/explain/explainPrompt';
 import { fanout } from '../../core/explain/fanout';
 import { canInfer } from '../../core/state/lifecycle';
 import type { TritonClient } from '../../core/triton';
 import type { SettingsService } from '../config/settingsService';
-import { errorText, presentError } from '../errors/presentError';
+import { errorText, presentError, showWithActions } from '../errors/presentError';
 import type { Log } from '../log';
 import { offerToGetReady } from '../server/offerToGetReady';
 import type { LifecycleStore } from '../state/lifecycleStore';
@@ -25,6 +26,8 @@ export interface EditSelectionDeps {
   client(): TritonClient | undefined;
   /** Counts the request while it runs (the server session's health polling). */
   track<T>(request: Promise<T>): Promise<T>;
+  /** A rewrite found no server: our container's exit, when that is why (ServerSession.explainFailure). */
+  explainFailure?: ExplainFailure;
 }
 
 export async function editSelection(editor: vscode.TextEditor | undefined, deps: EditSelectionDeps): Promise<void> {
@@ -85,11 +88,13 @@ export async function editSelection(editor: vscode.TextEditor | undefined, deps:
     const failed = outcomes.filter((o) => o.status === 'rejected');
     review.finish();
     if (failed.length > 0) {
-      const first = failed[0]!.error;
-      deps.log.error('edit: a rewrite failed', first);
-      void vscode.window.showErrorMessage(failed.length === outcomes.length
-        ? vscode.l10n.t('The rewrite failed: {0}', errorText(presentError(first)))
-        : vscode.l10n.t('{0} of {1} rewrites failed (their code is left as it is): {2}', failed.length, outcomes.length, errorText(presentError(first))));
+      // A container killed mid-rewrite is reported as its exit (with Start), as the chat panel and Explain do.
+      const first = await failureCause(failed[0]!.error, deps.explainFailure);
+      const p = presentError(first);
+      deps.log.error(`edit: a rewrite failed [${p.code}]`, first);
+      void showWithActions(failed.length === outcomes.length
+        ? vscode.l10n.t('The rewrite failed: {0}', errorText(p))
+        : vscode.l10n.t('{0} of {1} rewrites failed (their code is left as it is): {2}', failed.length, outcomes.length, errorText(p)), p);
     }
   });
 }

@@ -1,6 +1,8 @@
 // The review of a proposed change, shared by Edit Selection (the model's rewrite streams in) and the chat's Apply to
 // Selection (the code block is the proposal): a diff editor with the file on the left and the proposal, served
-// read-only on our own scheme, on the right; Accept and Discard are the diff editor's title actions and keybindings.
+// read-only on our own scheme, on the right; Accept and Discard are the diff editor's title actions, in words, and
+// keybindings; Accept is enabled once every rewrite has ended, and the diff itself shows the progress
+// (reviewDecorations.ts).
 // Accept makes one WorkspaceEdit of exactly the ranges the proposal was made for, and is refused when the document
 // changed since (src/core/edit has the rules); Discard, or closing the diff, drops the proposal and stops a rewrite
 // still being written.
@@ -9,10 +11,13 @@ import * as vscode from 'vscode';
 import { checkApplicable, proposeReplacements, type MultiProposal } from '../../core/edit/applyToSelection';
 import { confirmInvisibleCharacters } from '../chat/invisibleCodeWarning';
 import { VSCODE_COMMANDS } from '../commandIds';
+import { ReviewDecorations } from './reviewDecorations';
 
 export const PROPOSAL_SCHEME = 'triton-chatglm-proposal';
 /** True while the active editor is a proposal's diff (its title actions and keybindings). */
 export const PROPOSAL_ACTIVE_CONTEXT = 'tritonChatglm.proposalActive';
+/** True while the proposal Accept would take is complete (Accept's enablement). */
+export const PROPOSAL_READY_CONTEXT = 'tritonChatglm.proposalReady';
 
 /** While a rewrite streams, the right side is rewritten at most this often. */
 const UPDATE_INTERVAL_MS = 100;
@@ -84,6 +89,8 @@ class Review implements ProposalReview {
     readonly uri: vscode.Uri,
     readonly viewColumn: vscode.ViewColumn | undefined,
     private readonly documents: ProposalDocuments,
+    /** The proposal changed or was finished: redraw its progress. */
+    private readonly changed: (review: Review) => void,
   ) {
     this.codes = targets.map(() => undefined);
     this.proposal = { replacements: [], proposed: text };
@@ -104,7 +111,9 @@ class Review implements ProposalReview {
   flush(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    if (!this.signal.aborted) this.documents.update(this.uri, this.proposal.proposed);
+    if (this.signal.aborted) return;
+    this.documents.update(this.uri, this.proposal.proposed);
+    this.changed(this);
   }
 
   end(): void {
@@ -118,9 +127,18 @@ class Review implements ProposalReview {
 export class ProposalReviews implements vscode.Disposable {
   private readonly reviews = new Map<string, Review>();
   private readonly subscriptions: vscode.Disposable[];
+  private readonly decorations = new ReviewDecorations();
 
   constructor(private readonly documents: ProposalDocuments) {
     this.subscriptions = [
+      this.decorations,
+      // The diff's right side becomes visible after the review opened, and its text follows the proposal a moment
+      // after each update: draw again then.
+      vscode.window.onDidChangeVisibleTextEditors(() => { for (const r of this.reviews.values()) this.decorations.render(r); }),
+      vscode.workspace.onDidChangeTextDocument((e) => {
+        const review = this.reviews.get(e.document.uri.toString());
+        if (review) this.decorations.render(review);
+      }),
       vscode.window.tabGroups.onDidChangeTabs((e) => {
         // Closing the diff is Discard.
         for (const tab of e.closed) {
@@ -151,10 +169,14 @@ export class ProposalReviews implements vscode.Disposable {
     const fileName = path.posix.basename(doc.uri.path) || 'untitled';
     const text = doc.getText();
     const uri = this.documents.add(fileName, text);
-    const review = new Review(kind, doc, targets, doc.version, text, doc.eol === vscode.EndOfLine.CRLF ? '\r\n' : '\n', uri, editor.viewColumn, this.documents);
+    const review = new Review(kind, doc, targets, doc.version, text, doc.eol === vscode.EndOfLine.CRLF ? '\r\n' : '\n', uri, editor.viewColumn, this.documents, (r) => {
+      this.decorations.render(r);
+      this.updateContext();
+    });
     this.reviews.set(uri.toString(), review);
     const title = kind === 'edit' ? vscode.l10n.t('{0} ↔ ChatGLM Edit', fileName) : vscode.l10n.t('{0} ↔ Proposed Change', fileName);
     await vscode.commands.executeCommand(VSCODE_COMMANDS.diff, doc.uri, uri, title, { preview: false, viewColumn: editor.viewColumn });
+    this.decorations.render(review);
     this.updateContext();
     return review;
   }
@@ -255,6 +277,7 @@ export class ProposalReviews implements vscode.Disposable {
 
   private updateContext(): void {
     void vscode.commands.executeCommand(VSCODE_COMMANDS.setContext, PROPOSAL_ACTIVE_CONTEXT, this.activeReview() !== undefined);
+    void vscode.commands.executeCommand(VSCODE_COMMANDS.setContext, PROPOSAL_READY_CONTEXT, this.target(undefined)?.finished === true);
   }
 
   dispose(): void {

@@ -48,6 +48,17 @@ export function presentError(error: unknown): ErrorPresentation {
         return { code: error.code, message: vscode.l10n.t('A server setting is invalid: {0}', error.message), fix: vscode.l10n.t('Correct it in the settings.'), actions: ['openSettings'] };
       case 'ulimit-denied':
         return { code: error.code, message: vscode.l10n.t('Docker may not raise the container\'s memory-lock or stack limit (rootless Docker, or a daemon without that privilege).'), fix: vscode.l10n.t('Turn off "Raise Ulimits" (tritonChatglm.raiseUlimits) in the settings, or give the Docker daemon the privilege to raise limits.'), actions: ['openSettings'] };
+      case 'engine-limits':
+        return {
+          code: error.code,
+          message: error.suggestion
+            ? vscode.l10n.t('Podman cannot start containers here: it asks for higher limits than this host allows ({0}) and may not raise them (no CAP_SYS_RESOURCE).', error.detail ?? '')
+            : vscode.l10n.t('The container engine may not set the container\'s limits: it asks for more than this host allows.'),
+          fix: error.suggestion
+            ? vscode.l10n.t('Set in /etc/containers/containers.conf, section [containers]: {0} — or use Docker.', error.suggestion)
+            : vscode.l10n.t('With podman, set default_ulimits in /etc/containers/containers.conf to at most this host\'s hard limits; or use Docker.'),
+          actions: ['openSettings'],
+        };
       case 'files-unreadable':
         return { code: error.code, message: vscode.l10n.t('The server cannot read {0} (in the container it runs as your user).', error.file ?? ''), fix: vscode.l10n.t('Make the file readable to your user (its owner can run chmod -R a+rX on it), then start again.'), actions: ['chooseWeights'] };
       case 'build-failed':
@@ -156,7 +167,12 @@ export async function showError(log: Log, context: string, error: unknown): Prom
   const p = presentError(error);
   log.error(`${context} [${p.code}]`, error);
   if (p.silent) return;
+  await showWithActions(errorText(p), p);
+}
+
+/** Shows `text` (an error's text, or a sentence around it) with the buttons of its presentation; runs the one picked. */
+export async function showWithActions(text: string, p: ErrorPresentation): Promise<void> {
   const buttons = p.actions.map((a) => ({ title: actionLabel(a), action: a }));
-  const picked = await vscode.window.showErrorMessage(errorText(p), ...buttons);
+  const picked = await vscode.window.showErrorMessage(text, ...buttons);
   if (picked) await vscode.commands.executeCommand(ACTION_COMMANDS[picked.action], ...ACTION_ARGS[picked.action] ?? []);
 }

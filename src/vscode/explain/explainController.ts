@@ -1,10 +1,9 @@
 // Explain Selection: every selection (multi-cursor included) becomes its own request, all sent together within
 // the concurrency setting so the server batches them. Each answer streams into a comment thread anchored on the
-// selected lines and titled with the file and lines, and is kept as a chat conversation the user can continue.
-// Several threads open brief, one line each (the answer's first sentence), so the code between them stays readable;
-// no notification (the status bar says what runs); the threads of an editor go when its last tab closes.
-// While an explanation waits, its thread says where: behind how many requests of its own run (the concurrency
-// limit), or at the server (its queue, read from the scheduler's metrics while anything waits there).
+// selected lines and titled with the file and lines (explanationThread.ts: brief, one line, whatever the count),
+// and is kept as a chat conversation the user can continue. No notification (the status bar says what runs); the
+// threads of an editor go when its last tab closes; Dismiss All can be undone. While an explanation waits, its
+// thread says where (explainWaiting.ts).
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { MODEL_NAME } from '../../core/repository';
@@ -19,199 +18,18 @@ import type { SettingsService } from '../config/settingsService';
 import type { Log } from '../log';
 import { offerToGetReady } from '../server/offerToGetReady';
 import type { LifecycleStore } from '../state/lifecycleStore';
-import { plural } from '../util/plural';
 import { buildExplainPrompt, usableSelections } from '../../core/explain/explainPrompt';
 import { fanout } from '../../core/explain/fanout';
-import { queuePositions, type ExplainPhase, type QueuePosition } from '../../core/explain/queuePosition';
-import { firstSentence } from '../../core/explain/explanationSummary';
+import type { ExplainPhase } from '../../core/explain/queuePosition';
 import { selectedLines, selectionLocation } from '../../core/explain/selectionLocation';
+import { ExplanationThread, type ThreadSnapshot } from './explanationThread';
+import { ExplainRun, QUEUE_POLL_MS } from './explainWaiting';
 
 /** True while explanation threads are shown (Dismiss All Explanations in the palette). */
 export const EXPLANATIONS_CONTEXT = 'tritonChatglm.hasExplanations';
 
 /** Comment bodies are re-rendered at most this often while streaming (each update re-lays out the editor). */
 const RENDER_INTERVAL_MS = 100;
-/** While an explanation waits at the server, its queue is read this often. */
-const QUEUE_POLL_MS = 1_000;
-
-class ExplanationComment implements vscode.Comment {
-  body: vscode.MarkdownString;
-  readonly mode = vscode.CommentMode.Preview;
-  readonly author: vscode.CommentAuthorInformation;
-  label: string | undefined;
-  contextValue = 'tritonChatglm.explanation';
-
-  constructor(authorName: string) {
-    this.author = { name: authorName };
-    this.body = untrusted('');
-  }
-}
-
-/** Model output is untrusted: no command links, no HTML, no theme icons. */
-function untrusted(text: string): vscode.MarkdownString {
-  const md = new vscode.MarkdownString(text, false);
-  md.isTrusted = false;
-  md.supportHtml = false;
-  return md;
-}
-
-/**
- * VS Code opens the Comments panel when a thread is first shown with a comment that says something
- * (comments.openView "firstFile"). A full thread is created with an empty comment and says something only after it
- * was shown: the panel stays closed, and the title says what the thread waits for meanwhile. (A brief thread has no
- * comment; the first one opened in full in a window does open the panel: VS Code's rule.)
- */
-const FIRST_COMMENT_DELAY_MS = 1_500;
-
-/** Thread context values: a brief thread (its title line only) offers Show Full Explanation, a full one the reverse. */
-const BRIEF = 'tritonChatglm.explanation.brief';
-const FULL = 'tritonChatglm.explanation.full';
-
-/**
- * One explanation's thread. Brief, it is one line: its title, the place and the answer's first sentence, and no
- * comment (VS Code's own collapsed state would hide the thread altogether, leaving only a gutter icon). Full, the
- * comment holds the whole answer. The comment is rewritten only when what it says changes.
- */
-class ExplanationThread {
-  private shown = '';
-  private body = '';
-  private note: string | undefined;
-  private attached = false;
-  private readonly comment = new ExplanationComment(vscode.l10n.t('ChatGLM3'));
-  private readonly attach: ReturnType<typeof setTimeout>;
-  readonly abort = new AbortController();
-
-  constructor(readonly thread: vscode.CommentThread, private readonly location: string, private brief: boolean) {
-    thread.contextValue = brief ? BRIEF : FULL;
-    if (!brief) thread.comments = [this.comment];
-    this.attach = setTimeout(() => { this.attached = true; this.shown = ''; this.render(); }, FIRST_COMMENT_DELAY_MS);
-  }
-
-  show(body: string, label: string | undefined): void {
-    this.body = body;
-    this.note = label;
-    this.render();
-  }
-
-  /** Only the label (the answer's text stays). */
-  label(label: string): void {
-    this.show(this.body, label);
-  }
-
-  /** Show Full Explanation (true) or back to its first sentence (false). */
-  setBrief(brief: boolean): void {
-    if (this.brief === brief) return;
-    this.brief = brief;
-    this.thread.contextValue = brief ? BRIEF : FULL;
-    this.attached = true; // asked for by the user: the thread is shown already
-    this.shown = '';
-    this.render();
-  }
-
-  private render(): void {
-    const key = `${this.brief}\u0000${this.note ?? ''}\u0000${this.body}`;
-    if (key === this.shown) return;
-    this.shown = key;
-    // Brief: the first sentence of what the thread would say (the answer, or where it waits).
-    const summary = this.brief ? firstSentence(this.body) || this.note || '' : '';
-    this.thread.label = summary
-      ? vscode.l10n.t('Explanation of {0}: {1}', this.location, summary)
-      : vscode.l10n.t('Explanation of {0}', this.location);
-    if (!this.attached) return;
-    if (this.brief) {
-      if (this.thread.comments.length > 0) this.thread.comments = [];
-      return;
-    }
-    this.comment.body = untrusted(this.body);
-    this.comment.label = this.note;
-    this.thread.comments = [this.comment];
-  }
-
-  dispose(): void {
-    clearTimeout(this.attach);
-    this.abort.abort();
-    this.thread.dispose();
-  }
-}
-
-/** The explanations of one run, in sending order: their phases and what their waiting threads say. */
-class ExplainRun {
-  readonly phases: ExplainPhase[];
-  private server: ServerQueue | undefined;
-  private poll: ReturnType<typeof setInterval> | undefined;
-
-  constructor(
-    readonly threads: readonly ExplanationThread[],
-    private readonly concurrency: number,
-    private readonly readQueue: () => Promise<ServerQueue | undefined>,
-  ) {
-    this.phases = threads.map(() => 'queued');
-    this.render();
-  }
-
-  set(index: number, phase: ExplainPhase): void {
-    if (this.phases[index] === phase) return;
-    this.phases[index] = phase;
-    this.watchServer();
-    this.render();
-  }
-
-  /** Every thread still waiting says where (answering and finished ones are written by their answers). */
-  private render(): void {
-    queuePositions(this.phases, this.server).forEach((position, i) => {
-      const phase = this.phases[i];
-      if (phase === 'queued' || phase === 'sent') this.threads[i]!.show(waitingText(position, this.concurrency), waitingLabel(position));
-    });
-  }
-
-  /** Reads the server's queue while an explanation waits there; stops when none does. */
-  private watchServer(): void {
-    const waiting = this.phases.includes('sent');
-    if (waiting && !this.poll) {
-      this.poll = setInterval(() => void this.refreshQueue(), QUEUE_POLL_MS);
-      void this.refreshQueue();
-    } else if (!waiting && this.poll) {
-      this.stop();
-    }
-  }
-
-  private async refreshQueue(): Promise<void> {
-    this.server = await this.readQueue().catch(() => undefined);
-    if (this.poll) this.render();
-  }
-
-  stop(): void {
-    if (this.poll) clearInterval(this.poll);
-    this.poll = undefined;
-  }
-}
-
-function waitingLabel(position: QueuePosition): string {
-  return position.where === 'none' ? vscode.l10n.t('waiting…') : vscode.l10n.t('queued');
-}
-
-function waitingText(position: QueuePosition, concurrency: number): string {
-  switch (position.where) {
-    case 'client':
-      return `${queuedBehind(position.ahead)} ${plural(concurrency,
-        vscode.l10n.t('One explanation is sent at a time (tritonChatglm.explainMaxConcurrency).'),
-        vscode.l10n.t('Up to {0} explanations are sent at once (tritonChatglm.explainMaxConcurrency).', concurrency))}`;
-    case 'server': {
-      const generating = position.active ? ` ${plural(position.active,
-        vscode.l10n.t('The server is generating 1 answer; a row is free when it ends.'),
-        vscode.l10n.t('The server is generating {0} answers; a row is free when one of them ends.', position.active))}` : '';
-      const ahead = position.ahead === 0 ? vscode.l10n.t('Next in line at the server.')
-        : position.ahead === 1 ? vscode.l10n.t('Queued behind 1 request at the server.') : vscode.l10n.t('Queued behind {0} requests at the server.', position.ahead);
-      return `${ahead}${generating}`;
-    }
-    case 'none':
-      return vscode.l10n.t('Waiting for the server…');
-  }
-}
-
-function queuedBehind(ahead: number): string {
-  return ahead === 1 ? vscode.l10n.t('Queued behind 1 request.') : vscode.l10n.t('Queued behind {0} requests.', ahead);
-}
 
 export class ExplainController implements vscode.Disposable {
   private readonly comments: vscode.CommentController;
@@ -272,7 +90,7 @@ export class ExplainController implements vscode.Disposable {
       // The conversation it is kept as, named after what was explained (the history groups these apart).
       const title = vscode.l10n.t('Explain {0}', selectionLocation(fileName, selection));
       return { prompt, title, location: selectionLocation(fileName, selection), range };
-    }).map((item, _, all) => ({ ...item, thread: this.createThread(doc.uri, item.range, item.location, all.length > 1) }));
+    }).map((item) => ({ ...item, thread: this.createThread(doc.uri, item.range, item.location) }));
     this.log.info(`explain: ${items.length} selection(s) of ${fileName}, up to ${settings.explainMaxConcurrency} at once`);
 
     const run = new AbortController();
@@ -318,13 +136,13 @@ export class ExplainController implements vscode.Disposable {
     return serverQueue(await client.metrics({ timeoutMs: QUEUE_POLL_MS }), MODEL_NAME);
   }
 
-  /** A thread of its own run: brief (one line) when the run has several, full when it is the only one. */
-  private createThread(uri: vscode.Uri, range: vscode.Range, location: string, collapsed: boolean): ExplanationThread {
+  /** A thread of its own run, brief (one line) whatever the count of selections. */
+  private createThread(uri: vscode.Uri, range: vscode.Range, location: string): ExplanationThread {
     const thread = this.comments.createCommentThread(uri, range, []);
     thread.canReply = false;
     thread.label = vscode.l10n.t('Explanation of {0}', location);
     thread.collapsibleState = vscode.CommentThreadCollapsibleState.Expanded;
-    const view = new ExplanationThread(thread, location, collapsed);
+    const view = new ExplanationThread(thread, location);
     this.threads.set(thread, view);
     this.updateContext();
     return view;
@@ -393,12 +211,30 @@ export class ExplainController implements vscode.Disposable {
     if (thread) this.threads.get(thread)?.setBrief(brief);
   }
 
-  /** Dismiss All Explanations (any thread's toolbar, the palette): every thread, and the runs still going. */
-  dismissAll(): void {
+  /**
+   * Dismiss All Explanations (any thread's toolbar, at its far end from Dismiss; the palette): every thread, and the
+   * runs still going. A notification offers Undo: the threads come back as they were (a stopped one with what it had).
+   */
+  async dismissAll(): Promise<void> {
+    const gone = [...this.threads].map(([thread, view]) => ({ snapshot: view.snapshot(), conversationId: this.conversationOf.get(thread) }));
     for (const run of this.runs) run.abort();
     for (const view of this.threads.values()) view.dispose();
     this.threads.clear();
     this.updateContext();
+    if (gone.length === 0) return;
+    const undo = vscode.l10n.t('Undo');
+    const picked = await vscode.window.showInformationMessage(gone.length === 1
+      ? vscode.l10n.t('Dismissed 1 explanation.')
+      : vscode.l10n.t('Dismissed {0} explanations.', gone.length), undo);
+    if (picked === undo) for (const { snapshot, conversationId } of gone) this.restore(snapshot, conversationId);
+  }
+
+  /** A dismissed thread back where it was, saying what it said. */
+  private restore(s: ThreadSnapshot, conversationId: string | undefined): void {
+    const view = this.createThread(s.uri, s.range, s.location);
+    view.show(s.body, s.note);
+    view.setBrief(s.brief);
+    if (conversationId) this.conversationOf.set(view.thread, conversationId);
   }
 
   /** Removes the threads of documents no tab shows any more. */

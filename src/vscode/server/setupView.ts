@@ -180,6 +180,7 @@ export function weightsText(error: WeightsError): string {
 const WORDED_CODES = new Set<string>([
   'docker-missing', 'daemon-unreachable', 'permission-denied', 'nvidia-runtime-missing', 'image-missing', 'port-allocated',
   'name-conflict', 'container-exited', 'weights-missing', 'weights-invalid', 'liveness-timeout', 'gpu-memory-low', 'ulimit-denied',
+  'engine-limits',
 ] satisfies ServerError['code'][]);
 
 /** A failure the lifecycle keeps (a crash, a failed load, what makes the setup needed), in its notification's words. */

@@ -105,9 +105,10 @@ export class StatusPanel implements vscode.Disposable {
         return;
       }
       const { sample, notes } = await this.sample(client);
-      this.history.push(point(this.previous, sample));
+      const previous = this.previous;
+      this.history.push(point(previous, sample));
       this.previous = sample;
-      this.post(statusUpdate(sample, this.history, this.activity.snapshot, notes, this.format));
+      this.post(statusUpdate(sample, this.history, this.activity.snapshot, notes, this.format, previous));
     } finally {
       this.polling = false;
     }

@@ -1,6 +1,6 @@
 // The attachment chips of the chat panel. Above the input (AttachmentBar): "Add File…", the active editor's file as
 // a chip (suggested: dashed, "current file — click to attach"; or, with `always`, one that switches on and off),
-// then what the user attached, each removable and showing its tokens. In the transcript (sentChips): the chips a
+// then what the user attached, each removable and showing its tokens ("geometry.py:3-4 · 56 tokens"). In the transcript (sentChips): the chips a
 // question went out with. A chip shows the file name and its lines ("geometry.py:3-4"), a symbol's name and lines,
 // a file's name tagged "problems", or "Changes"; its tooltip the full path, the lines and (above the input) the
 // token estimate; a click opens the code. The host owns the chips: these only draw its `attachments` message and
@@ -50,6 +50,9 @@ function tooltip(v: AttachmentView, strings: Strings): string {
 /** A figure in the page's language ("1,234"). */
 const figure = (n: number) => n.toLocaleString(document.documentElement.lang || undefined);
 
+/** "· 56 tokens": the figure with its unit, after the chip's name. */
+const chipTokens = (n: number, strings: Strings) => `· ${n === 1 ? strings.chipTokensOne : format(strings.chipTokens, figure(n))}`;
+
 /** What the chip's name says: the file name, a symbol's name, or "Changes". */
 function chipName(v: AttachmentView, strings: Strings): string {
   if (v.kind === 'changes') return strings.changesChip;
@@ -65,7 +68,7 @@ function chip(v: AttachmentView, strings: Strings, removable: boolean): HTMLElem
     el('span', { class: 'chip-label' }, nameSpan(chipName(v, strings), strings), el('span', { class: 'chip-range' }, rangeSuffix(v)),
       ...(v.kind === 'problems' ? [el('span', { class: 'chip-tag' }, ` ${tag}`)] : [])));
   const parts: Node[] = [main];
-  if (removable && v.tokens !== undefined) parts.push(el('span', { class: 'chip-tokens', 'aria-hidden': 'true' }, figure(v.tokens)));
+  if (removable && v.tokens !== undefined) parts.push(el('span', { class: 'chip-tokens', 'aria-hidden': 'true' }, chipTokens(v.tokens, strings)));
   if (removable) {
     const remove = format(strings.removeAttachment, label);
     parts.push(el('button', { type: 'button', class: 'chip-remove', 'data-attachment': ACTION.remove, 'data-id': v.id, 'aria-label': remove, title: remove }, glyph('×')));

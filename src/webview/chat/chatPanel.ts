@@ -17,9 +17,9 @@ import {
 import { hasInvisibleCharacters } from '../../core/text/invisibleCharacters';
 import { icon } from '../shared/dom';
 import type { ChatContext } from './chatContext';
-import { CODE_ACTIONS, codeOfBlock } from './codeBlocks';
+import { CODE_ACTIONS, CODE_WRAP_CLASS, codeOfBlock } from './codeBlocks';
 import { Composer } from './composer';
-import { EmptyState, EXAMPLE_ACTION } from './emptyState';
+import { EmptyState, EXAMPLE_ACTION, type EditorKeys } from './emptyState';
 import { ErrorBanner } from './errorBanner';
 import { interceptLinks } from './links';
 import { createMarkdownRenderer } from './markdown';
@@ -44,6 +44,8 @@ export class ChatPanel implements ChatContext {
   private setupView: SetupView | undefined;
   private readonly errorBanner = new ErrorBanner();
   private readonly emptyState = new EmptyState();
+  /** The keys of Explain and Edit Selection the welcome names (the host's `keybindings`). */
+  private editorKeys: EditorKeys = {};
   private readonly messages: MessageList;
   private readonly composer: Composer;
 
@@ -163,6 +165,10 @@ export class ChatPanel implements ChatContext {
       case 'focusInput':
         this.composer.focus();
         return;
+      case 'keybindings':
+        this.editorKeys = { ...(message.explain ? { explain: message.explain } : {}), ...(message.edit ? { edit: message.edit } : {}) };
+        this.renderAll();
+        return;
       case 'setup':
         this.setupView = message.setup;
         this.renderAll();
@@ -192,7 +198,7 @@ export class ChatPanel implements ChatContext {
     // Nothing asked yet and the model ready: the welcome. Until then the checklist or the server notice says why.
     const empty = !!state && state.messages.length === 0 && state.server.model === 'ready' && !this.setup.visible;
     this.emptyState.element.hidden = !empty;
-    if (empty) this.emptyState.render(state.modelName, this.strings);
+    if (empty) this.emptyState.render(state.modelName, this.strings, this.editorKeys);
     this.messages.render();
     this.updateControls();
   }
@@ -230,6 +236,7 @@ export class ChatPanel implements ChatContext {
       case 'reloadModel': this.postToHost({ type: 'loadModel' }); break; // the host's load unloads a faulted model first
       case 'setupAction': { const m = setupActionMessage(target); if (m) this.postToHost(m); break; }
       case CODE_ACTIONS.copy: case CODE_ACTIONS.insert: case CODE_ACTIONS.open: case CODE_ACTIONS.apply: this.codeAction(action, target as HTMLButtonElement); break;
+      case CODE_ACTIONS.wrap: this.toggleCodeWrap(); break;
     }
   }
 
@@ -245,15 +252,25 @@ export class ChatPanel implements ChatContext {
     target.setAttribute('data-copied', '');
     const label = target.getAttribute('aria-label') ?? '';
     const tooltip = target.title;
-    target.replaceChildren(icon('check'));
+    const word = target.querySelector('.action-word');
+    const shownWord = word?.textContent ?? '';
+    target.querySelector('.codicon')?.replaceWith(icon('check'));
+    if (word) word.textContent = copied;
     target.title = copied;
     target.setAttribute('aria-label', copied);
     setTimeout(() => {
-      target.replaceChildren(icon('copy'));
+      target.querySelector('.codicon')?.replaceWith(icon('copy'));
+      if (word) word.textContent = shownWord;
       target.title = tooltip;
       target.setAttribute('aria-label', label);
       target.removeAttribute('data-copied');
     }, COPIED_FEEDBACK_MS);
+  }
+
+  /** Wrap: the long lines of every code block wrap (or scroll sideways again); every Wrap button says which. */
+  private toggleCodeWrap(): void {
+    const on = this.root.classList.toggle(CODE_WRAP_CLASS);
+    for (const b of Array.from(this.root.querySelectorAll(`button[data-action="${CODE_ACTIONS.wrap}"]`))) b.setAttribute('aria-pressed', String(on));
   }
 
   private codeAction(action: string, target: HTMLButtonElement): void {

@@ -114,6 +114,7 @@ export class Composer {
     // Until the model is ready Enter cannot send: the tooltip says so rather than promising "Send (Enter)".
     this.sendButton.title = ready ? this.ctx.strings.sendTooltip : this.ctx.strings.sendNotReadyTooltip;
     this.stopButton.hidden = !busy;
+    this.meter.setModelReady(ready);
   }
 
   /** Puts `text` into the input and sends it (an example prompt of the empty state). */

@@ -1,7 +1,8 @@
-// The token meter under the chat input: "1,085 / 6,144", the estimated size of the next request against the model's
+// The token meter under the chat input: "1,085 / 6,144 tokens", the estimated size of the next request against the model's
 // input budget — system prompt, the history that would be kept, the chips and the draft — refreshed as the user
 // types. From 80 % it takes the theme's warning colour, over the budget its error colour (Send still asks what to
-// leave out). The tooltip breaks the figure down; a change of level is announced once, not every keystroke.
+// leave out). The tooltip breaks the figure down; a change of level is announced once, not every keystroke. Hidden
+// until it means something: the host's budget known and the model ready (not during setup or while stopped).
 import { draftTokens, readMeter, type MeterLevel } from '../../core/composer/meter';
 import { format, type AttachmentsMessage, type BudgetMessage } from '../../protocol';
 import { el } from '../shared/dom';
@@ -16,6 +17,7 @@ export class TokenMeter {
   private budget: BudgetMessage | undefined;
   private chips = 0;
   private level: MeterLevel = 'ok';
+  private modelReady = false;
 
   constructor(private readonly ctx: ChatContext, private readonly draft: () => string) {
     this.live = el('span', { class: 'visually-hidden meter-announcer', 'aria-live': 'polite' });
@@ -33,6 +35,13 @@ export class TokenMeter {
     this.update();
   }
 
+  /** Whether the model is ready: before that no figure is shown (its budget may still change with setup). */
+  setModelReady(ready: boolean): void {
+    if (ready === this.modelReady) return;
+    this.modelReady = ready;
+    this.update();
+  }
+
   /** The chips going with the next question: the attached ones, and the current file when it goes by itself. */
   setChips(message: AttachmentsMessage): void {
     const active = message.activeFile;
@@ -43,7 +52,7 @@ export class TokenMeter {
 
   update(): void {
     const budget = this.budget;
-    if (!budget) { this.element.hidden = true; return; }
+    if (!budget || !this.modelReady) { this.element.hidden = true; return; }
     const text = this.draft();
     const question = draftTokens(text, budget.templateTokens);
     // `/new` sends its question to a new chat: no history, and the system prompt of a new chat is not known here.
@@ -57,7 +66,7 @@ export class TokenMeter {
     });
     const strings = this.ctx.strings;
     this.element.hidden = false;
-    this.element.textContent = `${figure(reading.total)} / ${figure(reading.max)}`;
+    this.element.textContent = format(strings.meterText, figure(reading.total), figure(reading.max));
     this.element.setAttribute('data-level', reading.level);
     const label = format(strings.meterLabel, figure(reading.total), figure(reading.max));
     const levelText = reading.level === 'over' ? strings.meterOver : reading.level === 'warning' ? strings.meterWarning : '';

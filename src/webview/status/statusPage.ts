@@ -1,6 +1,7 @@
-// The Server Status page: builds its sections (tables of figures, sparklines, lists) from the host's `layout`, then
-// writes the figures of each `update` into them, as text and SVG path attributes only, and hides the groups the
-// server does not report (no GPU metrics, no continuous-batching figures).
+// The Server Status page: builds its sections (tables of figures, sparklines, lists) from the host's `layout`, each
+// label with a tooltip saying in plain words what the figure means, then writes the figures of each `update` into
+// them, as text and SVG path attributes only, and hides the groups the server does not report (no GPU metrics, no
+// continuous-batching figures).
 import type { StatusFigure, StatusLayout, StatusSection, StatusUpdate } from '../../protocol';
 import { el } from '../shared/dom';
 
@@ -82,10 +83,10 @@ export class StatusPage {
     return this.inGroup(el('section', { id: `section-${section.id}` }, el('h2', {}, section.heading), body), section.group);
   }
 
-  private row({ id, label, group }: StatusFigure): HTMLElement {
+  private row({ id, label, help, group }: StatusFigure): HTMLElement {
     const value = el('td', { id: `figure-${id}` }, NO_VALUE);
     this.figures.set(id, value);
-    return this.inGroup(el('tr', {}, el('th', { scope: 'row' }, label), value), group);
+    return this.inGroup(el('tr', {}, el('th', { scope: 'row' }, labelWithHelp(label, help)), value), group);
   }
 
   /**
@@ -93,7 +94,7 @@ export class StatusPage {
    * from "3 min ago" to "now", and "collecting…" over the plot until the series holds a value. The plot stretches
    * to the chart's width (the path keeps its stroke), so the chart fits a side-bar-wide panel.
    */
-  private chart({ id, label, group }: StatusFigure, { chart: { width, height }, collecting, axis }: StatusLayout): HTMLElement {
+  private chart({ id, label, help, group }: StatusFigure, { chart: { width, height }, collecting, axis }: StatusLayout): HTMLElement {
     const last = el('span', { class: 'last', id: `last-${id}` }, NO_VALUE);
     const path = svg('path', { id: `path-${id}`, fill: 'none', stroke: 'currentColor', 'stroke-width': '1.5', 'vector-effect': 'non-scaling-stroke', d: '' });
     const box = svg('svg', { viewBox: `0 0 ${width} ${height}`, preserveAspectRatio: 'none', role: 'img', 'aria-label': label }, path);
@@ -101,7 +102,7 @@ export class StatusPage {
     const waiting = el('p', { class: 'collecting', id: `collecting-${id}` }, collecting);
     this.charts.set(id, { path, last, top, collecting: waiting });
     return this.inGroup(el('figure', { class: 'chart', id: `chart-${id}` },
-      el('figcaption', {}, el('span', { class: 'chart-label' }, label), last),
+      el('figcaption', {}, labelWithHelp(label, help, 'chart-label'), last),
       el('div', { class: 'axis-y', 'aria-hidden': 'true' }, top, el('span', { class: 'axis-zero' }, '0')),
       el('div', { class: 'plot' }, box, waiting),
       el('div', { class: 'axis-x', 'aria-hidden': 'true' }, el('span', {}, axis.start), el('span', {}, axis.end))), group);
@@ -119,6 +120,15 @@ export class StatusPage {
     const hidden = new Set(groups);
     for (const [group, nodes] of this.grouped) for (const node of nodes) node.hidden = hidden.has(group);
   }
+}
+
+/**
+ * A figure's label; with `help` (what it means, in plain words) as its tooltip and its accessible description, and
+ * focusable, so that the keyboard reaches the explanation too.
+ */
+function labelWithHelp(label: string, help: string | undefined, className = 'figure-label'): HTMLElement {
+  if (!help) return el('span', { class: className }, label);
+  return el('span', { class: `${className} has-help`, title: help, tabindex: '0', 'aria-description': help }, label);
 }
 
 function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string>, ...children: Node[]): SVGElementTagNameMap[K] {

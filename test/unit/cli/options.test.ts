@@ -104,6 +104,9 @@ test('model settings: GPU ids as the container sees them (renumbered from 0)', (
   assert.deepEqual(modelSettingsFor(parseCli(['start', '--gpus', '5'], env)).gpuIds, [0]);
   assert.deepEqual(modelSettingsFor(parseCli(['start'], env)).gpuIds, [0]);
   assert.equal(modelSettingsFor(parseCli(['start', '--max-batch-size', '4'], env)).maxBatchSize, 4);
+  // --gpus is the gpus setting (one instance per GPU), not the deprecated gpuIds.
+  const two = settingsFromCli(parseCli(['start', '--gpus', '2,3'], env));
+  assert.deepEqual([two.gpus, two.gpuIds, two.instanceCount], [['2', '3'], [], 1]);
 });
 
 test('history file: missing is empty, valid round-trips, invalid is refused and left untouched', async (t) => {

@@ -95,6 +95,8 @@ const validFromHost: HostToWebview[] = [
   },
   { type: 'budget', systemTokens: 0, historyTurns: [], maxInputTokens: 6144, templateTokens: { explain: 30, fix: 40, tests: 40, doc: 40 } },
   { type: 'budget', systemTokens: 15, historyTurns: [120, 80], maxInputTokens: 6144, templateTokens: { explain: 30, fix: 40, tests: 40, doc: 40 } },
+  { type: 'keybindings', explain: { key: 'ctrl+alt+e', mac: 'cmd+alt+e' }, edit: { key: 'ctrl+k ctrl+u' } },
+  { type: 'keybindings' },
   {
     type: 'state', activeId: 'c1', busy: false, modelName: 'ChatGLM3-6B', server: { server: 'running', model: 'ready', actions: [] },
     messages: [{ id: 'm1', role: 'user', content: 'what does it return?', status: 'complete', attachments: [{ id: 'att-1', kind: 'selection', path: 'src/geometry.py', fullPath: '/w/src/geometry.py', startLine: 3, endLine: 4 }] }],
@@ -185,6 +187,11 @@ describe('webview protocol', () => {
       { type: 'attachments', items: [] },
       { type: 'attachments', items: [], activeFile: { path: 'a.py', fullPath: '/a.py', enabled: 'yes', untrusted: false } },
       { type: 'draft', text: 'x'.repeat(LIMITS.userText + 1) },
+      // keys are shown as text: package.json's own spelling only, nothing else carried along
+      { type: 'keybindings', explain: { key: '<img src=x onerror=alert(1)>' } },
+      { type: 'keybindings', explain: { key: 'ctrl+e', label: 'x' } },
+      { type: 'keybindings', edit: { key: '' } },
+      { type: 'keybindings', edit: { key: 'ctrl+' + 'e'.repeat(60) } },
       { type: 'state', conversations: [], activeId: null, busy: false, server: { server: 'running', model: 'ready', actions: [] },
         messages: [{ id: 'm', role: 'user', content: 'q', status: 'complete', attachments: [{ ...chip, path: 'p'.repeat(LIMITS.attachmentPath + 1) }] }] },
     ];

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { DEFAULT_MODEL_SETTINGS, ModelSettingsError, renderConfig, resolveModelSettings, TRITON_QUEUE_BURST, tritonQueueSize } from '../../../src/core/repository/renderConfig';
+import { DEFAULT_MODEL_SETTINGS, instanceTotal, ModelSettingsError, renderConfig, resolveModelSettings, TRITON_QUEUE_BURST, tritonMaxBatchSize, tritonQueueSize } from '../../../src/core/repository/renderConfig';
 
 const root = join(__dirname, '../../..');
 const committed = readFileSync(join(root, 'triton/model_repository/chatglm3-6b/config.pbtxt'), 'utf8');
@@ -15,7 +15,7 @@ test('defaults reproduce the committed config.pbtxt byte for byte', () => {
 
 test('variants change exactly the lines they own', () => {
   const out = renderConfig({
-    maxBatchSize: 4, queueDelayMs: 5.5, maxQueueSize: 0, gpuIds: [0, 1], instanceCount: 2, streaming: false,
+    maxBatchSize: 4, queueDelayMs: 5.5, maxQueueSize: 0, gpuIds: [1], streaming: false,
     weightsPath: '/weights/chatglm3-6b-32k', dtype: 'bfloat16', maxInputTokens: 4096, maxNewTokensLimit: 1024,
     defaultMaxNewTokens: 256, defaultTemperature: 0.95, defaultTopP: 0.7, cudaGraphs: 'off',
   });
@@ -25,7 +25,7 @@ test('variants change exactly the lines they own', () => {
     'model_transaction_policy { decoupled: false }',
     '  max_queue_delay_microseconds: 5500',
     '  default_queue_policy { max_queue_size: 0 }',
-    'instance_group [ { count: 2 kind: KIND_GPU gpus: [ 0, 1 ] } ]',
+    'instance_group [ { count: 1 kind: KIND_GPU gpus: [ 1 ] } ]',
     'parameters { key: "max_active_rows" value { string_value: "4" } }',
     'parameters { key: "max_waiting" value { string_value: "0" } }',
     'parameters { key: "weights_path" value { string_value: "/weights/chatglm3-6b-32k" } }',
@@ -37,6 +37,24 @@ test('variants change exactly the lines they own', () => {
     'parameters { key: "default_temperature" value { string_value: "0.95" } }',
     'parameters { key: "default_top_p" value { string_value: "0.7" } }',
   ]);
+});
+
+test('several GPUs: one instance group per GPU, and a burst split into batches that reach every instance', () => {
+  const out = renderConfig({ gpuIds: [0, 1, 3], maxBatchSize: 8 });
+  assert.match(out, /^instance_group \[\n {2}\{ count: 1 kind: KIND_GPU gpus: \[ 0 \] \},\n {2}\{ count: 1 kind: KIND_GPU gpus: \[ 1 \] \},\n {2}\{ count: 1 kind: KIND_GPU gpus: \[ 3 \] \}\n\]$/m);
+  // Each instance keeps every row; one execute() takes ceil(8 / 3) requests, and warmup fits that batch.
+  assert.match(out, /^max_batch_size: 3$/m);
+  assert.match(out, /key: "max_active_rows" value \{ string_value: "8" \}/);
+  assert.match(out, /^ {4}batch_size: 2$/m);
+  assert.match(out, /^# 3 instances: a burst is split into batches of 3/m);
+  assert.equal(tritonMaxBatchSize(resolveModelSettings({ gpuIds: [0, 1], instanceCount: 2, maxBatchSize: 8 })), 2);
+  assert.equal(instanceTotal(resolveModelSettings({ gpuIds: [0, 1], instanceCount: 2 })), 4);
+  // The hf engine generates per execute(): its batch is the generation batch of each instance, not cut.
+  assert.match(renderConfig({ gpuIds: [0, 1], maxBatchSize: 8, engine: 'hf' }), /^max_batch_size: 8$/m);
+  // Rows ÷ instances down to 1: the dynamic batcher goes, as for maxBatchSize 1 (its idle wait would only cost).
+  const ones = renderConfig({ gpuIds: [0, 1], maxBatchSize: 2 });
+  assert.match(ones, /^max_batch_size: 1$/m);
+  assert.doesNotMatch(ones, /dynamic_batching/);
 });
 
 test('warmup batch never exceeds max_batch_size', () => {

@@ -93,7 +93,7 @@ test('podman: the GPU check names the missing NVIDIA CDI spec (podman has no --g
   const bin = mkdtempSync(join(tmpdir(), 'podman-'));
   t.after(() => rmSync(bin, { recursive: true, force: true }));
   symlinkSync(fake.dockerPath, join(bin, 'podman'));
-  const r = await runPreflight(new DockerCli(join(bin, 'podman'), { env: fake.env }), { ...settings, dockerPath: join(bin, 'podman') }, { skip: ['weights', 'ports', 'gpu-memory'], which: withHook });
+  const r = await runPreflight(new DockerCli(join(bin, 'podman'), { env: fake.env }), { ...settings, dockerPath: join(bin, 'podman') }, { skip: ['weights', 'ports', 'gpu-memory'], which: withHook, podmanLimits: async () => undefined });
   const gpu = check(r, 'nvidia-runtime');
   assert.equal(gpu?.level, 'error');
   assert.match(gpu?.error?.message ?? '', /CDI.*\/etc\/cdi/);
@@ -207,6 +207,23 @@ test('GPU memory with the model settings: the memory plan says what runs (int8 o
   // Two copies on the A10: each has half of it, too little for float16, so both run int8.
   const halves = check(await run(gpu('NVIDIA A10', 23028, 22500), 2), 'gpu-memory');
   assert.ok(halves?.facts?.gpuPlans?.[0]?.kind === 'runs' && halves.facts.gpuPlans[0].plan.quantization === 'int8');
+});
+
+test('several GPUs: the memory plan runs for each one, and the warning names only the GPU that does not fit', async (t) => {
+  const { settings: base, docker } = await setup(t);
+  const settings = { ...base, gpuIds: ['0', '1'] };
+  const plan = planSettings({});
+  const gpus: GpuProbe = { gpus: [
+    { index: '0', uuid: 'GPU-a', name: 'NVIDIA A10', totalMiB: 23028, freeMiB: 22500 },
+    { index: '1', uuid: 'GPU-b', name: 'NVIDIA GeForce RTX 4060', totalMiB: 8188, freeMiB: 7700 },
+    { index: '2', uuid: 'GPU-c', name: 'NVIDIA GeForce RTX 4060', totalMiB: 8188, freeMiB: 7700 },
+  ] };
+  const r = check(await runPreflight(docker, settings, { probeGpus: probe(gpus), requiredGpuMiB: requiredMiB(plan), gpuPlan: { settings: plan, copies: 1 } }), 'gpu-memory');
+  assert.equal(r?.level, 'warning');
+  assert.deepEqual(r?.facts?.gpus?.map((g) => g.index), ['0', '1'], 'the listed GPUs, not GPU 2');
+  assert.deepEqual(r?.facts?.gpuPlans?.map((v) => v.kind), ['runs', 'too-small']);
+  assert.match(r?.error?.message ?? '', /^GPU 1 \(NVIDIA GeForce RTX 4060\) has 7\.5 GB free/);
+  assert.doesNotMatch(r?.error?.message ?? '', /GPU 0|GPU 2/);
 });
 
 test('skipped checks are reported as skipped and dependants of a skipped daemon check still run', async (t) => {

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { renderConfig } from '../../../src/core/repository';
 import { resolveSettings } from '../../../src/core/server';
 import { parseSettings } from '../../../src/core/settings/settingsParser';
-import { containerGpuIds, toModelSettings, toServerSettings } from '../../../src/core/settings/settingsMapping';
+import { containerGpuIds, modelGpus, toModelSettings, toServerSettings } from '../../../src/core/settings/settingsMapping';
 
 const defaults = parseSettings(() => undefined, true).settings;
 
@@ -27,14 +27,37 @@ test('the engine setting reaches the model config, and hf gets the per-execute s
   assert.match(hf, /key: "scheduler" value \{ string_value: "per_execute" \}/);
 });
 
-test('GPU ids: host ids go to docker, container ids (renumbered from 0) to the model config', () => {
-  const s = { ...defaults, gpuIds: ['2', '3'], instanceCount: 2, maxBatchSize: 4 };
+test('gpus: host ids go to docker, one model instance per GPU (renumbered from 0) to the model config', () => {
+  const s = { ...defaults, gpus: ['2', '3'], maxBatchSize: 4 };
   assert.deepEqual(toServerSettings(s, '/r').gpuIds, ['2', '3']);
   assert.deepEqual(containerGpuIds(['2', '3']), [0, 1]);
   assert.deepEqual(containerGpuIds([]), [0]);
   const config = renderConfig(toModelSettings(s));
-  assert.match(config, /max_batch_size: 4/);
-  assert.match(config, /count: 2 kind: KIND_GPU gpus: \[ 0, 1 \]/);
+  assert.match(config, /^instance_group \[\n {2}\{ count: 1 kind: KIND_GPU gpus: \[ 0 \] \},\n {2}\{ count: 1 kind: KIND_GPU gpus: \[ 1 \] \}\n\]$/m);
+  assert.match(config, /key: "max_active_rows" value \{ string_value: "4" \}/);
+  assert.match(config, /^max_batch_size: 2$/m);
+});
+
+test('the deprecated gpuIds and instanceCount keep working while gpus is empty; gpus wins over gpuIds', () => {
+  const old = { ...defaults, gpuIds: ['2', '3'], instanceCount: 2 };
+  assert.deepEqual(modelGpus(old), ['2', '3']);
+  assert.deepEqual(toServerSettings(old, '/r').gpuIds, ['2', '3']);
+  assert.match(renderConfig(toModelSettings(old)), /\{ count: 2 kind: KIND_GPU gpus: \[ 1 \] \}/);
+  const both = { ...defaults, gpus: ['5'], gpuIds: ['2', '3'] };
+  assert.deepEqual(toServerSettings(both, '/r').gpuIds, ['5']);
+  assert.match(renderConfig(toModelSettings(both)), /^instance_group \[ \{ count: 1 kind: KIND_GPU gpus: \[ 0 \] \} \]$/m);
+});
+
+test('setting a deprecated key is reported with its replacement; the new key and defaults are not', () => {
+  const values: Record<string, unknown> = { gpuIds: ['1'], instanceCount: 2, gpus: ['0'] };
+  const { settings, problems } = parseSettings((k) => ({ globalValue: values[k] }), true);
+  assert.deepEqual(settings.gpuIds, ['1']);
+  assert.equal(settings.instanceCount, 2);
+  assert.deepEqual(problems, [
+    { key: 'gpuIds', kind: 'deprecated', use: 'gpus' },
+    { key: 'instanceCount', kind: 'deprecated', use: 'gpus' },
+  ]);
+  assert.deepEqual(parseSettings((k) => ({ globalValue: k === 'gpus' ? ['0', '1'] : undefined }), true).problems, []);
 });
 
 test('the settings object is not shared with the core (no aliasing of arrays)', () => {

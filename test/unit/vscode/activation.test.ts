@@ -43,6 +43,8 @@ before(async () => {
     'tritonChatglm.externalUrl': stub.url,
     'tritonChatglm.explainMaxConcurrency': 8,
     'tritonChatglm.explainMaxSelectionChars': 200,
+    // An old configuration: still honoured, and the user is told what replaces it.
+    'tritonChatglm.gpuIds': ['1'],
   });
   uninstall = installVscodeModule(fake.vscode);
   ext = await activateExtension(storage);
@@ -63,6 +65,14 @@ test('activation registers every contributed command and the chat view, and atta
   assert.equal(fake.rec.context.get('tritonChatglm.serverState'), 'running');
   assert.equal(fake.rec.context.get('tritonChatglm.serverMode'), 'external');
   assert.match(fake.rec.statusBar[0]!.text, /ChatGLM: ready/);
+});
+
+test('a deprecated setting the user set is reported once with its replacement, and nothing else is', () => {
+  const deprecated = fake.rec.messages.filter((m) => /deprecated/.test(m.text));
+  assert.deepEqual(deprecated.map((m) => [m.level, m.text, m.buttons]), [['info',
+    'The setting tritonChatglm.gpuIds is deprecated and still used: list the GPUs in tritonChatglm.gpus instead (one model instance per GPU).',
+    ['Open Settings']]]);
+  assert.ok(!fake.rec.messages.some((m) => /Invalid ChatGLM settings/.test(m.text)), 'a deprecated value is valid');
 });
 
 test('the chat view: strict CSP, l10n and state on ready, malformed messages dropped', async () => {
@@ -92,6 +102,9 @@ test('the chat view: strict CSP, l10n and state on ready, malformed messages dro
   await waitFor(() => posted.find((m) => m.type === 'state'), 'a state message');
   const l10n = posted.find((m) => m.type === 'l10n') as { strings: Record<string, string> } | undefined;
   assert.equal(l10n?.strings.send, 'Send');
+  // The keys the empty chat names, as package.json binds them.
+  assert.deepEqual(posted.find((m) => m.type === 'keybindings'),
+    { type: 'keybindings', explain: { key: 'ctrl+alt+e', mac: 'cmd+alt+e' }, edit: { key: 'ctrl+alt+u', mac: 'cmd+alt+u' } });
 
   const before = posted.length;
   const logBefore = fake.rec.log.length;
@@ -345,8 +358,9 @@ test('server status panel: strict CSP, polled statistics posted as data', async 
   assert.equal(update.figures.batch, '2');
   assert.equal(update.figures.queue, '1');
   assert.ok(Object.keys(update.series).includes('activeRows') && Object.keys(update.series).includes('requestsPerSecond'));
-  // No metrics address for this external server: nothing live, and neither the scheduler's nor the GPU cards.
-  assert.deepEqual(update.hidden, ['scheduler', 'gpu']);
+  // No metrics address for this external server: nothing live, and neither the scheduler's nor the GPU cards, nor
+  // per-instance rows.
+  assert.deepEqual(update.hidden, ['scheduler', 'gpu', 'instances']);
   assert.match(update.note, /No metrics address is set/);
 });
 

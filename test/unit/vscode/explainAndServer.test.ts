@@ -51,18 +51,20 @@ describe('explanations and destructive actions (host side)', () => {
     fake.rec.messages.length = 0; fake.rec.modals.length = 0; fake.rec.answer = undefined; fake.rec.quickPickCalls.length = 0;
   });
 
-  it('one explanation opens expanded, titled with its place only', async () => {
+  it('one explanation opens brief like several (no comment: nothing for VS Code to open its Comments panel for)', async () => {
     const tab = editorOn('/w/one.py', [0, 1]);
     await run('tritonChatglm.explainSelection');
     const [thread] = live();
     assert.equal(thread!.collapsibleState, 1);
+    assert.equal(thread!.contextValue, 'tritonChatglm.explanation.brief');
+    assert.match(thread!.label ?? '', /^Explanation of one\.py:1–2: Explains \d+ chars\.$/);
+    assert.equal(thread!.comments.length, 0);
+    assert.equal(fake.rec.context.get('tritonChatglm.hasExplanations'), true);
+    // Show Full Explanation: the whole answer in its comment, the title back to the place only.
+    await run('tritonChatglm.showFullExplanation', thread);
     assert.equal(thread!.contextValue, 'tritonChatglm.explanation.full');
     assert.equal(thread!.label, 'Explanation of one.py:1–2');
-    // Its comment is there from the start, empty until the thread was shown (else VS Code opens the Comments panel).
-    assert.equal(thread!.comments.length, 1);
-    await waitFor(() => thread!.comments[0]!.body.value !== '', 'its comment to say something, once the thread is shown');
     assert.match(thread!.comments[0]!.body.value, /^Explains \d+ chars\./);
-    assert.equal(fake.rec.context.get('tritonChatglm.hasExplanations'), true);
     await fake.vscode.window.tabGroups.close([tab]);
   });
 
@@ -93,6 +95,32 @@ describe('explanations and destructive actions (host side)', () => {
     assert.equal(fake.rec.context.get('tritonChatglm.hasExplanations'), false);
   });
 
+  it('Dismiss All offers Undo: the threads come back where they were, saying what they said', async () => {
+    const tab = editorOn('/w/undo.py', [0, 1], [3, 4]);
+    await run('tritonChatglm.explainSelection');
+    const before = live().map((t) => ({ path: t.uri.path, line: t.range?.start.line, label: t.label, context: t.contextValue }));
+    assert.equal(before.length, 2);
+    assert.ok(before.every((t) => /: Explains \d+ chars\.$/.test(t.label ?? '')), JSON.stringify(before));
+    // Ignored, the notification leaves them dismissed.
+    await run('tritonChatglm.dismissAllExplanations');
+    assert.deepEqual(live(), []);
+    assert.deepEqual(fake.rec.messages.map((m) => [m.text, m.buttons]), [['Dismissed 2 explanations.', ['Undo']]]);
+    // Again, with Undo picked: both back.
+    await run('tritonChatglm.explainSelection');
+    const again = live().map((t) => ({ path: t.uri.path, line: t.range?.start.line, label: t.label, context: t.contextValue }));
+    fake.rec.answer = 'Undo';
+    await run('tritonChatglm.dismissAllExplanations');
+    const restored = live().map((t) => ({ path: t.uri.path, line: t.range?.start.line, label: t.label, context: t.contextValue }));
+    assert.deepEqual(restored, again);
+    assert.equal(fake.rec.context.get('tritonChatglm.hasExplanations'), true);
+    // A restored thread still continues in the chat (its conversation is known).
+    const messages = fake.rec.messages.length;
+    await run('tritonChatglm.continueInChat', live()[0]);
+    assert.ok(!fake.rec.messages.slice(messages).some((m) => /still being written/.test(m.text)));
+    fake.rec.answer = undefined;
+    await fake.vscode.window.tabGroups.close([tab]);
+  });
+
   it('explain.target = chat: a new chat, one question per selection, each with its selection as the chip', async () => {
     fake.updateConfig({ 'tritonChatglm.explain.target': 'chat' });
     try {
@@ -117,12 +145,15 @@ describe('explanations and destructive actions (host side)', () => {
     }
   });
 
-  it('the status bar menu: the chat, Server Status and the logs first; Unload after a separator, last', async () => {
+  it('the status bar menu: the chat and Server Status first; Reload and Unload last, under the label Model', async () => {
     fake.rec.pick = undefined;
     await run('tritonChatglm.showActions');
     const labels = fake.rec.quickPickCalls[0]!.labels;
-    assert.deepEqual(labels.slice(0, 3), ['$(comment-discussion) Open Chat', '$(pulse) Show Server Status', '$(output) Show Server Logs']);
-    assert.deepEqual(labels.slice(-3), ['Stop or unload', '$(cloud-download) Reload Model', '$(cloud-upload) Unload Model']);
+    assert.deepEqual(labels, [
+      '$(comment-discussion) Open Chat', '$(pulse) Show Server Status',
+      'Logs and settings', '$(output) Show Server Logs', '$(gear) Open Settings',
+      'Model', '$(cloud-download) Reload Model', '$(cloud-upload) Unload Model',
+    ]);
   });
 
   it('Unload asks while the model is loaded; Cancel keeps it, with the last load time when one is known', async () => {

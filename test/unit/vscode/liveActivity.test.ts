@@ -12,8 +12,9 @@ import { activateExtension, resolveChatView, waitFor, type ExtensionModule } fro
 import { createFakeVscode, installVscodeModule, MarkdownString, Position, Selection, Uri, type FakeThread } from './support/fakeVscode';
 import { startStubTriton, type StubTriton } from './support/stubTriton';
 
-/** What the stub's metrics say: the rows are its running streams, `waiting` is set by the test. */
-const server = { waiting: 0 };
+/** What the stub's metrics say: the rows are its running streams, `waiting` is set by the test; `second`: a second
+ * model instance (tritonChatglm.gpus with two GPUs) with that many rows. */
+const server: { waiting: number; second?: number } = { waiting: 0 };
 let stub: StubTriton;
 let storage: string;
 let fake: ReturnType<typeof createFakeVscode>;
@@ -33,6 +34,14 @@ function metricsText(): string {
     `chatglm3_generated_tokens_total${labels} 12`,
     `chatglm3_first_tokens_total${labels} 2`,
     `chatglm3_first_token_seconds_total${labels} 0.1`,
+    ...(server.second === undefined ? [] : [
+      `chatglm3_active_rows{device="cuda:1",instance="chatglm3-6b_1_0",model="chatglm3-6b",version="1"} ${server.second}`,
+      `chatglm3_decode_steps_total{device="cuda:1",instance="chatglm3-6b_1_0",model="chatglm3-6b",version="1"} 4`,
+      `chatglm3_generated_tokens_total{device="cuda:1",instance="chatglm3-6b_1_0",model="chatglm3-6b",version="1"} 30`,
+      // quantization auto: the first GPU's memory plan kept float16, the second's chose int8.
+      `chatglm3_weights_info{dtype="float16",instance="chatglm3-6b_0_0",model="chatglm3-6b",quantization="none",version="1"} 1`,
+      `chatglm3_weights_info{dtype="float16",device="cuda:1",instance="chatglm3-6b_1_0",model="chatglm3-6b",quantization="int8",version="1"} 1`,
+    ]),
   ].join('\n');
 }
 
@@ -75,14 +84,19 @@ test('while an answer runs: "generating (1)" with a spinner, the tooltip names i
   panel.webview.receive({ type: 'ready' });
   const layout = await waitFor(() => panel.webview.posted.find((m) => (m as { type: string }).type === 'layout'), 'the layout') as StatusLayout;
   assert.ok(!isProtocolError(parseHostToStatusView(layout)), 'the layout passes the protocol');
-  assert.deepEqual(layout.sections.map((s) => s.id), ['now', 'schedulerCharts', 'schedulerTotals', 'tritonCharts', 'tritonTotals', 'gpus', 'gpuCharts']);
+  assert.deepEqual(layout.sections.map((s) => s.id), ['now', 'instances', 'schedulerCharts', 'schedulerTotals', 'tritonCharts', 'tritonTotals', 'gpus', 'gpuCharts']);
+  // Plain words: every figure explained in its tooltip, no engine jargon in the labels (issue #33).
+  const figures = layout.sections.flatMap((s) => (s.kind === 'table' ? s.rows : s.kind === 'charts' ? s.charts : []));
+  assert.deepEqual(figures.filter((f) => !f.help).map((f) => f.label), [], 'every figure has a tooltip');
+  assert.deepEqual(figures.concat(layout.sections.map((s) => ({ id: s.id, label: s.heading }))).map((f) => f.label).filter((l) => /\b(rows?|decode|prefill|batch(es|ing)?|executions?)\b/i.test(l)), []);
+  assert.equal(figures.find((f) => f.id === 'activeRows')?.label, 'Answers being written');
   const live = await waitFor(() => (panel.webview.posted as StatusUpdate[]).find((m) => m.type === 'update' && m.figures.activeRows === '1'), 'an update with the running row') as StatusUpdate;
   assert.equal(live.figures.thisWindow, '1 generating, 0 queued');
   assert.equal(live.figures.generatedTokens, '12');
-  assert.deepEqual(live.hidden, ['gpu'], 'the stub has no GPU metrics: GPU cards hidden, the scheduler\'s shown');
+  assert.deepEqual(live.hidden, ['gpu', 'instances'], 'the stub has no GPU metrics and one instance: GPU cards and per-instance rows hidden, the scheduler\'s shown');
   assert.match(live.note, /no GPU metrics/);
   assert.ok(live.series.activeRows!.d.startsWith('M'), 'the active-rows sparkline has a point');
-  assert.deepEqual([live.series.activeRows!.top, live.series.activeRows!.empty], ['1 row', false], 'its y axis tops at 1 row');
+  assert.deepEqual([live.series.activeRows!.top, live.series.activeRows!.empty], ['1 answer', false], 'its y axis tops at 1 answer');
   assert.equal(live.series.gpuUtilizationPct!.empty, true, 'no GPU figures: that chart is still collecting');
 
   receive({ type: 'stop' });
@@ -196,4 +210,25 @@ test('Server Status\'s title bar: Stop Answers, Unload, Restart, Show Logs; Stop
   const last = posted.filter((m) => m.type === 'state').at(-1) as { messages: { role: string; status: string }[] } | undefined;
   const done = posted.filter((m) => m.type === 'messageDone').at(-1) as { status?: string } | undefined;
   assert.equal(done?.status ?? last?.messages.at(-1)?.status, 'stopped');
+});
+
+test('Server Status with two model instances: the rows are their sum, and one line per instance says where it runs', async () => {
+  server.second = 3;
+  try {
+    await fake.vscode.commands.executeCommand('tritonChatglm.showServerStatus');
+    const panel = fake.rec.panels.at(-1)!;
+    panel.webview.receive({ type: 'ready' });
+    const update = await waitFor(() => (panel.webview.posted as StatusUpdate[]).find((m) => m.type === 'update' && m.lists.instances?.length === 2), 'an update with two instances') as StatusUpdate;
+    assert.ok(!isProtocolError(parseHostToStatusView(update)), 'the update passes the protocol');
+    assert.ok(!update.hidden.includes('instances'), 'the per-instance rows are shown');
+    assert.equal(update.figures.activeRows, String(stub.active + 3), 'the summed rows');
+    assert.equal(update.figures.generatedTokens, '42');
+    assert.match(update.lists.instances![0]!, /^chatglm3-6b_0_0 on –: \d+ generating, 0 waiting, .+ tokens\/s, 12 tokens in finished answers$/);
+    assert.match(update.lists.instances![1]!, /^chatglm3-6b_1_0 on cuda:1: 3 generating, 0 waiting, .+ tokens\/s, 30 tokens in finished answers$/);
+    // Each GPU's memory plan chose: both choices are named (a text longer than a number, posted all the same).
+    assert.equal(update.figures.weights, 'float16 (not quantized); int8 (ChatGLM3\'s 8-bit weights), float16 activations');
+    panel.dispose();
+  } finally {
+    delete server.second;
+  }
 });

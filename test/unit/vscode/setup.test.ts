@@ -23,6 +23,7 @@ let ext: typeof import('../../../src/vscode/extension');
 let receive: (m: unknown) => void;
 let savedPath: string | undefined;
 const posted: { type: string; setup?: SetupView }[] = [];
+const memento = new Map<string, unknown>();
 
 /** The checklist as the chat view last received it. */
 const lastSetup = (): SetupView | undefined => posted.filter((m) => m.type === 'setup').at(-1)?.setup;
@@ -42,7 +43,7 @@ before(async () => {
   savedPath = process.env.PATH;
   process.env.PATH = pathWithFakeHost(savedPath);
   uninstall = installVscodeModule(fake.vscode);
-  ext = await activateExtension(storage);
+  ext = await activateExtension(storage, memento);
   ({ receive } = resolveChatView(fake, posted));
   receive({ type: 'ready' });
 });
@@ -58,6 +59,10 @@ after(async () => {
 
 test('nothing set up: "setup needed" (warning colour, never the error state) and one checklist of every check', async () => {
   await waitFor(() => fake.rec.context.get('tritonChatglm.serverState') === 'setup', 'the setup-needed state');
+  // The install's first activation found the setup needed: the ChatGLM view (its checklist) is revealed, once.
+  await waitFor(() => fake.rec.executed.some((c) => c.id === 'tritonChatglm.chat.focus'), 'the ChatGLM view to be revealed');
+  assert.equal(fake.rec.executed.filter((c) => c.id === 'tritonChatglm.chat.focus').length, 1);
+  assert.equal(memento.get('tritonChatglm.firstRunDone'), true);
   const bar = fake.rec.statusBar[0]!;
   assert.match(bar.text, /\$\(tools\) ChatGLM: setup needed/);
   assert.equal((bar as unknown as { backgroundColor?: { id: string } }).backgroundColor?.id, 'statusBarItem.warningBackground');

@@ -3,7 +3,7 @@
 // by hooking Node's module loader, so the real extension code runs unchanged.
 import { readFileSync, statSync } from 'node:fs';
 import Module from 'node:module';
-import { join, relative } from 'node:path';
+import { join, matchesGlob, relative } from 'node:path';
 import { createFakeLm } from './fakeLm';
 
 type Listener<T> = (e: T) => unknown;
@@ -81,6 +81,14 @@ export class WorkspaceEdit {
 }
 export class TabInputTextDiff { constructor(readonly original: Uri, readonly modified: Uri) {} }
 export class TabInputText { constructor(readonly uri: Uri) {} }
+export class InlineCompletionItem { constructor(readonly insertText: string, readonly range?: Range) {} }
+/** A cancellation token the test cancels (VS Code cancels the previous one on each keystroke). */
+export class CancellationTokenSource {
+  private readonly emitter = new EventEmitter<void>();
+  readonly token = { isCancellationRequested: false, onCancellationRequested: this.emitter.event };
+  cancel() { if (!this.token.isCancellationRequested) { this.token.isCancellationRequested = true; this.emitter.fire(); } }
+  dispose() {}
+}
 
 /** A quick pick as the extension drives it (createQuickPick), with what the user would do to it. */
 export interface FakeQuickPick {
@@ -115,6 +123,8 @@ export interface Recorded {
   disposables: { kind: string; disposed: boolean }[];
   statusBar: { text: string; tooltip?: unknown; disposed: boolean }[];
   viewProviders: Map<string, { resolveWebviewView(view: unknown): void }>;
+  /** Inline completion providers (vscode.languages.registerInlineCompletionItemProvider), with their selectors. */
+  inlineProviders: { selector: unknown; provider: { provideInlineCompletionItems(...args: unknown[]): Promise<unknown> } }[];
   /** Language model chat providers by vendor (vscode.lm.registerLanguageModelChatProvider). */
   lmProviders: Map<string, unknown>;
   threads: FakeThread[];
@@ -181,7 +191,7 @@ export function createFakeVscode(config: Record<string, unknown>) {
     viewProviders: new Map(), lmProviders: new Map(), threads: [], progress: [], panels: [], config, trusted: true,
     executed: [], external: [], openDialogs: [], updates: [], quickPicks: [], written: new Map(),
     modals: [], quickPickCalls: [], findFiles: [], files: [], opened: [],
-    contentProviders: new Map(), diffs: [], tabs: [], applied: [],
+    contentProviders: new Map(), diffs: [], tabs: [], applied: [], inlineProviders: [],
   };
   const configEmitter = new EventEmitter<{ affectsConfiguration(s: string): boolean }>();
   const trustEmitter = new EventEmitter<void>();
@@ -214,6 +224,8 @@ export function createFakeVscode(config: Record<string, unknown>) {
     ...createFakeLm(rec.lmProviders),
     DiagnosticSeverity: { Error: 0, Warning: 1, Information: 2, Hint: 3 },
     EventEmitter, Uri, Position, Range, Selection, ThemeColor, ThemeIcon, RelativePattern, MarkdownString, WorkspaceEdit, TabInputTextDiff, TabInputText,
+    InlineCompletionItem, CancellationTokenSource,
+    InlineCompletionTriggerKind: { Invoke: 0, Automatic: 1 },
     EndOfLine: { LF: 1, CRLF: 2 },
     QuickPickItemKind: { Separator: -1, Default: 0 },
     StatusBarAlignment: { Left: 1, Right: 2 },
@@ -289,6 +301,8 @@ export function createFakeVscode(config: Record<string, unknown>) {
         onDidChangeTabGroups: tabGroupsEmitter.event,
       },
       get visibleTextEditors() { return activeTextEditor ? [activeTextEditor] : []; },
+      onDidChangeVisibleTextEditors: activeEditorEmitter.event,
+      createTextEditorDecorationType: () => ({ key: 'decoration', dispose() {} }),
       showInformationMessage: show('info'),
       showWarningMessage: show('warning'),
       showErrorMessage: show('error'),
@@ -436,6 +450,16 @@ export function createFakeVscode(config: Record<string, unknown>) {
       async getLanguages() { return ['plaintext', 'python', 'typescript']; },
       /** A test replaces it to give documents problems (`#problems`). */
       getDiagnostics: (_uri: Uri): unknown[] => [],
+      registerInlineCompletionItemProvider(selector: unknown, provider: Recorded['inlineProviders'][number]['provider']) {
+        const entry = { selector, provider };
+        rec.inlineProviders.push(entry);
+        const d = track('inlineCompletions');
+        return { dispose: () => { d.disposed = true; rec.inlineProviders.splice(rec.inlineProviders.indexOf(entry), 1); } };
+      },
+      /** Only `{ pattern }` selectors, matched against the document's path (10 when it matches, as VS Code scores a glob). */
+      match(selector: { pattern?: string }, doc: { uri: Uri }) {
+        return selector.pattern !== undefined && matchesGlob(doc.uri.path, selector.pattern) ? 10 : 0;
+      },
     },
     comments: {
       createCommentController(id: string) {

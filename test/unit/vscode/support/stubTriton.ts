@@ -85,6 +85,21 @@ export async function startStubTriton(options: StubOptions = {}): Promise<StubTr
     const send = (o: unknown) => res.write(`data: ${JSON.stringify(o)}\n\n`);
     const prompt = String(body.prompt ?? '');
     const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    // Code completion (the `infill` contract, triton/README.md): a prefix containing "slow" streams until the
+    // client goes away; otherwise "compute_total()" and a second line (LINE mode keeps the first), then the final.
+    if (typeof body.infill === 'string') {
+      const infill = JSON.parse(body.infill) as { prefix: string; mode: string };
+      const parts = infill.prefix.includes('slow') ? Array.from({ length: 500 }, (_, i) => `s${i}`) : ['compute', '_total()', '\n', 'print(1)\n'];
+      for (const part of parts) {
+        if (res.destroyed) return;
+        send({ response: part });
+        await sleep(infill.prefix.includes('slow') ? 20 : 2);
+      }
+      finished = true;
+      send({ response: '', finish_reason: 'stop', prompt_tokens: 9, completion_tokens: parts.length, history_trimmed: 0, history: '[]' });
+      res.end();
+      return;
+    }
     if (prompt.includes('lose the connection') && !state.cut.has(prompt)) {
       state.cut.add(prompt);
       send({ response: 'half an ' });

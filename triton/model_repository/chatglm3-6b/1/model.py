@@ -25,6 +25,7 @@ from chatglm.engine.types import EngineOptions, is_step_engine
 from chatglm.model.checkpoint import generation_defaults
 from chatglm.serving.answer import AnswerStream
 from chatglm.serving.continuous_scheduler import ContinuousScheduler, SchedulerLimits
+from chatglm.serving.infill import STOP_TEXTS as INFILL_STOP_TEXTS
 from chatglm.serving.io import read_inputs
 from chatglm.serving.metrics import Metrics
 from chatglm.serving.options import ServingOptions
@@ -59,6 +60,8 @@ class TritonPythonModel:
             parameters=params, max_rows=options.max_active_rows, max_context=options.max_context,
             context_needed=options.context_needed,
         ))
+        if options.fill_in_middle != "auto":  # the renderer knows which catalog model it installed
+            self.engine.fill_in_middle = options.fill_in_middle == "on"
         step_engine = is_step_engine(self.engine)
         scheduler = options.scheduler or ("continuous" if step_engine else "per_execute")
         if scheduler == "continuous" and not step_engine:
@@ -69,7 +72,7 @@ class TritonPythonModel:
         # A step engine has a context per row; a request that cannot fit is refused up front.
         self.max_context: Optional[int] = self.engine.max_context if step_engine else None
         self.metrics = Metrics(args.get("model_name", "chatglm3-6b"), args.get("model_version", "1"),
-                               args.get("model_instance_name", "0"))
+                               args.get("model_instance_name", "0"), device)
         self.metrics.describe_weights(getattr(self.engine, "quantization", "none"),
                                       str(getattr(self.engine, "dtype", params.get("dtype", "float16"))).replace("torch.", ""))
         if self.continuous:
@@ -82,7 +85,8 @@ class TritonPythonModel:
         log.info(
             f"engine {options.engine} on {device}, scheduler {scheduler}, decoupled={self.decoupled}, "
             f"max_active_rows={options.max_active_rows}, max_waiting={options.max_waiting}, "
-            f"max_input_tokens={self.limits.max_input_tokens}, max_new_tokens_limit={self.limits.max_new_tokens_limit}"
+            f"max_input_tokens={self.limits.max_input_tokens}, max_new_tokens_limit={self.limits.max_new_tokens_limit}, "
+            f"fill_in_middle={'on' if getattr(self.engine, 'fill_in_middle', False) else 'off'}"
         )
 
     def is_ready(self) -> bool:
@@ -103,6 +107,8 @@ class TritonPythonModel:
         """A valid request as a Reply; an invalid one is answered here, alone."""
         try:
             chat = parse_request(read_inputs(channel.request), self.limits)
+            if chat.infill is not None:
+                self._check_infill()
             plan = plan_prompt(self.engine, chat, self.limits)
             if self.max_context is not None and len(plan.ids) + chat.max_new_tokens > self.max_context:
                 raise RequestError(f"prompt ({len(plan.ids)} tokens) + max_new_tokens ({chat.max_new_tokens}) exceed "
@@ -116,7 +122,18 @@ class TritonPythonModel:
             log.error(f"request {channel.request_id()} failed while preparing: {exc!r}")
             self._fail(channel, f"could not prepare the request: {exc}", pb_utils.TritonError.INTERNAL)
             return None
-        return Reply(channel, chat, plan, AnswerStream(self.engine.decode))
+        answer = (AnswerStream(self.engine.decode, raw=True, stop_texts=INFILL_STOP_TEXTS) if chat.infill is not None
+                  else AnswerStream(self.engine.decode))
+        return Reply(channel, chat, plan, answer)
+
+    def _check_infill(self) -> None:
+        """Only a model made for fill-in-the-middle (the catalog's fillInMiddle: CodeGeeX4) takes `infill`."""
+        if not getattr(self.engine, "fill_in_middle", False):
+            name = getattr(self.engine, "model_id", None) or "this model"
+            raise RequestError(f"{name} has no fill-in-the-middle (code completion): load CodeGeeX4-ALL-9B "
+                               f"(codegeex4-all-9b) for completions")
+        if not self.continuous:
+            raise RequestError("infill needs scheduler 'continuous' (completions share its rows with chat)")
 
     @staticmethod
     def _fail(channel: Channel, message: str, code) -> None:

@@ -52,6 +52,8 @@ class NativeEngine(TokenizerPrompts):
         self.config = config
         entry = identify(config)
         self.model_id = entry.id if entry else None  # the catalog model this checkpoint is (None: not one it lists)
+        # Takes `infill` (code completion) only where the catalog says the model was trained for it (CodeGeeX4).
+        self.fill_in_middle = bool(entry and entry.fill_in_middle)
         if tokenizer is None:
             tokenizer = load_tokenizer(options.weights_path)  # our code over the data files: nothing runs from there
         self.tokenizer = tokenizer

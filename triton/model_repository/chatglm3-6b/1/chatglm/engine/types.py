@@ -105,8 +105,19 @@ class TokenizerPrompts:
         return (int(eos if eos is not None else 2), int(tokenizer.get_command("<|user|>")),
                 int(tokenizer.get_command("<|observation|>")))
 
+    def infill_stop_ids(self) -> tuple:
+        """Fill-in-the-middle (CodeGeeX4) also ends at <|assistant|>, as Continue's CodeGeeX4 template stops."""
+        return self.chat_stop_ids() + (int(self.tokenizer.get_command("<|assistant|>")),)
+
     def prefix_ids(self) -> List[int]:
         return list(self.tokenizer.get_prefix_tokens())
+
+    def text_ids(self, text: str) -> List[int]:
+        """Plain text (special-token text inside it stays text)."""
+        return list(self.tokenizer.encode(text))
+
+    def special_id(self, name: str) -> int:
+        return int(self.tokenizer.get_command(name))
 
     def message_ids(self, role: str, metadata: str, content: str) -> List[int]:
         return list(self.tokenizer.build_single_message(role, metadata, content))

@@ -6,6 +6,10 @@ produce the same text, so this class
 - holds everything back until the metadata line is complete (or clearly absent),
 - holds back a trailing incomplete UTF-8 character (decoded as U+FFFD) and trailing whitespace,
 so that the concatenated deltas equal the final content exactly.
+
+A fill-in-the-middle answer (`raw`) is code: no metadata line, nothing stripped (indentation and newlines are the
+answer); it ends at the first of its `stop_texts` (`stopped`), which is not part of it, and a trailing part of one
+is held back until it is clearly something else.
 """
 from __future__ import annotations
 
@@ -16,8 +20,11 @@ MAX_METADATA_CHARS = 128  # a first line longer than this is content, not metada
 
 
 class AnswerStream:
-    def __init__(self, decode: Callable[[Sequence[int]], str]):
+    def __init__(self, decode: Callable[[Sequence[int]], str], raw: bool = False, stop_texts: Sequence[str] = ()):
         self._decode = decode
+        self.raw = raw
+        self.stop_texts = tuple(stop_texts)
+        self.stopped = False  # a stop text appeared: the answer ends before it
         self._ids: List[int] = []
         # Incremental detokenisation: only ids[prefix:] are decoded per token (not the whole answer), and text is
         # taken over once it no longer ends in an incomplete character.
@@ -53,6 +60,8 @@ class AnswerStream:
     def split(self, final: bool):
         """(metadata, content) of the text so far; metadata None while it may still be incomplete."""
         text = self._text
+        if self.raw:
+            return "", text
         newline = text.find("\n")
         if 0 <= newline <= MAX_METADATA_CHARS:
             metadata, content = text[:newline], text[newline + 1:]
@@ -70,8 +79,21 @@ class AnswerStream:
             return ""
         # An incomplete multi-byte character at the end: wait for the rest, or drop it when the row was cut off.
         content = content.rstrip(REPLACEMENT)
+        if self.raw:
+            return self._before_stop(content, final)
         if not final:
             content = content.rstrip()  # trailing whitespace is dropped if the answer ends here
+        return content
+
+    def _before_stop(self, content: str, final: bool) -> str:
+        """Raw text up to the first stop text; without one, less any end that may still become one."""
+        found = [i for i in (content.find(t) for t in self.stop_texts) if i >= 0]
+        if found:
+            self.stopped = True
+            return content[:min(found)]
+        if not final:
+            held = max((k for t in self.stop_texts for k in range(1, len(t)) if content.endswith(t[:k])), default=0)
+            content = content[:len(content) - held]
         return content
 
     def _delta(self, content: str) -> str:

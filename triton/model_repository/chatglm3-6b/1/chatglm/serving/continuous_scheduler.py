@@ -4,8 +4,9 @@ execute() only validates and calls `submit`, which queues the request (or refuse
 queue is full) and returns. One engine thread owns the model and repeats an iteration:
 
 1. take the latest cancellation check (chatglm/serving/responder.py): cancelled rows end at once, their slots are free;
-2. prefill: rows still in their prompt continue, then waiting requests are admitted while slots are free, within
-   a budget of prompt tokens per iteration (a long prompt is prefilled in chunks over several iterations); while
+2. prefill (chatglm/serving/prefill_admission.py): rows still in their prompt continue, then waiting requests are
+   admitted while slots are free — code completions (`infill`) before chats in both (chatglm/serving/scheduler_rows.py)
+   — within a budget of prompt tokens per iteration (a long prompt is prefilled in chunks over several iterations); while
    rows are decoding, the chunk is sized by `ChunkSizer` so that an iteration with a chunk costs at most
    `prefill_stall_target` decode-only iterations: running answers never pause for a whole chunk;
 3. one decode step for every row past its prompt. While rows decode, the chunks run in the same forward pass as
@@ -14,8 +15,8 @@ queue is full) and returns. One engine thread owns the model and repeats an iter
    no row decoding (or an engine that cannot mix), the chunks run on their own and a row whose prompt is
    complete gets its first token at once, then joins the step. ONE sampling call on the device per pass (each
    row with its own settings) and one readback of the ids, the iteration's only waits on the device;
-4. each token is streamed (coalesced to one send per stream interval); a row that hit a stop id or its own
-   max_new_tokens ends at once: its FINAL goes out and its KV cache slot takes the next request;
+4. each token is streamed (coalesced to one send per stream interval); a row that hit a stop id (or a completion's
+   stop text) or its own max_new_tokens ends at once (chatglm/serving/row_endings.py): its FINAL goes out and its KV cache slot takes the next request;
 5. the responder thread sends what the iteration produced and checks the open requests for cancellation while
    the engine goes on.
 
@@ -38,23 +39,24 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import deque
-from dataclasses import dataclass
-from typing import Deque, List, Optional
+from typing import List, Optional
 
 import torch
 import triton_python_backend_utils as pb_utils
 
 import chatglm.log as log
 from chatglm.engine.types import PrefillChunk
-from chatglm.engine.generation import FINISH_CANCELLED, INVALID_TOKEN, RowProgress, RowResult, SamplingTensors, \
-    TokenPresence, invalid_distribution_message, random_seed, sample_tokens
+from chatglm.engine.generation import FINISH_CANCELLED, FINISH_STOP, INVALID_TOKEN, RowResult, SamplingTensors, \
+    TokenPresence, invalid_distribution_message, sample_tokens
 from chatglm.engine.overflow import OVERFLOW_TOKEN, mark_overflow, overflow_message
 from chatglm.serving.chunk_sizer import ChunkSizer
-from chatglm.serving.faults import is_device_fault, is_out_of_memory, model_failed_message
+from chatglm.serving.faults import is_device_fault, is_out_of_memory
 from chatglm.serving.metrics import MetricsBuffer
 from chatglm.serving.reply import Reply, error_response
+from chatglm.serving.prefill_admission import PrefillAdmission
 from chatglm.serving.responder import Responder
+from chatglm.serving.row_endings import RowEndings
+from chatglm.serving.scheduler_rows import Row, SchedulerLimits, WaitingRows
 
 METRICS_INTERVAL = 0.25  # seconds between two metric updates while rows run (and always before a FINAL)
 # The seam to the sampler (chatglm.engine.generation.sample_tokens): (float logits [rows, V] on the device,
@@ -63,37 +65,7 @@ METRICS_INTERVAL = 0.25  # seconds between two metric updates while rows run (an
 SAMPLER = sample_tokens
 
 
-@dataclass(frozen=True)
-class SchedulerLimits:
-    max_active_rows: int
-    max_waiting: int  # 0 = unbounded
-    prefill_token_budget: int
-    stream_interval: float  # seconds between two deltas of a request
-    prefill_stall_target: Optional[float] = 2.0  # an iteration with a chunk ≤ this many decode steps; None = off
-
-
-class Row:
-    """A request inside the scheduler: its KV cache slot, how much of its prompt is in the cache, its tokens."""
-
-    def __init__(self, reply: Reply, stop_ids: frozenset, seeds=None):
-        self.reply = reply
-        self.prompt = reply.plan.ids
-        self.progress = RowProgress(reply.settings.max_new_tokens, stop_ids)
-        self.slot: Optional[int] = None
-        self.prefilled = 0
-        self.last_token: Optional[int] = None
-        self.admitted_step: Optional[int] = None
-        self.first_token_step: Optional[int] = None
-        settings = reply.settings
-        self.seed = settings.seed if settings.seed is not None else random_seed(seeds)
-        self.sampled = 0  # tokens sampled so far: the counter of the row's random numbers
-
-    @property
-    def decoding(self) -> bool:
-        return self.prefilled == len(self.prompt)
-
-
-class ContinuousScheduler:
+class ContinuousScheduler(PrefillAdmission, RowEndings):
     def __init__(self, engine, limits: SchedulerLimits, metrics, ready_probe=None):
         self.engine = engine
         self._fails_on_overflow = bool(getattr(engine, "fails_on_overflow", False))
@@ -110,7 +82,7 @@ class ContinuousScheduler:
         self._mixes = callable(getattr(engine, "step_with_chunks", None))  # decode step and chunks in one pass
         self._iterations = 0
         self._lock = threading.Condition()
-        self._waiting: Deque[Row] = deque()
+        self._waiting = WaitingRows()
         self._active: List[Row] = []  # the engine thread's own (and close()'s once that thread stopped)
         self._stopping = False
         self.failed: Optional[str] = None  # set once a device fault made the model unusable (model_failed_message)
@@ -147,7 +119,8 @@ class ContinuousScheduler:
                                            f"wait for one of {self.limits.max_active_rows} rows); try again shortly"))
                     busy += 1
                 else:
-                    self._waiting.append(Row(reply, self.stop_ids, seeds))
+                    stops = self.stop_ids if reply.plan.stop_ids is None else frozenset(reply.plan.stop_ids)
+                    self._waiting.append(Row(reply, stops, seeds))
             if len(refused) < len(live):
                 self._lock.notify()
             waiting = len(self._waiting)
@@ -281,96 +254,6 @@ class ContinuousScheduler:
         for row in gone:
             self._finish(row, row.progress.result(FINISH_CANCELLED))
 
-    def _plan_prefill(self, budget: int):
-        """This iteration's prompt chunks within `budget` tokens: rows in the middle of a long prompt first, then
-        waiting requests admitted while slots are free. Returns (rows, chunks)."""
-        chunks, rows = [], []
-
-        def take(row: Row) -> None:
-            nonlocal budget
-            stop = min(len(row.prompt), row.prefilled + budget)
-            chunks.append(PrefillChunk(row.slot, row.prompt, row.prefilled, stop))
-            rows.append(row)
-            budget -= stop - row.prefilled
-
-        for row in self._active:
-            if not row.decoding and budget > 0:
-                take(row)
-        while budget > 0 and len(self._active) < self.limits.max_active_rows:
-            with self._lock:
-                row = self._waiting.popleft() if self._waiting else None
-            if row is None:
-                break
-            row.slot = self.engine.open_row()
-            row.admitted_step = self.steps
-            self._active.append(row)
-            take(row)
-        for row, chunk in zip(rows, chunks):
-            if chunk.start == 0 and row.reply.settings.repetition_penalty != 1.0:
-                self._presence_of(None).start(row.slot, row.prompt)
-        return rows, chunks
-
-    def _run_prefill(self, rows: List[Row], chunks: List[PrefillChunk]):
-        """The chunks' own forward pass; returns the rows whose prompt is now complete, their logits and the
-        number of prompt tokens run."""
-        try:
-            logits = self.engine.prefill(chunks)
-        except Exception as exc:  # noqa: BLE001 - out of memory: retried chunk by chunk, the culprit fails alone
-            if not is_out_of_memory(exc):
-                raise
-            rows, chunks, logits = self._prefill_alone(rows, chunks, exc)
-            if not chunks:
-                return [], None, 0
-        done = [i for i, c in enumerate(chunks) if c.complete]
-        if done and len(done) < len(chunks):
-            logits = logits.index_select(0, torch.tensor(done, dtype=torch.long, device=logits.device))
-        return self._prefilled(rows, chunks), (logits if done else None), sum(c.stop - c.start for c in chunks)
-
-    def _prefilled(self, rows: List[Row], chunks: List[PrefillChunk]) -> List[Row]:
-        """Books chunks that ran; the rows whose prompt they completed, in order."""
-        self._figures.increment("prefill_tokens", sum(c.stop - c.start for c in chunks))
-        for row, chunk in zip(rows, chunks):
-            row.prefilled = chunk.stop
-        return [row for row, chunk in zip(rows, chunks) if chunk.complete]
-
-    def _prefill_alone(self, rows: List[Row], chunks: List[PrefillChunk], error: Exception):
-        """After an out-of-memory prefill: with several chunks, each again on its own; a chunk that runs out of
-        memory alone (or the only chunk) ends its request. A failed chunk advanced no cache length, so nothing
-        of it is ever read and the other rows are unaffected."""
-        self._release_cached_memory()
-        kept = []
-        for row, chunk in zip(rows, chunks):
-            logits = None
-            if len(chunks) > 1:
-                try:
-                    logits = self.engine.prefill([chunk])
-                except Exception as exc:  # noqa: BLE001 - only out of memory is this row's own failure
-                    if not is_out_of_memory(exc):
-                        raise
-                    error = exc
-            if logits is None:
-                self._release_cached_memory()
-                log.warn(f"request {row.reply.channel.request_id()}: out of memory in its prefill chunk "
-                         f"[{chunk.start}, {chunk.stop}): {error}")
-                self._retire_failed(row, f"out of memory while reading the prompt ({len(row.prompt)} tokens, chunk of "
-                                         f"{chunk.stop - chunk.start}): send a shorter prompt or history, or lower "
-                                         f"prefill_token_budget / max_active_rows", pb_utils.TritonError.INTERNAL)
-                continue
-            kept.append((row, chunk, logits))
-        if not kept:
-            return [], [], None
-        return [k[0] for k in kept], [k[1] for k in kept], torch.cat([k[2] for k in kept])
-
-    def _release_cached_memory(self) -> None:
-        if getattr(getattr(self.engine, "device", None), "type", None) == "cuda":
-            torch.cuda.empty_cache()
-
-    def _presence_of(self, logits) -> TokenPresence:
-        if self._presence is None:
-            vocab = int(logits.shape[-1]) if logits is not None else int(self.engine.config.padded_vocab_size)
-            self._presence = TokenPresence(self.engine.max_rows, vocab, self.engine.device)
-        return self._presence
-
     def _decode(self, rows: List[Row]):
         """One decode step for `rows`; their logits. Out of memory in it is no row's own fault and leaves the cache
         as it was (no length advanced; what the step wrote is written again with the same values): the
@@ -438,89 +321,7 @@ class ContinuousScheduler:
                 return
             if text:
                 self._responder.send_delta(row.reply.channel, text)
+            if row.reply.answer.stopped and row.progress.finish is None:  # a stop text (completions)
+                row.progress.finish = FINISH_STOP
         if row.progress.finish is not None:
             self._retire(row, row.progress.finish)
-
-    def _retire(self, row: Row, reason: str) -> None:
-        """Ends a running row at once: its slot is free for the next request from this step on."""
-        self._active.remove(row)
-        self.engine.close_row(row.slot)
-        self._finish(row, row.progress.result(reason))
-
-    def _retire_failed(self, row: Row, message: str, code) -> None:
-        """Ends one running row with an error; its slot is free, the other rows go on."""
-        self._active.remove(row)
-        self.engine.close_row(row.slot)
-        self._figures.increment("generated", len(row.progress.tokens))
-        self._fail(row, message, code)
-        self._send_figures(force=True)
-
-    def _finish(self, row: Row, result: RowResult) -> None:
-        channel = row.reply.channel
-        if channel.claim_final():
-            try:
-                response = self._final(row.reply, result, row)
-            except Exception as exc:  # noqa: BLE001 - the detokenizer failed on the last tokens: this row only
-                log.warn(f"request {channel.request_id()}: building the final response failed: {exc!r}")
-                response = error_response(f"could not turn the answer's tokens into text: {exc}",
-                                          pb_utils.TritonError.INTERNAL)
-            self._send_figures(force=True)
-            self._responder.send(channel, response, True)
-
-    def _final(self, reply: Reply, result: RowResult, row: Optional[Row]):
-        tokens = len(result.token_ids)
-        self._figures.increment("generated", tokens)
-        if result.finish_reason == FINISH_CANCELLED:
-            self._figures.increment("cancelled", 1)
-        steps = ""
-        if row is not None and row.admitted_step is not None:
-            first = f"first token at step {row.first_token_step}" if row.first_token_step is not None else "no token"
-            waited = (f"; first token after {1000 * (reply.first_token_at - reply.received_at):.0f} ms"
-                      if reply.first_token_at is not None else "")
-            steps = f"; admitted at step {row.admitted_step}, {first}, finished at step {self.steps}{waited}"
-        log.info(f"request {reply.channel.request_id()} {result.finish_reason} after {tokens} tokens "
-                 f"(prompt {len(reply.plan.ids)} tokens{steps})")
-        return reply.final_response(result)
-
-    def _fail(self, row: Row, message: str, code) -> None:
-        if row.reply.channel.claim_final():
-            self._responder.send(row.reply.channel, error_response(message, code), True)
-
-    def _end_everything(self, message: str) -> None:
-        """Unload: every running and waiting request ends now (Triton finalizes the model once all have)."""
-        with self._lock:
-            self._stopping = True
-            rows = self._active + list(self._waiting)
-            self._active, self._waiting = [], deque()
-        for row in rows:
-            self._fail(row, message, pb_utils.TritonError.UNAVAILABLE)
-        self.engine.reset()
-        self._figures.set("waiting", 0)
-        self._send_figures(force=True)
-
-    def _model_failed(self, exc: Exception) -> None:
-        """A device fault: nothing on the device can be trusted any more. Every open and waiting request fails,
-        later ones are refused at once, and model.py reports the model not ready until it is reloaded."""
-        message = model_failed_message(exc)
-        with self._lock:
-            self.failed = message
-            rows = self._active + list(self._waiting)
-            self._active, self._waiting = [], deque()
-        log.error(f"device fault with {len(rows)} open or waiting requests at step {self.steps}: {exc!r}; the model "
-                  f"stops accepting requests until it is reloaded")
-        for row in rows:
-            self._fail(row, message, pb_utils.TritonError.UNAVAILABLE)
-        self._figures.set("waiting", 0)
-        self._figures.set("failed", 1)
-        self._send_figures(force=True)
-
-    def _engine_failed(self, exc: Exception) -> None:
-        rows, self._active = self._active, []
-        log.error(f"engine failure with {len(rows)} open rows at step {self.steps}: {exc!r}; resetting the KV cache")
-        for row in rows:
-            self._fail(row, f"generation failed: {exc}", pb_utils.TritonError.INTERNAL)
-        try:
-            self.engine.reset()
-        except Exception as reset_exc:  # noqa: BLE001 - nothing more to do than to say so
-            log.error(f"resetting the engine failed: {reset_exc!r}")
-        self._send_figures(force=True)

@@ -37,10 +37,11 @@ WEIGHTS_INFO = ("chatglm3_weights_info", "The weights as loaded: always 1, with 
 
 
 class Metrics:
-    def __init__(self, model_name: str, version: str, instance: str):
+    def __init__(self, model_name: str, version: str, instance: str, device: str = "cpu"):
         # One series per instance: each instance is its own stub process, and a series removed when one instance
-        # unloads must not be another instance's.
-        labels = {"model": model_name, "version": str(version), "instance": instance}
+        # unloads must not be another instance's. `device` (cuda:N inside the container, or cpu) says where the
+        # instance runs, for the per-instance rows of Server Status and `triton-chatglm stats`.
+        labels = {"model": model_name, "version": str(version), "instance": instance, "device": device}
         self._labels = labels
         # MetricFamily is injected by the stub at run time (it is absent while Triton auto-completes the config).
         kinds = {COUNTER: pb_utils.MetricFamily.COUNTER, GAUGE: pb_utils.MetricFamily.GAUGE}

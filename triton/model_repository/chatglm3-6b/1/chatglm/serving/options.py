@@ -20,6 +20,10 @@ MAX_ACTIVE_ROWS_LIMIT = 256
 # While rows decode, an iteration with a prompt chunk may cost this many decode-only iterations ("off": always the
 # whole prefill_token_budget); see chatglm.serving.chunk_sizer.ChunkSizer.
 DEFAULT_PREFILL_STALL_TARGET = 2.0
+# Whether `infill` (code completion) is taken: "auto" = the catalog entry of the loaded config.json (fillInMiddle);
+# "on" / "off" = the renderer's word for the catalog model it installed (the config alone may not tell CodeGeeX4
+# from GLM-4-9B-chat: same architecture).
+FILL_IN_MIDDLE = ("auto", "on", "off")
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,7 @@ class ServingOptions:
     stream_interval_s: float
     max_context: Optional[int]  # tokens per row (prompt + answer); None = what the limits need, within the model's
     limits: Limits
+    fill_in_middle: str = "auto"  # FILL_IN_MIDDLE
 
     @staticmethod
     def from_parameters(params: Mapping[str, str], max_batch_size: int) -> "ServingOptions":
@@ -55,6 +60,10 @@ class ServingOptions:
         if scheduler is not None and scheduler not in SCHEDULERS:
             raise ValueError(f"config parameter scheduler must be one of {', '.join(SCHEDULERS)}, got {scheduler!r}")
         max_context = number("max_context", None, 16, 1 << 20)
+        fill_in_middle = text("fill_in_middle").lower() or "auto"
+        if fill_in_middle not in FILL_IN_MIDDLE:
+            raise ValueError(f"config parameter fill_in_middle must be one of {', '.join(FILL_IN_MIDDLE)}, got "
+                             f"{fill_in_middle!r}")
         stall = None if text("prefill_stall_target").lower() == "off" else number(
             "prefill_stall_target", DEFAULT_PREFILL_STALL_TARGET, 1.5, 100.0, float)
         return ServingOptions(
@@ -67,6 +76,7 @@ class ServingOptions:
             stream_interval_s=number("stream_interval_ms", DEFAULT_STREAM_INTERVAL_MS, 0, 10_000, float) / 1000.0,
             max_context=max_context,
             limits=Limits.from_parameters(params),
+            fill_in_middle=fill_in_middle,
         )
 
     @property

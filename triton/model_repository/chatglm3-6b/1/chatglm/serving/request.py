@@ -49,6 +49,8 @@ class Limits:
     default_temperature: float = 0.8
     default_top_p: float = 0.8
     default_top_k: int = DEFAULT_TOP_K  # model.py takes the checkpoint's generation_config.json value when it has one
+    # Prompt budget of a fill-in-the-middle request (code completion): short, so that its prefill stays short.
+    infill_max_input_tokens: int = 2048
 
     @staticmethod
     def from_parameters(params: Mapping[str, str]) -> "Limits":
@@ -68,9 +70,12 @@ class Limits:
             default_max_new_tokens=get("default_max_new_tokens", int, d.default_max_new_tokens),
             default_temperature=get("default_temperature", float, d.default_temperature),
             default_top_p=get("default_top_p", float, d.default_top_p),
+            infill_max_input_tokens=get("infill_max_input_tokens", int, d.infill_max_input_tokens),
         )
         if limits.max_input_tokens < 16 or limits.max_new_tokens_limit < 1:
             raise ValueError("config: max_input_tokens must be >= 16 and max_new_tokens_limit >= 1")
+        if not 64 <= limits.infill_max_input_tokens:
+            raise ValueError("config: infill_max_input_tokens must be >= 64")
         if not 1 <= limits.default_max_new_tokens <= limits.max_new_tokens_limit:
             raise ValueError("config: default_max_new_tokens must be in [1, max_new_tokens_limit]")
         if not (0 <= limits.default_temperature <= MAX_TEMPERATURE and 0 < limits.default_top_p <= 1):
@@ -89,6 +94,7 @@ class ChatRequest:
     top_k: int = 0  # 0 = off
     repetition_penalty: float = 1.0
     seed: Optional[int] = None  # None: random per request
+    infill: Optional[Any] = None  # chatglm.serving.infill.InfillRequest: a code completion (prompt/history ignored)
 
 
 @dataclass
@@ -99,6 +105,8 @@ class PromptPlan:
     messages: List[Dict[str, Any]]  # history actually used (returned, with the new turn, as output history)
     trimmed: int  # messages dropped for the token budget
     prompt_message: Dict[str, Any] = field(default_factory=dict)
+    infill: Optional[Any] = None  # chatglm.serving.infill.InfillLayout of a fill-in-the-middle request
+    stop_ids: Optional[Sequence[int]] = None  # None: the engine's chat stop ids
 
 
 # ---------------------------------------------------------------------------------------------- tensors
@@ -150,15 +158,21 @@ def _optional(inputs, name: str, kind, default):
 
 def parse_request(inputs: Mapping[str, Optional[np.ndarray]], limits: Limits) -> ChatRequest:
     """`inputs` maps input names to numpy arrays (None = absent optional input)."""
-    raw_prompt = _single("prompt", inputs.get("prompt"))
-    if raw_prompt is None:
-        raise RequestError("input 'prompt' is required")
-    prompt = _text("prompt", raw_prompt, MAX_PROMPT_BYTES)
-    if not prompt.strip():
-        raise RequestError("input 'prompt' is empty")
+    from chatglm.serving.infill import MAX_INFILL_BYTES, parse_infill
 
-    raw_history = _single("history", inputs.get("history"))
-    history = [] if raw_history is None else parse_history(_text("history", raw_history, MAX_HISTORY_BYTES))
+    raw_infill = _single("infill", inputs.get("infill"))
+    infill = None if raw_infill is None else parse_infill(_text("infill", raw_infill, MAX_INFILL_BYTES))
+    raw_prompt = _single("prompt", inputs.get("prompt"))
+    if raw_prompt is None and infill is None:
+        raise RequestError("input 'prompt' is required")
+    if infill is None:
+        prompt = _text("prompt", raw_prompt, MAX_PROMPT_BYTES)
+        if not prompt.strip():
+            raise RequestError("input 'prompt' is empty")
+        raw_history = _single("history", inputs.get("history"))
+        history = [] if raw_history is None else parse_history(_text("history", raw_history, MAX_HISTORY_BYTES))
+    else:  # a completion: prompt and history are ignored
+        prompt, history = "", []
 
     temperature = _optional(inputs, "temperature", float, limits.default_temperature)
     if not 0 <= temperature <= MAX_TEMPERATURE:
@@ -192,7 +206,7 @@ def parse_request(inputs: Mapping[str, Optional[np.ndarray]], limits: Limits) ->
             raise RequestError(f"input 'history_len' must be >= 0 (turns to keep), got {history_len}")
 
     return ChatRequest(prompt, history, float(temperature), float(top_p), int(max_new), history_len, int(top_k),
-                       float(penalty), None if seed is None else int(seed))
+                       float(penalty), None if seed is None else int(seed), infill)
 
 
 # ---------------------------------------------------------------------------------------------- history
@@ -298,7 +312,13 @@ def message_content(message: Mapping[str, Any]) -> str:
 
 def plan_prompt(engine, request: ChatRequest, limits: Limits) -> PromptPlan:
     """[gMASK] sop + messages + <|user|> prompt + <|assistant|>, dropping the oldest messages (never a leading
-    system message) while the prompt exceeds max_input_tokens."""
+    system message) while the prompt exceeds max_input_tokens. A fill-in-the-middle request gets CodeGeeX4's
+    infilling prompt instead (chatglm.serving.infill), within infill_max_input_tokens."""
+    if request.infill is not None:
+        from chatglm.serving.infill import infill_ids
+
+        ids, layout = infill_ids(engine, request.infill, min(limits.infill_max_input_tokens, limits.max_input_tokens))
+        return PromptPlan(ids=ids, messages=[], trimmed=0, infill=layout, stop_ids=tuple(engine.infill_stop_ids()))
     messages = keep_last_turns(request.history, request.history_len)
     encoded = [engine.message_ids(m["role"], m.get("metadata", ""), message_content(m)) for m in messages]
     prompt_message = {"role": "user", "content": request.prompt}
