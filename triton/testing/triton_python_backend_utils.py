@@ -286,10 +286,22 @@ class MetricFamily:
 # ------------------------------------------------------------------ BLS model control (injected by the real stub)
 
 _not_ready: set = set()  # test hook: names set_model_ready(name, False) made unready
+_server_starting = False  # test hook: set_server_starting(True), a server loading its --load-model models
+calls_while_starting = 0  # is_model_ready calls made then: each one breaks the real stub (chatglm/serving/readiness.py)
 
 
 def is_model_ready(model_name: str, model_version: str = "") -> bool:
+    global calls_while_starting
+    if _server_starting:
+        calls_while_starting += 1
+        raise TritonModelException("Failed to check model readiness: Server not ready")
     return model_name not in _not_ready
+
+
+def set_server_starting(starting: bool) -> None:
+    """Test hook: Triton answers is_model_ready with an error until the server is ready."""
+    global _server_starting
+    _server_starting = starting
 
 
 def set_model_ready(model_name: str, ready: bool) -> None:

@@ -186,6 +186,33 @@ def test_unload_ends_running_and_waiting_requests_with_model_unloaded(paced):
     assert refused.error.message().startswith("model unloaded")
 
 
+def test_warmup_never_asks_triton_whether_the_model_is_ready_then_an_unload_is_still_noticed(paced):
+    # A model loaded at start (--load-model, every team replica) warms up while the server is still starting:
+    # is_model_ready then fails inside Triton 2.51's stub and corrupts its shared memory (chatglm/serving/readiness.py).
+    m = load_model(max_active_rows="2")
+    pb.set_server_starting(True)
+    before = pb.calls_while_starting
+    try:
+        warmup = [make_request(f"w{i}", max_new_tokens=40) for i in range(2)]  # config.pbtxt: batch_size 2, count 1
+        m.execute(warmup)
+        wait_for_finals(warmup)
+        asked_in_warmup = pb.calls_while_starting - before
+        pb.set_server_starting(False)
+        req = make_request("after warmup", max_new_tokens=2000)
+        m.execute([req])
+        wait_until(lambda: len(req.sender.responses) > 3)
+        pb.set_model_ready("chatglm3-6b", False)
+        wait_for_finals([req])
+        out = outcome_of(req)
+    finally:
+        pb.set_server_starting(False)
+        pb.set_model_ready("chatglm3-6b", True)
+        m.finalize()
+    assert [outcome_of(r).error for r in warmup] == [None, None]
+    assert asked_in_warmup == 0
+    assert out.finals == 1 and out.error.message() == "model unloaded: the model is being unloaded"
+
+
 def test_finalize_with_requests_running_gives_each_one_final_and_joins_the_threads(paced):
     threads = threading.active_count()
     m = load_model(max_active_rows="2")

@@ -30,17 +30,9 @@ from chatglm.serving.io import read_inputs
 from chatglm.serving.metrics import Metrics
 from chatglm.serving.options import ServingOptions
 from chatglm.serving.per_execute_scheduler import PerExecuteScheduler
+from chatglm.serving.readiness import readiness_probe
 from chatglm.serving.reply import Channel, Reply, error_response
 from chatglm.serving.request import RequestError, parse_request, plan_prompt
-
-
-def _ready_probe(args: Dict[str, str]):
-    """Asks Triton whether this model is ready (the stub's BLS API; absent in older backends and the stand-in)."""
-    is_model_ready = getattr(pb_utils, "is_model_ready", None)
-    name, version = args.get("model_name", ""), args.get("model_version", "")
-    if is_model_ready is None or not name:
-        return None
-    return lambda: is_model_ready(name, version)
 
 
 class TritonPythonModel:
@@ -75,11 +67,12 @@ class TritonPythonModel:
                                args.get("model_instance_name", "0"), device)
         self.metrics.describe_weights(getattr(self.engine, "quantization", "none"),
                                       str(getattr(self.engine, "dtype", params.get("dtype", "float16"))).replace("torch.", ""))
+        self.readiness = readiness_probe(args, config) if self.continuous else None
         if self.continuous:
             self.scheduler = ContinuousScheduler(self.engine, SchedulerLimits(
                 options.max_active_rows, options.max_waiting, options.prefill_token_budget, options.stream_interval_s,
                 options.prefill_stall_target,
-            ), self.metrics, ready_probe=_ready_probe(args))
+            ), self.metrics, ready_probe=self.readiness)
         else:
             self.scheduler = PerExecuteScheduler(self.engine, self.metrics, options.stream_interval_s)
         log.info(
@@ -95,6 +88,8 @@ class TritonPythonModel:
         return getattr(getattr(self, "scheduler", None), "failed", None) is None
 
     def execute(self, requests):
+        if self.readiness is not None:
+            self.readiness.saw_requests(len(requests))
         # The continuous scheduler answers after execute() returned, so it always needs the response senders.
         channels = [Channel(r, self.decoupled, use_sender=self.decoupled or self.continuous) for r in requests]
         replies = [reply for reply in map(self._prepare, channels) if reply is not None]

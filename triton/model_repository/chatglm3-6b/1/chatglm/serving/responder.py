@@ -9,8 +9,8 @@ a cancellation is acted on within two steps of the check that saw it, and the se
 
 It also notices an unload. Triton calls finalize() only once every streaming request has its FINAL, so without
 this an unload would wait for every running answer to end. While requests are open, the responder asks Triton
-every `probe_interval` seconds whether this model is still ready; once a model that was ready (warmup runs
-before it is) is not, it is being unloaded and `unloading` turns True.
+every `probe_interval` seconds whether this model is still ready (the probe answers None, not asked, while the
+requests are warmup: chatglm/serving/readiness.py); once it is not, it is being unloaded and `unloading` turns True.
 """
 from __future__ import annotations
 
@@ -26,11 +26,10 @@ MAX_LAG = 2  # iterations the engine may run ahead of a cancellation check befor
 
 
 class Responder:
-    def __init__(self, ready_probe: Optional[Callable[[], bool]] = None, probe_interval: float = 0.5):
+    def __init__(self, ready_probe: Optional[Callable[[], Optional[bool]]] = None, probe_interval: float = 0.5):
         self._ready_probe = ready_probe
         self._probe_interval = probe_interval
         self._next_probe = 0.0
-        self._seen_ready = False
         self.unloading = False
         self._jobs: "queue.SimpleQueue" = queue.SimpleQueue()
         self._poll_done = threading.Event()
@@ -109,12 +108,13 @@ class Responder:
             return
         self._next_probe = now + self._probe_interval
         try:
-            ready = bool(self._ready_probe())
+            ready = self._ready_probe()
         except Exception as exc:  # noqa: BLE001 - unknown is not "unloading"
             log.warn(f"could not ask Triton whether the model is ready: {exc!r}")
             return
-        if ready:
-            self._seen_ready = True
-        elif self._seen_ready and not self.unloading:
+        if ready is None:  # not asked (warmup: chatglm/serving/readiness.py); the first request after it asks at once
+            self._next_probe = 0.0
+            return
+        if not ready and not self.unloading:
             self.unloading = True
             log.info("the model is being unloaded: ending the requests still running")
