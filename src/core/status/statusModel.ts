@@ -2,6 +2,7 @@
 // and the continuous-batching rates from the scheduler's metrics (schedulerFigures.ts), totals from Triton's
 // cumulative model statistics, per-interval rates from the difference of two samples, GPU figures from the
 // Prometheus metrics, and the SVG path of each sparkline (drawn by the host; the webview only sets attributes).
+import type { ReplicaHealth } from '../team/replicaHealth';
 import { findSamples, type ParsedMetrics } from '../triton/prometheus';
 import { diffStatistics, summarizeStatistics, type ModelStatistics } from '../triton/statistics';
 import { instanceCounters, type InstanceCounters } from './instanceFigures';
@@ -30,6 +31,8 @@ export interface StatusSample {
   tritonPending?: number;
   /** How the weights run (int8 or float); absent when the server does not say. */
   weights?: WeightsInfo;
+  /** A team server's replicas as its proxy sees them; absent for any other server. */
+  replicas?: ReplicaHealth[];
 }
 
 /** The parts of a sample that come from one scrape of the metrics port. */

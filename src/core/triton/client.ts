@@ -247,6 +247,16 @@ export class TritonClient {
     return parsePrometheusText(await this.metricsText(options));
   }
 
+  /**
+   * A GET of another path of this server with the client's headers, CA and timeout, for the team proxy's replica
+   * list and readiness (src/core/team/replicaHealth.ts). An HTTP error status is returned, not thrown.
+   */
+  async getText(path: string, options: CallOptions = {}): Promise<{ status: number; text: string }> {
+    if (!path.startsWith('/')) throw new Error(`not a path on the server: ${path}`);
+    const res = await this.call({ op: 'health', method: 'GET', path, ...options });
+    return { status: res.status, text: res.body.toString('utf8') };
+  }
+
   // ---- plumbing -------------------------------------------------------------------------------------------
 
   /** One request whose answer is JSON. */

@@ -16,10 +16,10 @@ import type { StatusLayout, StatusSection, StatusUpdate } from '../../protocol';
 const CHART = { width: 240, height: 40 } as const;
 
 /**
- * Figures shown or hidden together: the continuous scheduler's (absent with the hf engine), the GPUs', and the
- * per-instance rows (shown with two or more model instances: tritonChatglm.gpus).
+ * Figures shown or hidden together: the continuous scheduler's (absent with the hf engine), the GPUs', the
+ * per-instance rows (shown with two or more model instances: tritonChatglm.gpus) and a team server's replicas.
  */
-type Group = 'scheduler' | 'gpu' | 'instances';
+type Group = 'scheduler' | 'gpu' | 'instances' | 'replicas';
 
 /** What a sample (and this window's activity) knows, as the values the rows read. */
 interface RowSource {
@@ -58,7 +58,7 @@ const requests = (top: number, text: string) => (top === 1 ? vscode.l10n.t('{0} 
 type Section =
   | { kind: 'table'; id: string; heading: () => string; group?: Group; rows: readonly Row[] }
   | { kind: 'charts'; id: string; heading: () => string; group?: Group; charts: readonly Chart[] }
-  | { kind: 'list'; id: 'gpus' | 'instances'; heading: () => string; group?: Group };
+  | { kind: 'list'; id: 'gpus' | 'instances' | 'replicas'; heading: () => string; group?: Group };
 
 const triton = (figure: keyof StatusTotals) => ({ triton: sums }: RowSource, f: FigureFormat) => f.value(sums?.[figure]);
 const scheduler = (figure: keyof SchedulerTotals) => ({ scheduler: sums }: RowSource, f: FigureFormat) => f.value(sums?.[figure]);
@@ -108,6 +108,7 @@ const HELP = {
 
 /** The page, top to bottom: plain words in the labels, the engine's terms only in the tooltips' explanations. */
 const SECTIONS: readonly Section[] = [
+  { kind: 'list', id: 'replicas', group: 'replicas', heading: () => vscode.l10n.t('Team server replicas, as its proxy sees them') },
   {
     kind: 'table', id: 'now', heading: () => vscode.l10n.t('Now'), rows: [
       { id: 'activeRows', group: 'scheduler', label: () => vscode.l10n.t('Answers being written'), help: HELP.generating, value: ({ sample }, f) => f.value(sample.scheduler?.activeRows) },
@@ -199,6 +200,7 @@ export function hiddenGroups(sample: StatusSample | undefined): Group[] {
   if (!sample?.scheduler) out.push('scheduler');
   if (!sample || sample.gpus.length === 0) out.push('gpu');
   if ((sample?.instances?.length ?? 0) < 2) out.push('instances');
+  if (!sample?.replicas?.length) out.push('replicas');
   return out;
 }
 
@@ -225,6 +227,11 @@ function instanceLines(sample: StatusSample, previous: StatusSample | undefined,
     i.instance, i.device ?? '–', format.value(i.activeRows), format.value(i.waitingRequests), format.value(i.rates?.generatedTokensPerSecond), format.value(i.generatedTokens)));
 }
 
+/** One line per replica of a team server: ready, or the proxy's HTTP status for it (502: unreachable, 503: loading). */
+const replicaLines = (sample: StatusSample) => (sample.replicas ?? []).map((r) => (r.ready
+  ? vscode.l10n.t('{0}: ready', r.name)
+  : vscode.l10n.t('{0}: not ready (HTTP {1})', r.name, String(r.status))));
+
 /**
  * The figures of `sample`, the charts of `history` (which already holds the sample's point), this window's
  * activity, and why any are missing; `previous` (the sample before) gives each instance's rates.
@@ -249,6 +256,7 @@ export function statusUpdate(sample: StatusSample, history: StatusHistory, activ
     lists: {
       gpus: sample.gpus.map((g) => vscode.l10n.t('{0}: {1}% busy, {2} of {3} GiB used', g.id, format.value(g.utilizationPct), format.gib(g.memoryUsedBytes), format.gib(g.memoryTotalBytes))),
       instances: instanceLines(sample, previous, format),
+      replicas: replicaLines(sample),
     },
     hidden: hiddenGroups(sample),
     note: notes.join(' '),
@@ -261,7 +269,7 @@ export function noServerUpdate(activity: ActivitySnapshot, format: FigureFormat)
     type: 'update',
     figures: { thisWindow: windowActivity(activity, format) },
     series: {},
-    lists: { gpus: [], instances: [] },
+    lists: { gpus: [], instances: [], replicas: [] },
     hidden: hiddenGroups(undefined),
     note: vscode.l10n.t('The server is not running.'),
   };

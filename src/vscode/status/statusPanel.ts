@@ -7,6 +7,7 @@ import * as vscode from 'vscode';
 import { MODEL_NAME } from '../../core/repository';
 import type { ActivityBoard } from '../../core/status/activity';
 import { metricsFigures, point, StatusHistory, type StatusSample } from '../../core/status/statusModel';
+import { NoReplicaList, replicaHealthVia } from '../../core/team';
 import type { TritonClient } from '../../core/triton';
 import { isProtocolError, parseHostToStatusView, parseStatusViewToHost, type HostToStatusView, type StatusUpdate } from '../../protocol';
 import type { Log } from '../log';
@@ -25,6 +26,8 @@ export class StatusPanel implements vscode.Disposable {
   private readonly history = new StatusHistory(90);
   private previous: StatusSample | undefined;
   private polling = false;
+  /** The client whose server has no replica list (not a team proxy): not asked again until the client changes. */
+  private notTeam: TritonClient | undefined;
   /** The last update posted: an activity update repeats its note and hidden groups. */
   private last: StatusUpdate | undefined;
   private dropped = 0;
@@ -117,10 +120,16 @@ export class StatusPanel implements vscode.Disposable {
   private async sample(client: TritonClient): Promise<{ sample: StatusSample; notes: string[] }> {
     const notes: string[] = [];
     const sample: StatusSample = { at: Date.now(), gpus: [] };
-    const [stats, metrics] = await Promise.allSettled([
+    const [stats, metrics, replicas] = await Promise.allSettled([
       client.modelStatistics(MODEL_NAME, { timeoutMs: REQUEST_TIMEOUT_MS }),
       client.metricsUrl ? client.metrics({ timeoutMs: REQUEST_TIMEOUT_MS }) : Promise.reject(new Error('no metrics URL')),
+      this.replicas(client),
     ]);
+    if (replicas.status === 'fulfilled' && replicas.value) sample.replicas = replicas.value;
+    else if (replicas.status === 'rejected') {
+      notes.push(vscode.l10n.t('The team proxy did not say how its replicas are.'));
+      this.log.debug(`status: team replicas: ${String(replicas.reason)}`);
+    }
     if (stats.status === 'fulfilled') {
       const own = stats.value.find((s) => s.name === MODEL_NAME);
       if (own) sample.stats = own;
@@ -139,6 +148,21 @@ export class StatusPanel implements vscode.Disposable {
       this.log.debug(`status: metrics: ${String(metrics.reason)}`);
     }
     return { sample, notes };
+  }
+
+  /**
+   * An external server may be a team proxy (docs/TEAM.md): its replicas' health, asked with the client's key and
+   * CA. Undefined for our own container, and for a server without the list (plain Triton answers 400 or 404).
+   */
+  private async replicas(client: TritonClient) {
+    if (this.server.serverHandle || this.notTeam === client) return undefined;
+    try {
+      return await replicaHealthVia((path) => client.getText(path, { timeoutMs: REQUEST_TIMEOUT_MS }));
+    } catch (e) {
+      if (!(e instanceof NoReplicaList) || e.status === 401 || e.status === 403) throw e;
+      this.notTeam = client;
+      return undefined;
+    }
   }
 
   private post(message: HostToStatusView): void {

@@ -14,7 +14,7 @@ import { startStubTriton, type StubTriton } from './support/stubTriton';
 
 /** What the stub's metrics say: the rows are its running streams, `waiting` is set by the test; `second`: a second
  * model instance (tritonChatglm.gpus with two GPUs) with that many rows. */
-const server: { waiting: number; second?: number } = { waiting: 0 };
+const server: { waiting: number; second?: number; team?: Record<string, number> } = { waiting: 0 };
 let stub: StubTriton;
 let storage: string;
 let fake: ReturnType<typeof createFakeVscode>;
@@ -46,7 +46,7 @@ function metricsText(): string {
 }
 
 before(async () => {
-  stub = await startStubTriton({ metrics: metricsText });
+  stub = await startStubTriton({ metrics: metricsText, team: () => server.team });
   storage = mkdtempSync(join(tmpdir(), 'tcg-live-'));
   fake = createFakeVscode({
     'tritonChatglm.serverMode': 'external',
@@ -71,6 +71,32 @@ after(async () => {
 const bar = () => fake.rec.statusBar[0]!;
 const tooltip = () => (bar().tooltip as MarkdownString | undefined)?.value ?? '';
 
+test('Server Status of a team server shows each replica as the proxy sees it; a plain Triton is asked once, then never', async () => {
+  server.team = { r0: 200, r1: 502 };
+  await fake.vscode.commands.executeCommand('tritonChatglm.showServerStatus');
+  const panel = fake.rec.panels.at(-1)!;
+  const updates = () => (panel.webview.posted as StatusUpdate[]).filter((m) => m.type === 'update');
+  try {
+    panel.webview.receive({ type: 'ready' });
+    const team = await waitFor(() => updates().find((m) => m.lists.replicas?.length), 'an update with the replicas') as StatusUpdate;
+    assert.ok(!isProtocolError(parseHostToStatusView(team)), 'the update passes the protocol');
+    assert.deepEqual(team.lists.replicas, ['r0: ready', 'r1: not ready (HTTP 502)']);
+    assert.ok(!team.hidden.includes('replicas'));
+    // The same address now answers as plain Triton does (404): the list is hidden, and not asked for again.
+    delete server.team;
+    const asked = () => stub.requests.filter((r) => r.path === '/team/replicas').length;
+    const before = asked();
+    const plain = await waitFor(() => updates().find((m) => m.hidden.includes('replicas')), 'an update without replicas') as StatusUpdate;
+    const count = updates().length;
+    await waitFor(() => updates().length >= count + 2, 'two more refreshes');
+    assert.equal(asked(), before + 1, 'one question, then none');
+    assert.equal(plain.note.includes('team proxy'), false, 'no note: a server without replicas is not a fault');
+  } finally {
+    delete server.team;
+    panel.dispose();
+  }
+});
+
 test('while an answer runs: "generating (1)" with a spinner, the tooltip names it, Server Status shows it live', async () => {
   assert.match(bar().text, /^\$\(check\) ChatGLM: ready$/);
   posted.length = 0;
@@ -84,7 +110,7 @@ test('while an answer runs: "generating (1)" with a spinner, the tooltip names i
   panel.webview.receive({ type: 'ready' });
   const layout = await waitFor(() => panel.webview.posted.find((m) => (m as { type: string }).type === 'layout'), 'the layout') as StatusLayout;
   assert.ok(!isProtocolError(parseHostToStatusView(layout)), 'the layout passes the protocol');
-  assert.deepEqual(layout.sections.map((s) => s.id), ['now', 'instances', 'schedulerCharts', 'schedulerTotals', 'tritonCharts', 'tritonTotals', 'gpus', 'gpuCharts']);
+  assert.deepEqual(layout.sections.map((s) => s.id), ['replicas', 'now', 'instances', 'schedulerCharts', 'schedulerTotals', 'tritonCharts', 'tritonTotals', 'gpus', 'gpuCharts']);
   // Plain words: every figure explained in its tooltip, no engine jargon in the labels (issue #33).
   const figures = layout.sections.flatMap((s) => (s.kind === 'table' ? s.rows : s.kind === 'charts' ? s.charts : []));
   assert.deepEqual(figures.filter((f) => !f.help).map((f) => f.label), [], 'every figure has a tooltip');
@@ -93,7 +119,7 @@ test('while an answer runs: "generating (1)" with a spinner, the tooltip names i
   const live = await waitFor(() => (panel.webview.posted as StatusUpdate[]).find((m) => m.type === 'update' && m.figures.activeRows === '1'), 'an update with the running row') as StatusUpdate;
   assert.equal(live.figures.thisWindow, '1 generating, 0 queued');
   assert.equal(live.figures.generatedTokens, '12');
-  assert.deepEqual(live.hidden, ['gpu', 'instances'], 'the stub has no GPU metrics and one instance: GPU cards and per-instance rows hidden, the scheduler\'s shown');
+  assert.deepEqual(live.hidden, ['gpu', 'instances', 'replicas'], 'the stub has no GPU metrics, one instance and no team proxy: GPU cards, per-instance rows and replicas hidden, the scheduler\'s shown');
   assert.match(live.note, /no GPU metrics/);
   assert.ok(live.series.activeRows!.d.startsWith('M'), 'the active-rows sparkline has a point');
   assert.deepEqual([live.series.activeRows!.top, live.series.activeRows!.empty], ['1 answer', false], 'its y axis tops at 1 answer');

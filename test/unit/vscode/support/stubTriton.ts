@@ -27,6 +27,11 @@ const MODEL = 'chatglm3-6b';
 export interface StubOptions {
   /** Served as GET /metrics (Prometheus text), e.g. the scheduler's figures; absent: 404. */
   metrics?: () => string;
+  /**
+   * A team proxy's replicas (name → the HTTP status of its readiness), served as GET /team/replicas and
+   * /team/replicas/<name>/ready (deploy/team's nginx); absent or undefined: 404, as plain Triton.
+   */
+  team?: () => Record<string, number> | undefined;
 }
 
 /**
@@ -69,6 +74,10 @@ export async function startStubTriton(options: StubOptions = {}): Promise<StubTr
       return json(200, { model_stats: [{ name: MODEL, version: '1', inference_count: 4, execution_count: 2, inference_stats: { success: { count: 4, ns: 8e6 }, queue: { count: 4, ns: 4e6 } } }] });
     }
     if (path === `/v2/models/${MODEL}/generate_stream`) return stream(body, res);
+    const team = options.team?.();
+    if (team && path === '/team/replicas') return json(200, { replicas: Object.keys(team).map((name) => ({ name, health: `/team/replicas/${name}/ready` })) });
+    const replica = /^\/team\/replicas\/([a-z0-9-]+)\/ready$/.exec(path)?.[1];
+    if (team && replica && team[replica] !== undefined) return void res.writeHead(team[replica]).end();
     if (path === '/metrics' && options.metrics) return void res.writeHead(200, { 'content-type': 'text/plain' }).end(options.metrics());
     json(404, { error: `unknown path ${path}` });
   }
