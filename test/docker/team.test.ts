@@ -93,9 +93,8 @@ before(async () => {
     if (free.every(Boolean)) break;
   }
   metricsPorts = [base + 2, base + 12];
-  // Both replicas on GPU 0: under the stub NVIDIA hook a container given device=1 (no such GPU here) loses its
-  // Python backend stub while loading; two replicas on one GPU are a valid deployment too.
-  const init = await run('init', '--name', 'tt', '--gpus', '0,0', '--port', String(port), '--grpc-port', String(grpcPort),
+  // One replica per GPU, as `team init --gpus 0,1` deploys it (the stub NVIDIA hook takes device=1 without a GPU).
+  const init = await run('init', '--name', 'tt', '--gpus', '0,1', '--port', String(port), '--grpc-port', String(grpcPort),
     '--replica-port', String(base), '--image', rd.image, '--proxy-image', 'triton-chatglm-team-proxy-test:latest',
     '--weights', makeWeights(work), '--no-ulimits');
   assert.equal(init.code, 0, init.stderr);
