@@ -87,11 +87,25 @@ async function main(): Promise<void> {
     // Warm-up, then paired rounds in rotating order.
     for (const c of Object.values(clients)) await tokensPerSecond(c, 8);
     const raw: Record<'two' | 'one' | 'direct', number[]> = { two: [], one: [], direct: [] };
+    // How each 2-replica round's streams were spread (from the proxy's access log): with 8 rows per replica, any
+    // split other than 8/8 leaves a stream waiting for a second wave on one replica.
+    const splits: string[] = [];
+    const accessLog = join(dirs.two, 'logs/access.log');
+    const streamsLogged = () => readFileSync(accessLog, 'utf8').trim().split('\n')
+      .map((l) => JSON.parse(l) as { path: string; replica?: string }).filter((l) => l.path.endsWith('/generate_stream'));
     const order: (keyof typeof raw)[] = ['two', 'one', 'direct'];
     for (let r = 0; r < rounds; r++) {
       for (let k = 0; k < order.length; k++) {
         const which = order[(k + r) % order.length]!;
+        const logged = which === 'two' ? streamsLogged().length : 0;
         raw[which].push(await tokensPerSecond(clients[which], tokens));
+        if (which === 'two') {
+          // nginx writes a line when it finalises the request, a moment after the answer.
+          for (let i = 0; i < 50 && streamsLogged().length < logged + STREAMS; i++) await new Promise((res) => setTimeout(res, 100));
+          const per = new Map<string, number>();
+          for (const l of streamsLogged().slice(logged)) per.set(l.replica ?? '?', (per.get(l.replica ?? '?') ?? 0) + 1);
+          splits.push([...per.values()].sort((a, b) => b - a).join('/'));
+        }
       }
     }
     load.push(loadavg());
@@ -100,6 +114,7 @@ async function main(): Promise<void> {
     const result = {
       team_scaling_2_replicas: { ...scaling, target: '>= 1.7', met: scaling.value >= 1.7 },
       proxy_stream_overhead: { ...overhead, target: '>= 0.95', met: overhead.value >= 0.95 },
+      replica_split_two: splits,
       tokens_per_s: { two_replicas_proxy: figure(raw.two), one_replica_proxy: figure(raw.one), one_replica_direct: figure(raw.direct) },
       settings: { streams: STREAMS, max_new_tokens: tokens, rounds, step_delay_ms: 20, max_active_rows_per_replica: 8 },
       load_average: load,
