@@ -161,3 +161,19 @@ def test_model_answers_a_malformed_raw_request_alone_among_good_ones(monkeypatch
     assert raw.error is None and raw.finish_reason == "stop" and raw.completion_tokens == 5 and raw.history == []
     assert len(raw.text.encode("utf-8")) == 5 and raw.prompt_tokens == 2 + len("Once upon")
     assert chat.error is None and chat.finish_reason == "stop" and chat.history[-1]["role"] == "assistant"
+
+
+def test_per_execute_refuses_raw_prompt_and_stop_and_answers_the_chat_beside_them():
+    model = load_model(scheduler="per_execute")
+    try:
+        requests = [
+            make_request("", raw_prompt="Once upon", max_new_tokens=4),
+            make_request("hello", stop='["x"]', max_new_tokens=4),
+            make_request("hello", max_new_tokens=4, temperature=0),
+        ]
+        raw, stop, chat = run(model, requests)
+    finally:
+        model.finalize()
+    for refused in (raw, stop):
+        assert "raw_prompt and stop need scheduler 'continuous'" in refused.error.message()
+    assert chat.error is None and chat.completion_tokens == 4
