@@ -1,6 +1,6 @@
 """Raw continuations (`raw_prompt`, chatglm/serving/raw_prompt.py) and client stop texts (`stop`,
 chatglm/serving/stop_texts.py + answer.py): the exact prompt ids of a raw prompt beside the chat layout (ChatGLM3's
-SentencePiece tokenizer, ids from THUDM's tokenizer in tests/data/tokenizer_corpus.json), strict validation, the
+SentencePiece tokenizer and glm4-tiny's, ids from THUDM's tokenizers in tests/data/tokenizer_corpus.json), strict validation, the
 answer cut at a stop text with the tokens generated up to it counted, and model.py (stand-in, tiny engine): a
 malformed request fails alone among good ones."""
 import json
@@ -14,6 +14,7 @@ from chatglm.serving.raw_prompt import raw_prompt_ids
 from chatglm.serving.request import ChatRequest, Limits, RequestError, parse_request, plan_prompt
 from chatglm.serving.stop_texts import parse_stop
 from chatglm.tokenizer.load import load_tokenizer
+from fixture_check import GLM4_FIXTURE
 from harness import load_model, make_request, run
 from tiny_engine import EOS_ID, TinyEngine, TinyTokenizer
 
@@ -21,9 +22,9 @@ DATA = Path(__file__).resolve().parent / "data"
 CORPUS = json.loads((DATA / "tokenizer_corpus.json").read_text(encoding="utf-8"))
 
 
-class SpmPrompts(TokenizerPrompts):
-    def __init__(self):
-        self.tokenizer = load_tokenizer(str(DATA / "chatglm3-spm"))
+class FolderPrompts(TokenizerPrompts):
+    def __init__(self, folder=DATA / "chatglm3-spm"):
+        self.tokenizer = load_tokenizer(str(folder))
 
 
 class TinyPrompts(TokenizerPrompts):
@@ -43,7 +44,7 @@ def inputs(**values):
 
 
 def test_raw_prompt_ids_are_prefix_plus_thudms_text_ids_without_role_tokens():
-    engine = SpmPrompts()
+    engine = FolderPrompts()
     tok = engine.tokenizer
     newline = len(tok.encode("\n"))
     prefix = tok.get_prefix_tokens()
@@ -56,6 +57,16 @@ def test_raw_prompt_ids_are_prefix_plus_thudms_text_ids_without_role_tokens():
         assert stops == (tok.eos_token_id,)  # end-of-text only: no <|user|> / <|observation|>
         checked += 1
     assert checked == len(CORPUS["strings"]) > 100
+
+
+def test_a_glm4_raw_prompt_is_its_prefix_plus_thudms_text_ids_and_ends_at_endoftext():
+    engine = FolderPrompts(GLM4_FIXTURE)
+    tok = engine.tokenizer
+    newline = len(tok.encode("\n"))
+    for text, message_ids in zip(CORPUS["strings"], CORPUS["glm4_tiny"]["user_message_ids"]):
+        ids, stops = raw_prompt_ids(engine, text, 6144)
+        assert ids == [tok.get_command("[gMASK]"), tok.get_command("<sop>")] + message_ids[1 + newline:], text
+    assert stops == (tok.get_command("<|endoftext|>"),)
 
 
 def test_raw_plan_differs_from_the_chat_layout_by_exactly_the_role_tokens():
