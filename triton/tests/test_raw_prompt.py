@@ -143,6 +143,23 @@ def test_a_stop_text_ends_the_answer_at_the_token_that_completed_it(raw):
     assert sent + delta == content == "one "
 
 
+def test_a_chat_stop_text_of_whitespace_is_seen_at_the_token_that_completes_it():
+    answer, tok = byte_stream(("\n",), False)
+    pushed = 0
+    for token in tok.encode("\nHi\nthere"):
+        answer.push(token)
+        pushed += 1
+        if answer.stopped:
+            break
+    assert pushed == 4  # metadata "\n", "H", "i", "\n": not one token later
+    assert answer.finish()[2] == "Hi"
+    # Without a stop, the answer's trailing whitespace is still dropped at the end.
+    answer, tok = byte_stream(("END",), False)
+    sent = "".join(answer.push(t) for t in tok.encode("\n  Hi there \n"))
+    delta, _, content = answer.finish()
+    assert sent + delta == content == "Hi there"
+
+
 def test_a_held_back_partial_stop_text_is_sent_when_it_becomes_something_else():
     answer, tok = byte_stream(("\n\n",), False)
     deltas = [answer.push(t) for t in tok.encode("\na\n")]

@@ -71,7 +71,9 @@ class AnswerStream:
         else:
             return None, ""
         if not metadata.strip():
-            content = content.strip()
+            # With stop texts the trailing whitespace is dropped later (_stable_content), after the stop search: a
+            # stop text that ends in whitespace ("\n") is then seen at the token that completes it.
+            content = content.lstrip() if self.stop_texts else content.strip()
         return metadata, content
 
     def _stable_content(self, final: bool) -> str:
@@ -82,7 +84,7 @@ class AnswerStream:
         content = content.rstrip(REPLACEMENT)
         if self.raw or self.stop_texts:
             content = self._before_stop(content, final)
-        if not self.raw and not final and not self.stopped:
+        if not self.raw and not self.stopped and (not final or self.stop_texts):
             content = content.rstrip()  # trailing whitespace is dropped if the answer ends here
         return content
 
