@@ -116,8 +116,8 @@ class Reply:
         """The FINAL with every output: the rest of the stream (or, not decoupled, the whole answer) and history."""
         delta, metadata, content = self.answer.finish()
         assistant: Dict[str, Any] = {"role": "assistant", "metadata": metadata, "content": content}
-        # A completion has no conversation: its history output is an empty list.
-        history = [] if self.plan.infill is not None else self.plan.messages + [self.plan.prompt_message, assistant]
+        # A completion or a raw continuation has no conversation: its history output is an empty list.
+        history = [] if self.plan.infill is not None or self.plan.raw else self.plan.messages + [self.plan.prompt_message, assistant]
         text = self.unsent + delta if self.channel.decoupled else content
         self.unsent = ""
         outputs = {
