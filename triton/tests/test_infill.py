@@ -254,3 +254,24 @@ def test_a_scripted_answer_is_the_completion_without_a_metadata_line(monkeypatch
         assert out.error is None and out.text == "a + b" and out.finish_reason == "stop"
     finally:
         model.finalize()
+
+
+def test_a_completion_line_break_is_sent_at_once_while_a_chat_stays_coalesced(monkeypatch, tmp_path):
+    """The editor's LINE mode ends the request once a line is complete: a completion's line break must not wait
+    for the stream interval (here far longer than the test), while a chat answer's deltas stay coalesced."""
+    scripts = tmp_path / "scripts.json"
+    scripts.write_text(json.dumps([{"match": "def add(", "answer": "a + b\n    c = 1\n"}]), encoding="utf-8")
+    monkeypatch.setenv("TINY_ENGINE_SCRIPTS", str(scripts))
+    monkeypatch.setenv("TINY_ENGINE_FILL_IN_MIDDLE", "1")
+    model = load_model(stream_interval_ms="10000")
+    try:
+        completion, chat = run(model, [
+            make_request("", infill=infill("def add(a, b):\n    return ", "\n"), max_new_tokens=64),
+            make_request("hello", max_new_tokens=20, temperature=0.0),
+        ])
+    finally:
+        model.finalize()
+    assert completion.error is None and completion.text == "a + b\n    c = 1\n"
+    sent = ["".join(completion.deltas[:i + 1]) for i in range(len(completion.deltas))]
+    assert "a + b\n" in sent and "a + b\n    c = 1\n" in sent  # each line complete in a delta of its own
+    assert len(chat.deltas) == 1 and chat.finals == 1  # the chat: the first delta at once, the rest with the FINAL
