@@ -11,6 +11,10 @@ export const TARGETS = {
   explain_fanout_speedup: { op: '>=', value: 3, unit: '×', what: 'wall time of 8 explains one after another ÷ concurrently (extension code path)' },
   ttft_fraction: { op: '<=', value: 0.05, unit: '', what: 'time to first streamed delta ÷ time to the whole 256-token answer (streamChat)' },
   openai_stream_overhead: { op: '>=', value: 0.95, unit: '×', what: 'tokens/s of 8 concurrent streamed answers through the OpenAI-compatible endpoint (openai client) ÷ straight from generate_stream (streamChat), same server, paced tiny engine' },
+  completion_latency_p50_ms: { op: null, unit: 'ms', what: 'median time from the last keystroke to the suggestion (debounce 250 ms included) with 2 chat answers streaming, the editor\'s completion path, paced tiny engine (10 ms a step)' },
+  completion_latency_p95_ms: { op: '<=', value: 300, unit: 'ms', what: 'p95 of the same; target: debounce 250 ms + 4 decode steps + 1 prefill pass of 10 ms each' },
+  completion_under_chat_slowdown: { op: '<=', value: 1.5, unit: '×', what: 'p95 latency of line completions sent one after another, with 4 chat answers streaming ÷ alone, same server, paced tiny engine' },
+  completion_cancel_free_steps: { op: '<=', value: 1, unit: '', what: 'decode steps from a cancelled completion\'s end to the admission of the completion waiting for its row (one row), the largest over the rounds' },
   client_overhead_ratio: { op: '<=', value: 1.15, unit: '×', what: 'TritonClient median request time ÷ bare undici.request, same endpoint' },
   webview_stream_linearity: { op: '<=', value: 2.2, unit: '×', what: 'chat panel render cost streaming 8k tokens ÷ 4k tokens (headless Chromium)' },
   webview_ms_per_1k_tokens: { op: null, unit: 'ms', what: 'chat panel render time per 1000 streamed tokens' },
@@ -155,6 +159,29 @@ export function composeResults({ parts, machine, mode, startedAt, finishedAt, lo
   const oa = ok('openai');
   if (oa?.openai_stream_overhead) out.openai_stream_overhead = entry('openai_stream_overhead', pick(oa.openai_stream_overhead), { source: 'bench/openai.ts', raw: strip(oa.openai_stream_overhead) });
   else out.openai_stream_overhead = missing('openai_stream_overhead', `openai bench: ${why('openai')}`);
+
+  const comp = ok('completion');
+  for (const key of ['completion_latency_p50_ms', 'completion_latency_p95_ms']) {
+    if (comp?.[key]) out[key] = entry(key, pick(comp[key]), { source: 'bench/completion.ts', raw: { ...strip(comp[key]), detail: comp.completion_latency_detail } });
+    else out[key] = missing(key, `completion bench: ${why('completion')}`);
+  }
+  const cs = ok('completion-server');
+  if (cs?.completion_under_chat_slowdown) {
+    out.completion_under_chat_slowdown = entry('completion_under_chat_slowdown', pick(cs.completion_under_chat_slowdown), {
+      source: 'bench/completion_server_bench.mjs', raw: { p95_ms: cs.completion_p95_ms, p50_ms: cs.completion_p50_ms, settings: cs.settings },
+    });
+  } else {
+    out.completion_under_chat_slowdown = missing('completion_under_chat_slowdown', `completion-server bench: ${why('completion-server')}`);
+  }
+  const freed = cs?.completion_cancel_free_steps?.rounds;
+  if (Array.isArray(freed) && freed.length) {
+    // The target bounds the worst round: value = the largest, as the bench reports it.
+    out.completion_cancel_free_steps = entry('completion_cancel_free_steps', { value: Math.max(...freed), median_of: freed.length, min: Math.min(...freed), max: Math.max(...freed) }, {
+      source: 'bench/completion_server_bench.mjs', statistic: 'the largest of the rounds', raw: { rounds: freed },
+    });
+  } else {
+    out.completion_cancel_free_steps = missing('completion_cancel_free_steps', `completion-server bench: ${why('completion-server')}`);
+  }
 
   const web = ok('webview');
   if (web) {

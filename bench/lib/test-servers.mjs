@@ -8,6 +8,32 @@ import { PINNED_THREADS } from './machine.mjs';
 
 export { modelName };
 
+// Every tritonserver a bench starts runs in a process group of its own (with its Python backend stubs): a bench
+// that is interrupted or dies must not leave them running. The groups still alive are killed when this process
+// exits for any reason (its own end, an uncaught error, process.exit) and on SIGINT / SIGTERM.
+const liveGroups = new Set();
+let exitHooked = false;
+
+function killLiveGroups() {
+  for (const pgid of liveGroups) {
+    try { process.kill(-pgid, 'SIGKILL'); } catch { /* already gone */ }
+  }
+  liveGroups.clear();
+}
+
+function hookExit() {
+  if (exitHooked) return;
+  exitHooked = true;
+  process.on('exit', killLiveGroups);
+  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]]) {
+    process.once(signal, () => {
+      console.error(`${signal}: stopping the benchmark's tritonservers`);
+      killLiveGroups();
+      process.exit(code);
+    });
+  }
+}
+
 /**
  * `maxBatchSize` 8 is the product's default configuration (dynamic batching, 20 ms queue delay, 8 rows of the
  * continuous scheduler); 1 turns batching off. `maxQueueSize` is raised so that the largest concurrency of a
@@ -25,9 +51,11 @@ export async function startBenchServer({ label, maxBatchSize, maxQueueSize = 64,
     try {
       await server?.stop();
     } finally {
+      if (server) liveGroups.delete(server.pid);
       rmSync(dir, { recursive: true, force: true });
     }
   };
+  hookExit();
   try {
     const repository = prepareTestRepository(join(dir, 'repo'), overrides);
     if (!dynamicBatching) {
@@ -43,6 +71,7 @@ export async function startBenchServer({ label, maxBatchSize, maxQueueSize = 64,
       if (!/listen|address/i.test(String(err?.message))) throw err;
       server = await startTritonServer({ repository, env, startTimeoutMs: 120_000, ...(await distinctPorts()) });
     }
+    liveGroups.add(server.pid); // startTritonServer spawns it detached: its pid is the group's id
     const load = await fetch(`${server.url}/v2/repository/models/${modelName}/load`, { method: 'POST', body: '{}' });
     if (load.status !== 200) throw new Error(`loading ${modelName} (${label}) failed: HTTP ${load.status} ${await load.text()}\n${server.log().slice(-4000)}`);
     const meta = await (await fetch(`${server.url}/v2`)).json();

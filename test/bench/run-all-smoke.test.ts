@@ -26,6 +26,7 @@ test('bench/run-all.mjs --smoke measures every part and writes latest.json + the
 
     const measured = ['server_batching_speedup', 'late_join_wait_ratio', 'staggered_throughput_ratio', 'staggered_p95_latency_ratio',
       'explain_fanout_speedup', 'ttft_fraction', 'client_overhead_ratio', 'openai_stream_overhead',
+      'completion_latency_p50_ms', 'completion_latency_p95_ms', 'completion_under_chat_slowdown',
       'webview_stream_linearity', 'webview_ms_per_1k_tokens', 'webview_long_block_linearity', 'webview_max_frame_ms_2mb', 'extension_bundle_bytes', 'webview_bundle_bytes',
       'decode_host_syncs_per_step', 'decode_ops_per_layer', 'prefill_stall_ratio', 'glm4_tiny_decode_tokens_per_s', 'chatglm3_tiny_decode_tokens_per_s',
       'prefill_peak_transient_mib', 'int8_weight_bytes_ratio', 'download_throughput_ratio'];
@@ -35,6 +36,8 @@ test('bench/run-all.mjs --smoke measures every part and writes latest.json + the
       assert.ok(f.median_of >= 1 && (f.min as number) <= f.value && f.value <= (f.max as number), `${key} has a consistent spread: ${JSON.stringify(f)}`);
     }
     assert.match((latest.server_batching_speedup as Figure).source ?? '', /curve/, 'smoke mode takes the speedup from the curve');
+    const freed = latest.completion_cancel_free_steps as Figure; // 0 is its best value, so not in the list above
+    assert.ok(Number.isInteger(freed.value) && (freed.value as number) >= 0 && freed.median_of >= 1, `completion_cancel_free_steps: ${JSON.stringify(freed)}`);
     const ttft = latest.ttft_fraction as Figure;
     assert.ok((ttft.value as number) <= 1, 'the first delta cannot come after the whole answer');
     for (const key of ['vsix_bytes', 'activation_ms']) {

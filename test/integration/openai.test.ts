@@ -4,7 +4,7 @@
 // OpenAI's shape that fail alone.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -41,6 +41,25 @@ const mainTs = join(__dirname, '../../src/cli/main.ts');
 
 const metric = async (name: string) => sumMetric(await client.metrics(), name, { model: M });
 
+/** The tiny engine's tokenizer (triton/testing/tiny_engine.py): bytes 0..255 are ids 3..258, then its specials. */
+const BYTE_IDS = (text: string) => [...Buffer.from(text, 'utf8')].map((b) => b + 3);
+const TINY = { gmask: 3 + 256 + 1, sop: 3 + 256 + 3, user: 3 + 256 + 6, assistant: 3 + 256 + 7 };
+const utf8Length = (text: string) => Buffer.byteLength(text, 'utf8');
+/** A stop sequence inside `text` after some text: the first two characters that differ from the first one. */
+function stopInside(text: string): { stop: string; before: string } {
+  const chars = [...text];
+  const at = chars.findIndex((c) => c !== chars[0]);
+  assert.ok(at > 0 && at + 2 <= chars.length, `a long enough, varied answer to cut: ${JSON.stringify(text)}`);
+  const before = chars.slice(0, at).join('');
+  return { stop: chars.slice(at, at + 2).join(''), before };
+}
+
+/** The prompt ids of the last row the engine admitted. */
+const lastPromptIds = (): number[] => {
+  const lines = readFileSync(join(work, 'prompts.jsonl'), 'utf8').trim().split('\n');
+  return (JSON.parse(lines.at(-1)!) as { ids: number[] }).ids;
+};
+
 /** Polls until `check` holds (the server frees a row at its next step); the last value for the message. */
 async function eventually<T>(read: () => Promise<T>, check: (v: T) => boolean, what: string, timeoutMs = 45_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -74,7 +93,8 @@ describe('OpenAI endpoint with the openai client against tritonserver', { timeou
     work = mkdtempSync(join(tmpdir(), 'openai-it-'));
     const repository = tp.prepareTestRepository(join(work, 'repo'));
     // Slow decoding a little so a request can be cancelled mid-stream (the tiny engine never stops by itself).
-    triton = await tp.startTritonServer({ repository, env: { TINY_ENGINE_STEP_DELAY_MS: '25' } });
+    // The prompt log: the ids each row's prompt had, to check the layout of a raw continuation.
+    triton = await tp.startTritonServer({ repository, env: { TINY_ENGINE_STEP_DELAY_MS: '25', TINY_ENGINE_PROMPT_LOG: join(work, 'prompts.jsonl') } });
     client = new TritonClient({ baseUrl: triton.url, metricsUrl: triton.metricsUrl });
     await client.loadModel(M);
     endpoint = await startOpenAiServer({
@@ -149,26 +169,32 @@ describe('OpenAI endpoint with the openai client against tritonserver', { timeou
     assert.ok(!body.includes('"usage"'), 'no usage chunk unless asked for');
   });
 
-  test('stop: the answer ends before the stop sequence and the request is cancelled on the server', async () => {
+  test('stop: the answer ends before the stop sequence, the row ends at that step, usage counts the tokens generated', async () => {
     const full = (await openai.chat.completions.create({ model: M, messages, max_tokens: 40, temperature: 0, seed: 11 })).choices[0]!.message.content ?? '';
-    assert.ok(full.length >= 12, `a long enough answer to cut: ${JSON.stringify(full)}`);
-    const stop = full.slice(8, 10);
-    const expected = full.slice(0, full.indexOf(stop));
+    const { stop, before: expected } = stopInside(full);
     const cancelledBefore = await metric('chatglm3_cancelled_requests_total');
+    // Byte tokens: the model generated its metadata line ("\n"), the text before the stop and the stop itself, and
+    // ended the row at the token that completed the stop (the tokens OpenAI and vLLM count).
+    const generated = 1 + utf8Length(expected + stop);
     // max_tokens 2048: without the stop, the tiny engine would write for a minute.
     const cut = await openai.chat.completions.create({ model: M, messages, max_tokens: 2048, temperature: 0, seed: 11, stop: [stop] });
     assert.equal(cut.choices[0]!.message.content, expected);
     assert.equal(cut.choices[0]!.finish_reason, 'stop');
-    assert.ok((cut.usage?.completion_tokens ?? 0) > 0);
-    await eventually(() => metric('chatglm3_cancelled_requests_total'), (n) => n === cancelledBefore + 1, 'the server cancelled the stopped request');
-    await eventually(() => metric('chatglm3_active_rows'), (n) => n === 0, 'its row is free');
-    // Streamed, the same cut.
-    const stream = await openai.chat.completions.create({ model: M, messages, max_tokens: 2048, temperature: 0, seed: 11, stop, stream: true });
+    const whole = await openai.chat.completions.create({ model: M, messages, max_tokens: 4, temperature: 0, seed: 11 });
+    assert.deepEqual(cut.usage, { prompt_tokens: whole.usage!.prompt_tokens, completion_tokens: generated, total_tokens: whole.usage!.prompt_tokens + generated });
+    // Streamed, the same cut and the same counts.
+    const stream = await openai.chat.completions.create({ model: M, messages, max_tokens: 2048, temperature: 0, seed: 11, stop, stream: true, stream_options: { include_usage: true } });
     let text = '';
-    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    let usage: OpenAI.CompletionUsage | null | undefined;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? '';
+      if (chunk.usage) usage = chunk.usage;
+    }
     assert.equal(text, expected);
-    await eventually(() => metric('chatglm3_cancelled_requests_total'), (n) => n === cancelledBefore + 2, 'the server cancelled the streamed stop too');
-    await eventually(() => metric('chatglm3_active_rows'), (n) => n === 0, 'the streamed stop freed its row too');
+    assert.deepEqual(usage, cut.usage);
+    // The model ended both rows itself: nothing was cancelled, no row is left.
+    await eventually(() => metric('chatglm3_active_rows'), (n) => n === 0, 'the stopped rows are free');
+    assert.equal(await metric('chatglm3_cancelled_requests_total'), cancelledBefore, 'ended by the model, not cancelled');
   });
 
   test('a client that aborts cancels its request on Triton: the row is freed', async () => {
@@ -219,19 +245,56 @@ describe('OpenAI endpoint with the openai client against tritonserver', { timeou
     assert.ok(rows / steps > 2, `rows per step ${rows / steps}`);
   });
 
-  test('completions: the prompt answered as one turn, streamed and not, with echo', async () => {
-    const done = await openai.completions.create({ model: M, prompt: 'def add(a, b):', max_tokens: 8, temperature: 0 });
+  test('completions: a raw continuation of the prompt (no chat layout), streamed and not, with echo, stop and usage', async () => {
+    const prompt = 'def add(a, b):';
+    const request = { model: M, prompt, max_tokens: 8, temperature: 0 };
+    const done = await openai.completions.create(request);
     assert.equal(done.object, 'text_completion');
-    assert.equal(done.usage?.completion_tokens, 8);
+    assert.deepEqual(lastPromptIds(), [TINY.gmask, TINY.sop, ...BYTE_IDS(prompt)], 'the prefix tokens and the text, no role tokens');
+    assert.deepEqual(done.usage, { prompt_tokens: 2 + prompt.length, completion_tokens: 8, total_tokens: 10 + prompt.length });
+    assert.equal(done.choices[0]!.finish_reason, 'length');
     const text = done.choices[0]!.text;
-    assert.ok(text.length > 0);
-    const echoed = await openai.completions.create({ model: M, prompt: 'def add(a, b):', max_tokens: 8, temperature: 0, echo: true });
-    assert.equal(echoed.choices[0]!.text, `def add(a, b):${text}`);
+    // No metadata line: the 8 tokens are 8 bytes of text (a CJK character cut short by max_tokens is dropped).
+    assert.ok(utf8Length(text) >= 6 && utf8Length(text) <= 8, JSON.stringify(text));
+    // The same words as a chat turn get the chat layout.
+    await openai.chat.completions.create({ model: M, messages: [{ role: 'user', content: prompt }], max_tokens: 1 });
+    assert.deepEqual(lastPromptIds(), [TINY.gmask, TINY.sop, TINY.user, ...BYTE_IDS(`\n${prompt}`), TINY.assistant]);
+    // A prompt as an array of one string is the same request; echo puts the prompt before the continuation.
+    assert.equal((await openai.completions.create({ ...request, prompt: [prompt] })).choices[0]!.text, text);
+    const echoed = await openai.completions.create({ ...request, echo: true });
+    assert.equal(echoed.choices[0]!.text, `${prompt}${text}`);
     let streamed = '';
-    for await (const chunk of await openai.completions.create({ model: M, prompt: 'def add(a, b):', max_tokens: 8, temperature: 0, stream: true })) {
+    let usage: OpenAI.CompletionUsage | null | undefined;
+    for await (const chunk of await openai.completions.create({ ...request, stream: true, stream_options: { include_usage: true } })) {
       streamed += chunk.choices[0]?.text ?? '';
+      if (chunk.usage) usage = chunk.usage;
     }
     assert.equal(streamed, text);
+    assert.deepEqual(usage, done.usage);
+    // A stop sequence: the text before it; usage counts the tokens generated up to the one that completed it.
+    const long = (await openai.completions.create({ ...request, max_tokens: 30 })).choices[0]!.text;
+    const { stop, before } = stopInside(long);
+    const cut = await openai.completions.create({ ...request, max_tokens: 2048, stop });
+    assert.equal(cut.choices[0]!.text, before);
+    assert.equal(cut.choices[0]!.finish_reason, 'stop');
+    assert.equal(cut.usage?.completion_tokens, utf8Length(before + stop));
+    let cutStreamed = '';
+    for await (const chunk of await openai.completions.create({ ...request, max_tokens: 2048, stop: [stop], stream: true })) cutStreamed += chunk.choices[0]?.text ?? '';
+    assert.equal(cutStreamed, before);
+    await eventually(() => metric('chatglm3_active_rows'), (n) => n === 0, 'the stopped rows are free');
+  });
+
+  test('completions: what a raw continuation cannot do is a 400 naming the field', async () => {
+    const completion = (extra: Record<string, unknown>) => openai.completions.create({ model: M, prompt: 'x', max_tokens: 4, ...extra } as OpenAI.CompletionCreateParamsNonStreaming);
+    await badRequest(completion({ prompt: ['a', 'b'] }), 400, 'prompt');
+    await badRequest(completion({ prompt: '' }), 400, 'prompt');
+    await badRequest(completion({ prompt: [1, 2, 3] }), 400, 'prompt');
+    await badRequest(completion({ suffix: 'b' }), 400, 'suffix');
+    await badRequest(completion({ best_of: 2 }), 400, 'best_of');
+    await badRequest(completion({ n: 2 }), 400, 'n');
+    await badRequest(completion({ logprobs: 1 }), 400, 'logprobs');
+    await badRequest(completion({ stop: ['a', 'b', 'c', 'd', 'e'] }), 400, 'stop');
+    await badRequest(completion({ max_tokens: 100_000, stream: true }), 400, null);
   });
 
   test('errors in OpenAI\'s shape, each failing alone while another stream goes on', async () => {

@@ -168,12 +168,16 @@ export async function startTritonServer(options) {
     metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
     log: () => logText || readLog(options.logFile),
     async stop(signal = 'SIGTERM', timeoutMs = 20_000) {
-      if (exited) return;
+      // The whole process group goes, even when tritonserver itself is already gone: a Python backend stub
+      // (triton_python_backend_stub, same group) can outlive it.
+      const killGroup = () => { try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ } };
+      if (exited) { killGroup(); return; }
       const done = new Promise((r) => child.once('exit', r));
       try { process.kill(-child.pid, signal); } catch { /* already gone */ }
-      const timer = setTimeout(() => { try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ } }, timeoutMs);
+      const timer = setTimeout(killGroup, timeoutMs);
       await done;
       clearTimeout(timer);
+      killGroup();
     },
   };
 }

@@ -15,7 +15,8 @@ random ChatGLM3-architecture model, for the test server, the benchmarks and the 
 Environment knobs (all optional, test-only): TINY_ENGINE_PROMPT_LOG=<file> appends one JSON line per row with the
 decoded prompt and the messages it contained; TINY_ENGINE_STEP_DELAY_MS=<ms> makes every forward pass (prefill
 or decode step) last at least that long: a paced stand-in for a GPU step; TINY_ENGINE_SEED=<int> changes the weights; TINY_ENGINE_STOP_AFTER=<n>
-makes every row emit <|user|> after n answer tokens (finish_reason "stop"); TINY_ENGINE_FAIL_MARKER=<text> makes a
+makes every row emit <|user|> after n answer tokens (finish_reason "stop"; a raw continuation, `raw_prompt`, whose
+prompt has no <|assistant|> and whose answer no metadata line, emits the end-of-text token instead); TINY_ENGINE_FAIL_MARKER=<text> makes a
 decode step fail once a row whose prompt contains <text> has 3 tokens (the engine-failure path);
 TINY_ENGINE_SCRIPTS=<json file> holds [{"match": <text>, "answer": <markdown>}]: a row whose last user message
 contains a match answers with that text, forced token by token (byte tokens, so a CJK character spans three) and
@@ -59,6 +60,8 @@ TINY_CONFIG = ChatGLMConfig(num_layers=2, hidden_size=64, num_attention_heads=4,
 
 class TinyTokenizer:
     """Byte-level tokenizer with ChatGLM3's special tokens and chat-message builder."""
+
+    eos_token_id = EOS_ID
 
     def __init__(self):
         self.special_ids = {name: BYTE_OFFSET + 256 + i for i, name in enumerate(SPECIALS)}
@@ -138,6 +141,9 @@ def _forced_shape(token: int) -> torch.Tensor:
     return torch.full((VOCAB_SIZE,), MASKED, dtype=torch.float64).index_fill_(0, torch.tensor([token]), 0.0)
 
 
+RAW_STOP = _forced_shape(EOS_ID)
+
+
 class _SlotShape:
     """Per-slot state of the output shaping: tokens produced so far and UTF-8 continuation bytes still owed."""
 
@@ -149,6 +155,7 @@ class _SlotShape:
         self.faults = faults  # injected: "oom", "overflow", "device", "decode-oom"
         self.oom_raised = False
         self.completion = False  # an infill prompt (set at admission)
+        self.raw = False  # a raw continuation's prompt (no <|assistant|> at its end; set at admission)
 
     def took(self, token: int) -> None:
         self.produced += 1
@@ -214,6 +221,7 @@ class TinyEngine(NativeEngine):
                                    if os.environ.get(key) and os.environ[key] in text)
                 self._shapes[c.slot] = _SlotShape(bool(marker) and marker in text, self._scripted_answer(c.prompt), faults)
                 self._shapes[c.slot].completion = "<|code_middle|>" in text  # an infill prompt: no metadata line
+                self._shapes[c.slot].raw = not c.prompt or int(c.prompt[-1]) != self.tokenizer.get_command("<|assistant|>")
         if log:
             self._log_admitted(chunks)
         if any("oom" in self._shapes[c.slot].faults for c in chunks):
@@ -248,14 +256,15 @@ class TinyEngine(NativeEngine):
         masks = []
         for slot in slots:
             shape = self._shapes[slot]
-            lead = 0 if shape.completion else 1  # a completion is code: it has no metadata line
+            lead = 0 if shape.completion or shape.raw else 1  # a completion or raw continuation has no metadata line
+            stop = RAW_STOP if shape.raw and not shape.completion else SHAPES[STOP]  # raw text ends at end-of-text
             if shape.produced < lead:
                 masks.append(SHAPES[METADATA_LINE])  # the (empty) metadata line ChatGLM3 starts every answer with
             elif shape.script is not None:
                 index = shape.produced - lead
-                masks.append(_forced_shape(shape.script[index]) if index < len(shape.script) else SHAPES[STOP])
+                masks.append(_forced_shape(shape.script[index]) if index < len(shape.script) else stop)
             elif stop_after and shape.produced - lead >= stop_after:
-                masks.append(SHAPES[STOP])
+                masks.append(stop)
             else:
                 masks.append(SHAPES[CONTINUE_CHARACTER if shape.pending else START_CHARACTER])
         shaped = logits + torch.stack(masks).to(logits.dtype)

@@ -50,7 +50,7 @@ def make_request(prompt: Any = "hello", decoupled: bool = True, request_id: str 
     def tensor(name, value):
         if isinstance(value, np.ndarray):
             return pb.Tensor(name, value)
-        if name in ("prompt", "history", "infill"):
+        if name in ("prompt", "history", "infill", "raw_prompt", "stop"):
             data = value.encode("utf-8") if isinstance(value, str) else value
             return pb.Tensor(name, np.array([[data]], dtype=np.object_))
         dtype = np.float32 if name in ("temperature", "top_p") else np.int64  # the integer inputs are INT64

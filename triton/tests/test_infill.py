@@ -254,3 +254,59 @@ def test_a_scripted_answer_is_the_completion_without_a_metadata_line(monkeypatch
         assert out.error is None and out.text == "a + b" and out.finish_reason == "stop"
     finally:
         model.finalize()
+
+
+def test_a_completion_line_break_is_sent_at_once_while_a_chat_stays_coalesced(monkeypatch, tmp_path):
+    """The editor's LINE mode ends the request once a line is complete: a completion's line break must not wait
+    for the stream interval (here far longer than the test), while a chat answer's deltas stay coalesced."""
+    scripts = tmp_path / "scripts.json"
+    scripts.write_text(json.dumps([{"match": "def add(", "answer": "a + b\n    c = 1\n"}]), encoding="utf-8")
+    monkeypatch.setenv("TINY_ENGINE_SCRIPTS", str(scripts))
+    monkeypatch.setenv("TINY_ENGINE_FILL_IN_MIDDLE", "1")
+    model = load_model(stream_interval_ms="10000")
+    try:
+        completion, chat = run(model, [
+            make_request("", infill=infill("def add(a, b):\n    return ", "\n"), max_new_tokens=64),
+            make_request("hello", max_new_tokens=20, temperature=0.0),
+        ])
+    finally:
+        model.finalize()
+    assert completion.error is None and completion.text == "a + b\n    c = 1\n"
+    sent = ["".join(completion.deltas[:i + 1]) for i in range(len(completion.deltas))]
+    assert "a + b\n" in sent and "a + b\n    c = 1\n" in sent  # each line complete in a delta of its own
+    assert len(chat.deltas) == 1 and chat.finals == 1  # the chat: the first delta at once, the rest with the FINAL
+
+
+def test_markers_declared_by_the_tokenizer_files_are_one_id_each(tmp_path):
+    """A tokenizer_config.json that declares the three markers as added tokens makes each one id, the text between
+    them encoded piece by piece (as that tokenizer splits added tokens out first); code that contains a marker's
+    text still encodes it as text."""
+    import shutil
+    folder = tmp_path / "tok"
+    shutil.copytree(GLM4_FIXTURE, folder)
+    config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+    marks = {"<|code_suffix|>": 670, "<|code_prefix|>": 671, "<|code_middle|>": 672}
+    for content, i in marks.items():
+        config["added_tokens_decoder"][str(i)] = {"content": content, "special": True, "lstrip": False,
+                                                  "normalized": False, "rstrip": False, "single_word": False}
+    (folder / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+
+    class Declared(TokenizerPrompts):
+        def __init__(self):
+            self.tokenizer = load_tokenizer(str(folder))
+
+    engine = Declared()
+    tok = engine.tokenizer
+    prefix, suffix = "x = '<|code_middle|>'\ny = ", "\nprint(x)\n"
+    ids, _ = infill_ids(engine, InfillRequest(prefix, suffix, "a.py", "Python", "line"), 2048)
+    assert ids == ([SPECIAL["[gMASK]"], SPECIAL["<sop>"], SPECIAL["<|user|>"]]
+                   + tok.encode("\n###PATH:a.py\n###LANGUAGE:Python\n###MODE:LINE\n") + [670] + tok.encode(suffix)
+                   + [671] + tok.encode(prefix) + [672] + [SPECIAL["<|assistant|>"]] + tok.encode("\n"))
+    assert ids.count(672) == 1  # the marker's text inside the code stayed text
+    assert tok.decode([670, 671, 672]) == "<|code_suffix|><|code_prefix|><|code_middle|>"
+
+
+def test_the_fixture_tokenizer_declares_no_markers_so_they_stay_text(engine):
+    """glm4-tiny's tokenizer_config.json has GLM-4-9B-chat's 14 added tokens only: the markers are plain text."""
+    assert [engine.added_token_id(m) for m in ("<|code_suffix|>", "<|code_prefix|>", "<|code_middle|>")] == [None] * 3
+    assert engine.added_token_id("<|user|>") == SPECIAL["<|user|>"]

@@ -1,15 +1,16 @@
 // One OpenAI request's answer from the model: text pieces, then how it ended and its usage. It goes through the
 // chat core's stream (src/core/triton/chatglm.ts, Triton's generate_stream), so aborting `signal` — the client
-// disconnected — or a stop sequence closes the connection and Triton cancels the request (its row is freed).
-import { estimateTokens, MESSAGE_OVERHEAD_TOKENS, PROMPT_OVERHEAD_TOKENS } from '../chat/tokenEstimate';
-import { streamChat, TritonError, type TritonClient } from '../triton';
+// disconnected — closes the connection and Triton cancels the request (its row is freed).
+// Stop sequences and raw continuations are the model's inputs (`stop`, `raw_prompt`: triton/README.md): the model
+// ends the row at the step that completed a stop sequence and reports the tokens it generated, so `usage` is always
+// the server's own count, never an estimate.
+import { buildGenerateBody, streamGenerateBody, TritonError, type TritonClient } from '../triton';
 import type { MappedRequest } from './mapping';
 import type { OpenAiFinishReason, Usage } from './schemas';
-import { StopMatcher } from './stopSequences';
 
 export type GenerationEvent =
   | { type: 'text'; text: string }
-  | { type: 'end'; finishReason: OpenAiFinishReason; usage: Usage; usageEstimated: boolean };
+  | { type: 'end'; finishReason: OpenAiFinishReason; usage: Usage };
 
 export interface GenerationOptions {
   signal: AbortSignal;
@@ -19,37 +20,31 @@ export interface GenerationOptions {
 
 const usage = (prompt: number, completion: number): Usage => ({ prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion });
 
-/**
- * The server's own counts come with its final response; an answer ended here by a stop sequence is cancelled
- * before that arrives, so its usage is the chat core's token estimate (which over-counts rather than under).
- */
-function estimatedUsage(mapped: MappedRequest, generated: string): Usage {
-  const cost = (text: string) => estimateTokens(text) + MESSAGE_OVERHEAD_TOKENS;
-  const prompt = PROMPT_OVERHEAD_TOKENS + cost(mapped.request.prompt) + mapped.request.history.reduce((n, m) => n + cost(m.content), 0);
-  return usage(prompt, estimateTokens(generated));
+/** The /generate_stream body: the chat request's inputs, plus `stop`, and for a raw continuation `raw_prompt`. */
+export function generationBody(mapped: MappedRequest): Record<string, unknown> {
+  const body = buildGenerateBody(mapped.request);
+  if (mapped.stop.length > 0) body.stop = JSON.stringify(mapped.stop);
+  if (mapped.raw) {
+    // The text is the whole prompt: no chat turn, no history (the model refuses them beside raw_prompt).
+    body.raw_prompt = mapped.request.prompt;
+    body.prompt = '';
+    delete body.history;
+    delete body.history_len;
+  }
+  return body;
 }
 
 export async function* generate(client: TritonClient, model: string, mapped: MappedRequest, options: GenerationOptions): AsyncGenerator<GenerationEvent, void, undefined> {
-  const stop = new StopMatcher(mapped.stop);
-  let generated = '';
-  for await (const event of streamChat(client, model, mapped.request, { signal: options.signal, idleTimeoutMs: options.idleTimeoutMs })) {
+  const events = streamGenerateBody(client, model, generationBody(mapped), { signal: options.signal, idleTimeoutMs: options.idleTimeoutMs });
+  for await (const event of events) {
     if (event.type === 'delta') {
-      generated += event.text;
-      const step = stop.push(event.text);
-      if (step.text) yield { type: 'text', text: step.text };
-      // Leaving the loop closes the stream: Triton cancels the rest of the answer.
-      if (step.stopped) {
-        yield { type: 'end', finishReason: 'stop', usage: estimatedUsage(mapped, generated), usageEstimated: true };
-        return;
-      }
+      yield { type: 'text', text: event.text };
       continue;
     }
-    const rest = stop.end();
-    if (rest) yield { type: 'text', text: rest };
     if (event.finishReason === 'cancelled') {
       throw new TritonError('cancelled', 'The request was cancelled on the server.', { operation: 'generate-stream', model });
     }
-    yield { type: 'end', finishReason: event.finishReason, usage: usage(event.promptTokens, event.completionTokens), usageEstimated: false };
+    yield { type: 'end', finishReason: event.finishReason, usage: usage(event.promptTokens, event.completionTokens) };
     return;
   }
 }

@@ -4,5 +4,4 @@ export * from './http';
 export * from './mapping';
 export * from './schemas';
 export * from './server';
-export * from './stopSequences';
 export * from './endpointSettings';

@@ -1,7 +1,8 @@
 // OpenAI requests → the model's request, in ChatGLM3's history format (src/core/chat/messages: the same
-// ChatRequest the chat panel and the CLI send through src/core/triton/chatglm.ts). What this model cannot do is
-// refused with a 400 naming the field, never silently ignored: several answers (n), tools, images and audio,
-// log probabilities, penalties, structured output.
+// ChatRequest the chat panel and the CLI send through src/core/triton/chatglm.ts), or for /v1/completions a raw
+// continuation of the prompt. What this model cannot do is refused with a 400 naming the field, never silently
+// ignored: several answers (n, best_of), tools, images and audio, log probabilities, penalties, structured output,
+// fill in the middle (suffix).
 import type { ChatMessage, ChatRequest, ChatRole } from '../chat/messages';
 import { invalidField, OpenAiError } from './errors';
 import type { ChatCompletionRequest, CompletionRequest, OpenAiChatMessage } from './schemas';
@@ -9,8 +10,10 @@ import type { ChatCompletionRequest, CompletionRequest, OpenAiChatMessage } from
 /** What one OpenAI request asks of the model and of the adapter around it. */
 export interface MappedRequest {
   request: ChatRequest;
-  /** Stop sequences the adapter applies to the streamed text (the model itself knows none). */
+  /** Stop sequences: the model's `stop` input (it ends the row at the step that completed one). */
   stop: string[];
+  /** /v1/completions: `request.prompt` is continued as raw text (the model's `raw_prompt` input), no chat turn. */
+  raw: boolean;
   stream: boolean;
   /** Streaming: a last chunk with `usage` before `[DONE]`. */
   includeUsage: boolean;
@@ -26,6 +29,9 @@ export interface SamplingDefaults {
 type Sampling = Pick<ChatCompletionRequest, 'temperature' | 'top_p' | 'seed' | 'stop' | 'n' | 'logprobs' | 'frequency_penalty' | 'presence_penalty' | 'logit_bias' | 'stream' | 'stream_options'>;
 
 const present = (v: unknown): boolean => v !== undefined && v !== null;
+
+/** The model's limit per stop sequence (chatglm/serving/stop_texts.py). */
+export const MAX_STOP_CHARS = 256;
 
 function refuseCommon(body: Sampling): void {
   if (present(body.n) && body.n !== 1) throw invalidField('n', 'n > 1 is not supported: this endpoint returns one choice per request.', 'unsupported_value');
@@ -79,17 +85,19 @@ function chatRole(m: OpenAiChatMessage, i: number): Exclude<ChatRole, 'observati
 function stopList(stop: string | string[] | null | undefined): string[] {
   const list = stop === undefined || stop === null ? [] : typeof stop === 'string' ? [stop] : stop;
   list.forEach((s, i) => {
-    if (s === '') throw invalidField(typeof stop === 'string' ? 'stop' : `stop[${i}]`, 'a stop sequence must not be empty.');
+    const field = typeof stop === 'string' ? 'stop' : `stop[${i}]`;
+    if (s === '') throw invalidField(field, 'a stop sequence must not be empty.');
+    if (s.length > MAX_STOP_CHARS) throw invalidField(field, `a stop sequence may have at most ${MAX_STOP_CHARS} characters; this one has ${s.length}.`);
   });
   return list;
 }
 
 /** Sampling settings and the stream flags, shared by both endpoints. */
-function sampling(body: Sampling & { max_tokens?: number | null }, maxTokens: number | null | undefined, defaults: SamplingDefaults): Omit<ChatRequest, 'prompt' | 'history'> & Omit<MappedRequest, 'request'> {
+function sampling(body: Sampling & { max_tokens?: number | null }, maxTokens: number | null | undefined, defaults: SamplingDefaults): Settings {
   refuseCommon(body);
   // top_p 0 keeps only the most likely token (the model always keeps that one): greedy decoding.
   const greedy = body.top_p === 0;
-  const out: Omit<ChatRequest, 'prompt' | 'history'> & Omit<MappedRequest, 'request'> = {
+  const out: Settings = {
     temperature: greedy ? 0 : body.temperature ?? defaults.temperature,
     topP: greedy ? 1 : body.top_p ?? defaults.topP,
     maxNewTokens: maxTokens ?? defaults.maxNewTokens,
@@ -102,9 +110,11 @@ function sampling(body: Sampling & { max_tokens?: number | null }, maxTokens: nu
   return out;
 }
 
-function split(mapped: Omit<ChatRequest, 'prompt' | 'history'> & Omit<MappedRequest, 'request'>, prompt: string, history: ChatMessage[]): MappedRequest {
+type Settings = Omit<ChatRequest, 'prompt' | 'history'> & Omit<MappedRequest, 'request' | 'raw'>;
+
+function split(mapped: Settings, prompt: string, history: ChatMessage[], raw: boolean): MappedRequest {
   const { stop, stream, includeUsage, ...rest } = mapped;
-  return { request: { prompt, history, ...rest }, stop, stream, includeUsage };
+  return { request: { prompt, history, ...rest }, stop, stream, includeUsage, raw };
 }
 
 /**
@@ -121,20 +131,24 @@ export function mapChatCompletion(body: ChatCompletionRequest, defaults: Samplin
   const prompt = messages[last].content;
   if (prompt.trim() === '') throw invalidField(`messages[${last}].content`, 'the last user message is empty.');
   const maxTokens = body.max_completion_tokens ?? body.max_tokens;
-  return split(sampling(body, maxTokens, defaults), prompt, messages.slice(0, last));
+  return split(sampling(body, maxTokens, defaults), prompt, messages.slice(0, last), false);
 }
 
 /**
- * completions: the prompt is sent as one user turn without history. ChatGLM3-6B is served as a chat model (the
- * server always wraps the prompt in its chat template), so this is the model's answer to the prompt, not a raw
- * continuation of its text.
+ * completions: a raw continuation. The model gets its prefix tokens and the prompt's text (no chat template, no role
+ * tokens) and writes on until its end-of-text token, max_tokens or a stop sequence. One prompt per request; `echo`
+ * puts the prompt before the continuation.
  */
 export function mapCompletion(body: CompletionRequest, defaults: SamplingDefaults): MappedRequest & { echo: boolean } {
   if (present(body.suffix)) throw invalidField('suffix', 'suffix (fill in the middle) is not supported by this endpoint.', 'unsupported_parameter');
   if (present(body.best_of) && body.best_of !== 1) throw invalidField('best_of', 'best_of > 1 is not supported: this endpoint returns one choice per request.', 'unsupported_value');
+  if (Array.isArray(body.prompt) && body.prompt.length !== 1) {
+    throw invalidField('prompt', `prompt must be one string (or a list of one); got a list of ${body.prompt.length}: this endpoint returns one choice per request.`, 'unsupported_value');
+  }
   const prompt = typeof body.prompt === 'string' ? body.prompt : body.prompt[0];
-  if (prompt.trim() === '') throw invalidField('prompt', 'the prompt is empty.');
-  return { ...split(sampling(body, body.max_tokens, defaults), prompt, []), echo: body.echo === true };
+  // Whitespace is text to continue (indentation, a new line); only nothing at all is refused.
+  if (prompt === '') throw invalidField('prompt', 'the prompt is empty.');
+  return { ...split(sampling(body, body.max_tokens, defaults), prompt, [], true), echo: body.echo === true };
 }
 
 /** A model name other than the one served: OpenAI's 404. */

@@ -55,7 +55,8 @@ export type ChatCompletionRequest = z.infer<typeof chatCompletionRequestSchema>;
 
 export const completionRequestSchema = z.object({
   ...samplingShape,
-  prompt: z.union([z.string(), z.array(z.string()).length(1)]),
+  // A list of strings is checked by mapping.ts (one prompt per request); token-id lists are refused here.
+  prompt: z.union([z.string(), z.array(z.string())]),
   echo: nullish(z.boolean()),
   suffix: nullish(z.string()),
   best_of: nullish(z.number().int().min(1)),

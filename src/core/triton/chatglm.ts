@@ -43,8 +43,13 @@ function toWireMessage(m: ChatMessage): ChatMessage {
  * Streams one answer: `delta` events, then exactly one `final`. Errors (typed TritonError) are thrown from the
  * iterator; aborting `signal` or leaving the loop early cancels the request on the server.
  */
-export async function* streamChat(client: TritonClient, modelName: string, req: ChatRequest, options: StreamOptions = {}): AsyncGenerator<ChatStreamEvent, void, undefined> {
-  for await (const event of client.generateStream(modelName, buildGenerateBody(req), options)) {
+export function streamChat(client: TritonClient, modelName: string, req: ChatRequest, options: StreamOptions = {}): AsyncGenerator<ChatStreamEvent, void, undefined> {
+  return streamGenerateBody(client, modelName, buildGenerateBody(req), options);
+}
+
+/** streamChat over a /generate_stream body built by the caller (the OpenAI endpoint adds `raw_prompt`, `stop`). */
+export async function* streamGenerateBody(client: TritonClient, modelName: string, body: Record<string, unknown>, options: StreamOptions = {}): AsyncGenerator<ChatStreamEvent, void, undefined> {
+  for await (const event of client.generateStream(modelName, body, options)) {
     const text = event.response === undefined ? '' : scalarString(event.response);
     if (isFinal(event)) {
       if (text) yield { type: 'delta', text };

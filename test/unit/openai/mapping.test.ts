@@ -111,17 +111,28 @@ test('schema: wrong types and ranges name their field', () => {
   assert.equal(fieldName(['messages', 3, 'content', 0, 'type']), 'messages[3].content[0].type');
 });
 
-test('completions: the prompt is one user turn without history; echo, suffix and best_of', () => {
+test('completions: a raw continuation of one prompt (raw, no history); echo, suffix, best_of, logprobs, several prompts', () => {
   const m = text({ prompt: 'def add(a, b):', max_tokens: 16, stop: ['\n\n'] });
+  assert.equal(m.raw, true);
   assert.equal(m.request.prompt, 'def add(a, b):');
   assert.deepEqual(m.request.history, []);
   assert.equal(m.request.maxNewTokens, 16);
   assert.deepEqual(m.stop, ['\n\n']);
   assert.equal(m.echo, false);
-  assert.equal(text({ prompt: ['one prompt'], echo: true }).echo, true);
+  assert.equal(chat({ messages: [user('hi')] }).raw, false, 'chat/completions stays a chat turn');
+  const one = text({ prompt: ['one prompt'], echo: true });
+  assert.equal(one.echo, true);
+  assert.equal(one.request.prompt, 'one prompt');
+  assert.equal(text({ prompt: '    ' }).request.prompt, '    ', 'whitespace is text to continue');
   refused(() => text({ prompt: 'x', suffix: 'y' }), 'suffix');
   refused(() => text({ prompt: 'x', best_of: 3 }), 'best_of');
   refused(() => text({ prompt: 'x', n: 2 }), 'n');
-  refused(() => text({ prompt: '' }), 'prompt');
-  assert.equal(completionRequestSchema.safeParse({ model: 'm', prompt: ['a', 'b'] }).success, false, 'several prompts (several choices) are refused by the schema');
+  refused(() => text({ prompt: 'x', logprobs: 0 }), 'logprobs');
+  refused(() => text({ prompt: '' }), 'prompt', /empty/);
+  refused(() => text({ prompt: ['a', 'b'] }), 'prompt', /list of 2/);
+  refused(() => text({ prompt: [] }), 'prompt', /list of 0/);
+  refused(() => text({ prompt: 'x', stop: 'y'.repeat(257) }), 'stop', /at most 256/);
+  const tokens = completionRequestSchema.safeParse({ model: 'm', prompt: [1, 2, 3] });
+  assert.equal(tokens.success, false, 'token-id prompts are refused');
+  assert.equal(fromZodError((tokens as { error: Parameters<typeof fromZodError>[0] }).error).param, 'prompt');
 });

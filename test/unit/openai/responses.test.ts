@@ -1,5 +1,6 @@
 // The endpoint's responses against its own zod schemas, with a scripted Triton stream behind it (no server): whole
-// answers, SSE chunks, the usage chunk, stop sequences, and an error after the stream began.
+// answers, SSE chunks, the usage chunk, the inputs of a raw continuation and of stop sequences, and an error after the
+// stream began.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import {
@@ -67,13 +68,18 @@ describe('OpenAI endpoint responses', () => {
     assert.deepEqual(chunks.at(-1)!.usage, { prompt_tokens: 11, completion_tokens: 2, total_tokens: 13 });
   });
 
-  test('stop: the text ends before the stop sequence, split across deltas; usage is the estimate', async () => {
-    current = scripted(['one two ', 'th', 'ree four', ' five']);
-    const r = await post('/completions', { model: 'chatglm3-6b', prompt: 'count', stop: ['three'] });
+  test('completions: a raw continuation with stop sequences; the model gets raw_prompt and stop, usage is its count', async () => {
+    current = scripted(['one two ', 'th']);
+    const r = await post('/completions', { model: 'chatglm3-6b', prompt: 'count', stop: ['three', '\n'], max_tokens: 9, temperature: 0 });
     const body = completionSchema.parse(JSON.parse(r.text));
-    assert.equal(body.choices[0]!.text, 'one two ');
+    assert.equal(body.choices[0]!.text, 'one two th');
     assert.equal(body.choices[0]!.finish_reason, 'stop');
-    assert.ok((body.usage?.completion_tokens ?? 0) >= 1);
+    assert.deepEqual(body.usage, { prompt_tokens: 11, completion_tokens: 2, total_tokens: 13 });
+    assert.deepEqual(current.calls[0], { prompt: '', raw_prompt: 'count', stop: JSON.stringify(['three', '\n']), temperature: 0, top_p: 0.8, max_new_tokens: 9 });
+    // chat/completions: a chat turn, with the same stop input.
+    current = scripted(['ok']);
+    await post('/chat/completions', { model: 'chatglm3-6b', messages: [{ role: 'user', content: 'hi' }], stop: 'END' });
+    assert.deepEqual(current.calls[0], { prompt: 'hi', history: '[]', stop: '["END"]', temperature: 0.8, top_p: 0.8, max_new_tokens: 512 });
   });
 
   test('an error after the stream began arrives as an OpenAI error event, without [DONE]', async () => {

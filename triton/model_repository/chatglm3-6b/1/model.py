@@ -104,6 +104,8 @@ class TritonPythonModel:
             chat = parse_request(read_inputs(channel.request), self.limits)
             if chat.infill is not None:
                 self._check_infill()
+            if (chat.raw_prompt is not None or chat.stop) and not self.continuous:
+                raise RequestError("raw_prompt and stop need scheduler 'continuous' (they end a row on their own stops)")
             plan = plan_prompt(self.engine, chat, self.limits)
             if self.max_context is not None and len(plan.ids) + chat.max_new_tokens > self.max_context:
                 raise RequestError(f"prompt ({len(plan.ids)} tokens) + max_new_tokens ({chat.max_new_tokens}) exceed "
@@ -117,8 +119,10 @@ class TritonPythonModel:
             log.error(f"request {channel.request_id()} failed while preparing: {exc!r}")
             self._fail(channel, f"could not prepare the request: {exc}", pb_utils.TritonError.INTERNAL)
             return None
-        answer = (AnswerStream(self.engine.decode, raw=True, stop_texts=INFILL_STOP_TEXTS) if chat.infill is not None
-                  else AnswerStream(self.engine.decode))
+        if chat.infill is not None:
+            answer = AnswerStream(self.engine.decode, raw=True, stop_texts=INFILL_STOP_TEXTS + chat.stop)
+        else:
+            answer = AnswerStream(self.engine.decode, raw=chat.raw_prompt is not None, stop_texts=chat.stop)
         return Reply(channel, chat, plan, answer)
 
     def _check_infill(self) -> None:

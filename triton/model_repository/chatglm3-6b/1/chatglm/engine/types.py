@@ -119,6 +119,12 @@ class TokenizerPrompts:
     def special_id(self, name: str) -> int:
         return int(self.tokenizer.get_command(name))
 
+    def added_token_id(self, name: str) -> Optional[int]:
+        """The id the weights' tokenizer files give `name` as an added token, else None (it is then plain text)."""
+        lookup = getattr(self.tokenizer, "added_token_id", None)
+        found = lookup(name) if callable(lookup) else None
+        return None if found is None else int(found)
+
     def message_ids(self, role: str, metadata: str, content: str) -> List[int]:
         return list(self.tokenizer.build_single_message(role, metadata, content))
 

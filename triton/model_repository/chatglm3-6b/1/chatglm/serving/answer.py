@@ -7,9 +7,10 @@ produce the same text, so this class
 - holds back a trailing incomplete UTF-8 character (decoded as U+FFFD) and trailing whitespace,
 so that the concatenated deltas equal the final content exactly.
 
-A fill-in-the-middle answer (`raw`) is code: no metadata line, nothing stripped (indentation and newlines are the
-answer); it ends at the first of its `stop_texts` (`stopped`), which is not part of it, and a trailing part of one
-is held back until it is clearly something else.
+A fill-in-the-middle answer or a raw continuation (`raw`) is text as generated: no metadata line, nothing stripped
+(indentation and newlines are the answer). Any answer with `stop_texts` (infill's markers, the client's `stop`)
+ends at the first of them (`stopped`), which is not part of it (in a chat answer: of its content, and the text
+before it is kept as it is); a trailing part of one is held back until it is clearly something else.
 """
 from __future__ import annotations
 
@@ -70,7 +71,9 @@ class AnswerStream:
         else:
             return None, ""
         if not metadata.strip():
-            content = content.strip()
+            # With stop texts the trailing whitespace is dropped later (_stable_content), after the stop search: a
+            # stop text that ends in whitespace ("\n") is then seen at the token that completes it.
+            content = content.lstrip() if self.stop_texts else content.strip()
         return metadata, content
 
     def _stable_content(self, final: bool) -> str:
@@ -79,9 +82,9 @@ class AnswerStream:
             return ""
         # An incomplete multi-byte character at the end: wait for the rest, or drop it when the row was cut off.
         content = content.rstrip(REPLACEMENT)
-        if self.raw:
-            return self._before_stop(content, final)
-        if not final:
+        if self.raw or self.stop_texts:
+            content = self._before_stop(content, final)
+        if not self.raw and not self.stopped and (not final or self.stop_texts):
             content = content.rstrip()  # trailing whitespace is dropped if the answer ends here
         return content
 

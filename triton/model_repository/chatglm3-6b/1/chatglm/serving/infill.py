@@ -6,12 +6,14 @@ The layout is THUDM's CodeGeeX4 infilling guide's (guides/Infilling_guideline.md
     [gMASK] <sop> <|user|> "\\n" [###REFERENCE:\\n###PATH:{path}\\n{text}\\n ...] ###PATH:{path}\\n###LANGUAGE:{language}
     \\n###MODE:{LINE|BLOCK}\\n<|code_suffix|>{suffix}<|code_prefix|>{prefix}<|code_middle|> <|assistant|> "\\n"
 
-`<|user|>` and `<|assistant|>` are special tokens; the three code markers are NOT: CodeGeeX4-ALL-9B's
-tokenizer_config.json declares the same 14 added tokens as GLM-4-9B-chat (151329 <|endoftext|> ... 151342
-<|end_of_video|>), so THUDM's tokenizer encodes `<|code_suffix|>` as ordinary text, inside the user message's text
-(the markers became special tokens only with GLM-4.5's tokenizer, 151347-151349). The user text between the two
-special tokens is therefore encoded as ONE string, as THUDM's tokenizer does; the client's text (prefix, suffix,
-references) is always plain text, so special-token text inside a file cannot become a special token.
+`<|user|>` and `<|assistant|>` are special tokens. The three code markers are whatever the weights' own
+tokenizer_config.json makes them: GLM-4's tokenizer (tokenization_chatglm.py: tiktoken ranks + the added tokens of
+tokenizer_config.json, split out of the text first) has 14 added tokens, 151329 <|endoftext|> ... 151342
+<|end_of_video|>, and no code markers, so with those files the markers are ordinary text and the user text between
+the two special tokens is encoded as ONE string; GLM-4.5's tokenizer added them (151347-151349). Should a CodeGeeX4
+tokenizer_config.json declare all three, each is its id and the text between them is encoded piece by piece, as
+that tokenizer would do (marker_ids). Either way the client's text (prefix, suffix, references) is plain text, so
+special-token text inside a file never becomes a special token. The sources: triton/README.md, "Prompt".
 
 The prompt fits `budget` tokens: references are dropped first (the last ones first), then the prefix is cut from
 its start and the suffix from its end, the suffix keeping at most a quarter of the room when both must be cut.
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Callable, List, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 from chatglm.serving.request import RequestError
 
@@ -119,11 +121,22 @@ def reference_text(ref: Reference) -> str:
     return f"###REFERENCE:\n###PATH:{ref.path}\n{ref.text}" + ("" if ref.text.endswith("\n") else "\n")
 
 
-def user_text(request: InfillRequest, prefix: str, suffix: str, references: Sequence[Reference]) -> str:
-    """The user message's text (after <|user|>, before <|assistant|>)."""
+def header_text(request: InfillRequest, references: Sequence[Reference]) -> str:
+    """The user message's text before the code markers."""
     return ("\n" + "".join(reference_text(r) for r in references)
-            + f"###PATH:{request.path}\n###LANGUAGE:{request.language}\n###MODE:{request.mode.upper()}\n"
-            + f"{SUFFIX_MARK}{suffix}{PREFIX_MARK}{prefix}{MIDDLE_MARK}")
+            + f"###PATH:{request.path}\n###LANGUAGE:{request.language}\n###MODE:{request.mode.upper()}\n")
+
+
+def user_text(request: InfillRequest, prefix: str, suffix: str, references: Sequence[Reference]) -> str:
+    """The user message's text (after <|user|>, before <|assistant|>) with the markers as text."""
+    return header_text(request, references) + f"{SUFFIX_MARK}{suffix}{PREFIX_MARK}{prefix}{MIDDLE_MARK}"
+
+
+def marker_ids(engine) -> Optional[Tuple[int, int, int]]:
+    """The markers' ids when the weights' tokenizer files declare all three as added tokens (a tokenizer then
+    splits them out of the text before encoding the rest, as Hugging Face's does); None: they are plain text."""
+    ids = [getattr(engine, "added_token_id", lambda _name: None)(m) for m in (SUFFIX_MARK, PREFIX_MARK, MIDDLE_MARK)]
+    return None if any(i is None for i in ids) else (ids[0], ids[1], ids[2])
 
 
 def _tail_text(text: str, ids: List[int], keep: int, decode: Callable) -> str:
@@ -155,8 +168,15 @@ def infill_ids(engine, request: InfillRequest, budget: int) -> Tuple[List[int], 
     head = list(engine.prefix_ids()) + [engine.special_id("<|user|>")]
     tail = [engine.special_id("<|assistant|>")] + list(encode("\n"))
 
+    markers = marker_ids(engine)
+
     def build(prefix: str, suffix: str, refs: Sequence[Reference]) -> List[int]:
-        return head + list(encode(user_text(request, prefix, suffix, refs))) + tail
+        if markers is None:
+            return head + list(encode(user_text(request, prefix, suffix, refs))) + tail
+        # Each piece of text on its own between the marker ids; the client's text stays plain text either way.
+        suf, pre, mid = markers
+        return (head + list(encode(header_text(request, refs))) + [suf] + list(encode(suffix)) + [pre]
+                + list(encode(prefix)) + [mid] + tail)
 
     room = budget - len(build("", "", ()))
     if room < 0:

@@ -8,7 +8,7 @@ import numpy as np
 import triton_python_backend_utils as pb_utils
 
 INPUT_NAMES = ("prompt", "history", "temperature", "top_p", "max_new_tokens", "history_len", "top_k",
-               "repetition_penalty", "seed", "infill")
+               "repetition_penalty", "seed", "infill", "raw_prompt", "stop")
 # Streaming: deltas carry only `response`; the FINAL carries all of them.
 OUTPUT_NAMES = ("response", "history", "finish_reason", "prompt_tokens", "completion_tokens", "history_trimmed")
 DELTA_OUTPUT = "response"

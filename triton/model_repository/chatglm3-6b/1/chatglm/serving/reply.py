@@ -98,6 +98,7 @@ class Reply:
         self.received_at = time.monotonic()
         self.first_token_at: Optional[float] = None
         self.unsent = ""  # stream text not yet sent (coalesced up to the stream interval)
+        self.completion = plan.infill is not None
         self.last_send = float("-inf")
 
     def push(self, token_id: int, now: float, interval: float) -> Optional[str]:
@@ -106,8 +107,9 @@ class Reply:
             self.first_token_at = now
         self.unsent += self.answer.push(token_id)
         # Each send is an IPC round trip to the server; when steps are faster than the stream interval, deltas are
-        # coalesced (the first one always goes out at once, and the FINAL carries whatever is left).
-        if self.unsent and now - self.last_send >= interval:
+        # coalesced (the first one always goes out at once, and the FINAL carries whatever is left). A completion's
+        # line break goes out at once: the editor's line mode waits for exactly that (bench/README.md, completions).
+        if self.unsent and (now - self.last_send >= interval or (self.completion and "\n" in self.unsent)):
             text, self.unsent, self.last_send = self.unsent, "", now
             return text
         return None
@@ -116,8 +118,8 @@ class Reply:
         """The FINAL with every output: the rest of the stream (or, not decoupled, the whole answer) and history."""
         delta, metadata, content = self.answer.finish()
         assistant: Dict[str, Any] = {"role": "assistant", "metadata": metadata, "content": content}
-        # A completion has no conversation: its history output is an empty list.
-        history = [] if self.plan.infill is not None else self.plan.messages + [self.plan.prompt_message, assistant]
+        # A completion or a raw continuation has no conversation: its history output is an empty list.
+        history = [] if self.plan.infill is not None or self.plan.raw else self.plan.messages + [self.plan.prompt_message, assistant]
         text = self.unsent + delta if self.channel.decoupled else content
         self.unsent = ""
         outputs = {

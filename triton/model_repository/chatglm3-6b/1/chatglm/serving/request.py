@@ -11,7 +11,7 @@ import ast
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -95,6 +95,8 @@ class ChatRequest:
     repetition_penalty: float = 1.0
     seed: Optional[int] = None  # None: random per request
     infill: Optional[Any] = None  # chatglm.serving.infill.InfillRequest: a code completion (prompt/history ignored)
+    raw_prompt: Optional[str] = None  # a raw continuation of this text (chatglm.serving.raw_prompt); prompt is ""
+    stop: Tuple[str, ...] = ()  # stop texts (chatglm.serving.stop_texts)
 
 
 @dataclass
@@ -107,6 +109,7 @@ class PromptPlan:
     prompt_message: Dict[str, Any] = field(default_factory=dict)
     infill: Optional[Any] = None  # chatglm.serving.infill.InfillLayout of a fill-in-the-middle request
     stop_ids: Optional[Sequence[int]] = None  # None: the engine's chat stop ids
+    raw: bool = False  # a raw continuation: no conversation, the answer is raw text
 
 
 # ---------------------------------------------------------------------------------------------- tensors
@@ -165,7 +168,10 @@ def parse_request(inputs: Mapping[str, Optional[np.ndarray]], limits: Limits) ->
     raw_prompt = _single("prompt", inputs.get("prompt"))
     if raw_prompt is None and infill is None:
         raise RequestError("input 'prompt' is required")
-    if infill is None:
+    raw_text = _raw_prompt_text(inputs, infill is not None, raw_prompt)
+    if raw_text is not None:
+        prompt, history = "", []
+    elif infill is None:
         prompt = _text("prompt", raw_prompt, MAX_PROMPT_BYTES)
         if not prompt.strip():
             raise RequestError("input 'prompt' is empty")
@@ -206,7 +212,31 @@ def parse_request(inputs: Mapping[str, Optional[np.ndarray]], limits: Limits) ->
             raise RequestError(f"input 'history_len' must be >= 0 (turns to keep), got {history_len}")
 
     return ChatRequest(prompt, history, float(temperature), float(top_p), int(max_new), history_len, int(top_k),
-                       float(penalty), None if seed is None else int(seed), infill)
+                       float(penalty), None if seed is None else int(seed), infill, raw_text, _stop_texts(inputs))
+
+
+def _raw_prompt_text(inputs, infill: bool, prompt) -> Optional[str]:
+    """The `raw_prompt` input (a raw continuation), validated against the chat inputs beside it."""
+    from chatglm.serving.raw_prompt import check_raw_prompt
+
+    value = _single("raw_prompt", inputs.get("raw_prompt"))
+    if value is None:
+        return None
+    if infill:
+        raise RequestError("inputs 'raw_prompt' and 'infill' exclude each other")
+    text = _text("raw_prompt", value, MAX_PROMPT_BYTES)
+    history = _single("history", inputs.get("history"))
+    history_text = "" if history is None else _text("history", history, MAX_HISTORY_BYTES)
+    check_raw_prompt(text, "" if prompt is None else _text("prompt", prompt, MAX_PROMPT_BYTES),
+                     bool(parse_history(history_text)))
+    return text
+
+
+def _stop_texts(inputs) -> Tuple[str, ...]:
+    from chatglm.serving.stop_texts import MAX_STOP_BYTES, parse_stop
+
+    value = _single("stop", inputs.get("stop"))
+    return () if value is None else parse_stop(_text("stop", value, MAX_STOP_BYTES))
 
 
 # ---------------------------------------------------------------------------------------------- history
@@ -314,6 +344,11 @@ def plan_prompt(engine, request: ChatRequest, limits: Limits) -> PromptPlan:
     """[gMASK] sop + messages + <|user|> prompt + <|assistant|>, dropping the oldest messages (never a leading
     system message) while the prompt exceeds max_input_tokens. A fill-in-the-middle request gets CodeGeeX4's
     infilling prompt instead (chatglm.serving.infill), within infill_max_input_tokens."""
+    if request.raw_prompt is not None:
+        from chatglm.serving.raw_prompt import raw_prompt_ids
+
+        ids, stop_ids = raw_prompt_ids(engine, request.raw_prompt, limits.max_input_tokens)
+        return PromptPlan(ids=ids, messages=[], trimmed=0, stop_ids=stop_ids, raw=True)
     if request.infill is not None:
         from chatglm.serving.infill import infill_ids
 

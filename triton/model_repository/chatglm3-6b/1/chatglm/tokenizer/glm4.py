@@ -7,7 +7,7 @@ import base64
 import binascii
 import json
 import os
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
 from chatglm.tokenizer.common import ChatTokenizer, TokenizerError
 
@@ -38,21 +38,26 @@ def read_ranks(path: str) -> Dict[bytes, int]:
     return ranks
 
 
+def added_tokens(folder: str) -> Dict[str, int]:
+    """Every token tokenizer_config.json's added_tokens_decoder declares (content -> id); none without the file."""
+    path = os.path.join(folder, "tokenizer_config.json")
+    if not os.path.isfile(path):
+        return {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            declared = json.load(f).get("added_tokens_decoder") or {}
+        return {str(entry["content"]): int(key) for key, entry in declared.items()}
+    except (OSError, ValueError, AttributeError, TypeError, KeyError) as exc:
+        raise TokenizerError(f"cannot read {path}: {exc}") from None
+
+
 def special_ids(folder: str, first: int) -> Dict[str, int]:
     """The special tokens' ids: tokenizer_config.json's added_tokens_decoder where it declares them, else in
     SPECIAL_TOKENS order after the ranks (what GLM-4's files give them)."""
     ids = {name: first + i for i, name in enumerate(SPECIAL_TOKENS)}
-    path = os.path.join(folder, "tokenizer_config.json")
-    if not os.path.isfile(path):
-        return ids
-    try:
-        with open(path, encoding="utf-8") as f:
-            declared = json.load(f).get("added_tokens_decoder") or {}
-        for key, entry in declared.items():
-            if entry.get("content") in ids:
-                ids[entry["content"]] = int(key)
-    except (OSError, ValueError, AttributeError, TypeError) as exc:
-        raise TokenizerError(f"cannot read {path}: {exc}") from None
+    for name, i in added_tokens(folder).items():
+        if name in ids:
+            ids[name] = i
     return ids
 
 
@@ -65,13 +70,20 @@ class GLM4Tokenizer(ChatTokenizer):
         path = os.path.join(folder, "tokenizer.model")
         ranks = read_ranks(path)
         self.commands = special_ids(folder, len(ranks))
-        taken = set(ranks.values()) & set(self.commands.values())
+        # Added tokens beyond GLM-4's own (none in GLM-4-9B-chat's files): kept so that a prompt layout can ask
+        # whether the weights' tokenizer makes a marker one token (added_token_id).
+        self._added = {name: i for name, i in added_tokens(folder).items() if name not in self.commands}
+        taken = set(ranks.values()) & (set(self.commands.values()) | set(self._added.values()))
         if taken:
             raise TokenizerError(f"{path}: special token ids {sorted(taken)} are also ranks")
         self.encoding = tiktoken.Encoding(name="glm4", pat_str=PATTERN, mergeable_ranks=ranks, special_tokens={})
         self.eos_token_id = self.commands["<|endoftext|>"]
-        self._special_text = {i: name for name, i in self.commands.items()}
+        self._special_text = {i: name for name, i in {**self._added, **self.commands}.items()}
         self._rank_count = len(ranks)
+
+    def added_token_id(self, name: str) -> Optional[int]:
+        """The id tokenizer_config.json gives `name` as an added token (a special token or not), else None."""
+        return self.commands.get(name, self._added.get(name))
 
     def encode(self, text: str) -> List[int]:
         return self.encoding.encode_ordinary(text)
