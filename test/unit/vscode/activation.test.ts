@@ -359,8 +359,8 @@ test('server status panel: strict CSP, polled statistics posted as data', async 
   assert.equal(update.figures.queue, '1');
   assert.ok(Object.keys(update.series).includes('activeRows') && Object.keys(update.series).includes('requestsPerSecond'));
   // No metrics address for this external server: nothing live, and neither the scheduler's nor the GPU cards, nor
-  // per-instance rows.
-  assert.deepEqual(update.hidden, ['scheduler', 'gpu', 'instances']);
+  // per-instance rows, nor a team's replicas (this stub is a plain Triton, not a team proxy).
+  assert.deepEqual(update.hidden, ['scheduler', 'gpu', 'instances', 'replicas']);
   assert.match(update.note, /No metrics address is set/);
 });
 
