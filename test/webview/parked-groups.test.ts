@@ -12,16 +12,27 @@ let harness: Harness;
 before(async () => { harness = await startHarness(); });
 after(async () => { await harness?.close(); });
 
-const DELTA = 4096;
+/** Delta sizes: 4 KB each, or random sizes up to 8 KB (seeded), cutting anywhere in a row, a cell or a marker. */
+function deltaSizes(kind: 'fixed' | 'random', total: number): number[] {
+  let seed = 31;
+  const sizes: number[] = [];
+  for (let sum = 0; sum < total;) {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    const n = kind === 'fixed' ? 4096 : 1 + ((seed >>> 8) % 8192);
+    sizes.push(n);
+    sum += n;
+  }
+  return sizes;
+}
 
 describe('parked groups of a huge streaming answer', () => {
-  for (const kind of ['wide-table', 'nested-list'] as HugeAnswerKind[]) {
-    it(`${kind}: only the groups near the view keep their DOM, and a parked group comes back as it was`, async () => {
+  for (const [kind, deltas] of [['wide-table', 'fixed'], ['nested-list', 'random']] as Array<[HugeAnswerKind, 'fixed' | 'random']>) {
+    it(`${kind} in ${deltas} deltas: only the groups near the view keep their DOM, and a parked group comes back as it was`, async () => {
       const panel = await harness.open({ init: [FAST_FRAMES] });
       const text = hugeAnswer(kind, 384 * 1024);
       await panel.send({ type: 'state', activeId: 'c', busy: true, modelName: 'ChatGLM3-6B', server: READY_SERVER,
         messages: [{ id: 'q', role: 'user', content: 'huge', status: 'complete' }, { id: 'a', role: 'assistant', content: '', status: 'streaming' }] });
-      const during = await panel.page.evaluate(async ({ text, perFrame }) => {
+      const during = await panel.page.evaluate(async ({ text, sizes }) => {
         const frame = () => new Promise((r) => requestAnimationFrame(() => r(undefined)));
         const article = document.querySelector('article[data-id="a"]')!;
         // The DOM each group had when it was emptied (a mutation record keeps the removed nodes).
@@ -34,8 +45,10 @@ describe('parked groups of a huge streaming answer', () => {
           }
         });
         watcher.observe(article, { childList: true, subtree: true });
-        for (let i = 0; i < text.length; i += perFrame) {
-          window.dispatchEvent(new MessageEvent('message', { data: { type: 'delta', conversationId: 'c', messageId: 'a', text: text.slice(i, i + perFrame) } }));
+        let at = 0;
+        for (const n of sizes) {
+          window.dispatchEvent(new MessageEvent('message', { data: { type: 'delta', conversationId: 'c', messageId: 'a', text: text.slice(at, at + n) } }));
+          at += n;
           await frame();
         }
         for (let i = 0; i < 5; i += 1) await frame(); // content-visibility state changes arrive after a frame
@@ -60,7 +73,7 @@ describe('parked groups of a huge streaming answer', () => {
         }
         watcher.disconnect();
         return { counts, restored };
-      }, { text, perFrame: DELTA });
+      }, { text, sizes: deltaSizes(deltas, text.length) });
       const { counts, restored } = during;
       // 384 KB in groups of about 32 KB: all but the newest finished groups and those in view (a 900 px page) parked.
       assert.ok(counts.groups >= 10, JSON.stringify(counts));
