@@ -11,7 +11,9 @@
 // Block layout matters as much as parsing: a growing element that holds the whole block is laid out again on every
 // frame, so each piece is its own element; and pieces and stable chunks go into groups of about 32 KB of source, each
 // finished group with `content-visibility: auto`, so that the page lays out and paints only the groups near the view
-// however long the answer (a 2 MB list or table would otherwise be laid out again on every frame). When the answer ends it is rendered once as a whole, so the final view
+// however long the answer (a 2 MB list or table would otherwise be laid out again on every frame); older groups out
+// of view keep only their markdown until they come near the view again (pieceGroups.ts). When the answer ends it is
+// rendered once as a whole, so the final view
 // is exactly what rendering the whole answer gives (constructs spanning cuts, loose lists, reference links).
 import type { Strings } from '../../protocol';
 import { BlockScanner } from './blockScanner';
@@ -20,44 +22,13 @@ import { decorateCodeBlocks } from './codeBlocks';
 import { el } from '../shared/dom';
 import { LINK_ATTR, type MarkdownRenderer } from './markdown';
 import { OpenFenceView } from './openFence';
+import { PieceGroups } from './pieceGroups';
 import { FrameTimes } from './renderStats';
 
 /** Uncommitted text of the open block that triggers looking for a cut. */
 const SOFT_LIMIT = 2048;
 /** Beyond this a cut is made even where no construct boundary allows a clean one. */
 const HARD_LIMIT = 16_384;
-/** Source characters of rendered pieces per group; a full group is only laid out while near the view. */
-const GROUP_CHARS = 32_768;
-
-/** Rendered pieces appended in groups (see above); the last group is open, the others are done. */
-class PieceGroups {
-  private open: HTMLElement | undefined;
-  private openChars = 0;
-  constructor(readonly element: HTMLElement) {}
-
-  append(frag: DocumentFragment, chars: number): void {
-    if (!this.open || this.openChars >= GROUP_CHARS) {
-      this.open?.classList.add('stream-group-done');
-      this.open = el('div', { class: 'stream-group' });
-      this.openChars = 0;
-      this.element.append(this.open);
-    }
-    this.open.append(frag);
-    this.openChars += chars;
-  }
-
-  /** The last rendered element (a join continues it). */
-  get last(): Element | null {
-    return this.open?.lastElementChild ?? null;
-  }
-
-  clear(): void {
-    this.element.replaceChildren();
-    this.open = undefined;
-    this.openChars = 0;
-  }
-}
-
 interface OpenBlock {
   kind: OpenBlockKind;
   /** Rendered before the live text (a table's header rows), not shown again. */
@@ -133,6 +104,11 @@ export class StreamingRenderer {
   /** `open`: the markdown is (part of) the block still streaming, whose links must not be live yet. */
   private renderMarkdown(markdown: string, open = false): DocumentFragment {
     this.times.work(markdown.length);
+    return this.build(markdown, open);
+  }
+
+  /** The DOM of `markdown` (uncounted: a parked group is rendered again outside the frames). */
+  private build(markdown: string, open: boolean): DocumentFragment {
     const frag = this.md.render(markdown);
     decorateCodeBlocks(frag, this.strings());
     if (open) disarmLinks(frag, this.strings());
@@ -158,7 +134,7 @@ export class StreamingRenderer {
   private commitStable(boundary: number): void {
     const rest = this.tailText.slice(boundary - this.stableEnd);
     const chunk = this.tailText.slice(0, boundary - this.stableEnd);
-    this.stable.append(this.renderMarkdown(chunk), chunk.length);
+    this.stable.append(this.renderMarkdown(chunk), chunk.length, () => this.build(chunk, false));
     this.tailText = rest;
     this.liveText = rest;
     this.stableEnd = boundary;
@@ -222,11 +198,12 @@ export class StreamingRenderer {
 
   /** Renders a committed piece of the open block once and appends it to the view. */
   private commitPiece(markdown: string): void {
-    const frag = this.renderMarkdown(this.block.context + markdown, true);
+    const source = this.block.context + markdown;
+    const frag = this.renderMarkdown(source, true);
     this.join(frag);
     const last = frag.lastElementChild;
     if (last?.tagName === 'OL') this.block.olNext = Number(last.getAttribute('start') ?? '1') + last.children.length;
-    this.soft.append(frag, markdown.length);
+    this.soft.append(frag, markdown.length, () => this.build(source, true));
     this.block.pieces += 1;
   }
 
