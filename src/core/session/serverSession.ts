@@ -6,7 +6,7 @@
 //   reload = load of a READY model; unload; stop (a restart is stop + start); attach, probe, report (the status)
 // The connection (connection.ts) holds the container, the client and the exit watch and health polling. Every
 // state the policy reaches goes through the lifecycle state machine; the front ends show it and word it.
-import { MODEL_NAME } from '../repository';
+import { modelEntryName } from '../models/choice';
 import { planSettings, requiredMiB, type PreflightOptions, type PreflightReport, type ServerHandle } from '../server';
 import { canInfer, MODEL_FAILED_CODE, type ServerState } from '../state/lifecycle';
 import { SessionConnection, type AttachResult, type ServerReport } from './connection';
@@ -41,7 +41,17 @@ export class ServerSession<C extends SessionClient> {
     this.connection = new SessionConnection(deps, options, () => {
       this.operation?.abort();
       if (options.recheckSetup) void this.checkSetup();
-    });
+    }, () => this.modelName);
+  }
+
+  /**
+   * Triton's name of the model this session serves and addresses (load, unload, state, stats, infer): the one
+   * the running container was started for (its label: its weights are the ones mounted, so a switch needs a
+   * restart), else the chosen one (the settings').
+   */
+  get modelName(): string {
+    const started = this.connection.serverHandle?.model;
+    return started ? modelEntryName({ id: started }) : this.deps.settings().modelName;
   }
 
   get client(): C | undefined {
@@ -297,6 +307,11 @@ export class ServerSession<C extends SessionClient> {
       let unloadFirst = faulted || (wasReady && options.fresh === true);
       if (settings.mode === 'managed') {
         report.step('writing-config');
+        // Another model chosen since the start: its weights are not mounted in this container.
+        const served = this.connection.serverHandle?.model;
+        if (served && served !== settings.server.model) {
+          throw new Error(`The server was started for ${served} and ${settings.server.model} is chosen now: restart the server to switch models.`);
+        }
         const changed = await this.install(settings);
         // A changed model would be loaded next to the old copy before the swap (twice the GPU memory).
         unloadFirst ||= wasReady && changed.length > 0;
@@ -308,7 +323,7 @@ export class ServerSession<C extends SessionClient> {
       }
       report.step('loading-weights');
       this.connection.progressDetail = (text) => report.detail(text);
-      await client.loadModel(MODEL_NAME, {
+      await client.loadModel(this.modelName, {
         signal,
         progressIntervalMs: this.options.loadProgressIntervalMs,
         onProgress: (progress) => report.loadProgress(progress),
@@ -319,14 +334,14 @@ export class ServerSession<C extends SessionClient> {
       cancelled: async () => {
         // Cancelling a load = stop waiting and unload what the server may still be loading.
         this.log.info('Load cancelled; unloading.');
-        await client.unloadModel(MODEL_NAME).catch((err: unknown) => this.log.error('Unload after cancel failed', err));
+        await client.unloadModel(this.modelName).catch((err: unknown) => this.log.error('Unload after cancel failed', err));
         this.state.dispatch({ type: 'modelUnloaded' });
       },
       failed: (e) => this.state.dispatch({ type: 'loadFailed', error: failure(e) }),
     });
     if (!loaded) return false;
     this.state.dispatch({ type: 'modelReady' });
-    this.log.info('ChatGLM3 is ready.');
+    this.log.info(`${this.modelName} is ready.`);
     return true;
   }
 
@@ -352,9 +367,10 @@ export class ServerSession<C extends SessionClient> {
   }
 
   private async unloadAndWait(client: C, signal: AbortSignal): Promise<void> {
-    await client.unloadModel(MODEL_NAME, { signal });
+    const name = this.modelName;
+    await client.unloadModel(name, { signal });
     // Unload returns at once; GPU memory is free only when the model reaches UNAVAILABLE.
-    await client.waitForState(MODEL_NAME, 'UNAVAILABLE', { signal, timeoutMs: this.options.unloadTimeoutMs, intervalMs: STATE_POLL_MS });
+    await client.waitForState(name, 'UNAVAILABLE', { signal, timeoutMs: this.options.unloadTimeoutMs, intervalMs: STATE_POLL_MS });
   }
 
   // ---- image --------------------------------------------------------------------------------------------------

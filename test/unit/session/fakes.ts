@@ -196,8 +196,9 @@ export function sessionSettings(mode: ServerMode): SessionSettings {
     mode,
     server: {
       dockerPath: 'docker', image: 'triton-chatglm:24.10', containerName: 'triton-chatglm3', httpPort: 8000, grpcPort: 8001, metricsPort: 8002,
-      bindAddress: '127.0.0.1', gpuIds: 'all', shmSize: '2g', raiseUlimits: true, weightsPath: '/weights', repositoryPath: '/repo', extraEnv: {},
+      bindAddress: '127.0.0.1', gpuIds: 'all', shmSize: '2g', raiseUlimits: true, weightsPath: '/weights', model: 'chatglm3-6b', repositoryPath: '/repo', extraEnv: {},
     },
+    modelName: 'chatglm3-6b',
     model: { maxBatchSize: 8 },
     repository: { source: '/pkg/triton/model_repository', destination: '/repo' },
     external: { url: 'http://triton.example:8000', headers: {} },
@@ -247,7 +248,7 @@ export function harness(options: { mode?: ServerMode; watch?: boolean; weightsPa
     createContainer: () => container,
     installRepository: async (o): Promise<InstallResult> => {
       installs.push([o.source, o.destination]);
-      return { path: o.destination, modelPath: `${o.destination}/${MODEL}`, changed: [...repository.changed] };
+      return { path: o.destination, modelPath: `${o.destination}/${MODEL}`, entries: [MODEL], changed: [...repository.changed] };
     },
     timers,
     onSetupChanged: () => { setupChanges++; },
