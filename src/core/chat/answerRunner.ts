@@ -104,8 +104,8 @@ export interface AnswerRunnerDeps {
 
 /** How an answer begins: a new one for the last question, or the last answer reopened to be continued. */
 interface AnswerStart {
-  /** The message the answer streams into (already `streaming`). */
-  start(): StoredMessage;
+  /** The message the answer streams into (already `streaming`), written by `model`. */
+  start(model: string): StoredMessage;
   build(options: BuildRequestOptions): BuildRequestResult | RequestRefusal;
 }
 
@@ -133,7 +133,7 @@ export class AnswerRunner {
   /** Answers the last question of the conversation; aborting `outer` stops it too. */
   answer(conversationId: string, outer?: AbortSignal, onDelta?: (text: string) => void): Promise<AnswerOutcome> {
     return this.keep(this.run(conversationId, {
-      start: () => this.deps.service.startAnswer(conversationId),
+      start: (model) => this.deps.service.startAnswer(conversationId, model),
       build: (options) => this.deps.service.buildRequest(conversationId, options),
     }, outer, onDelta));
   }
@@ -158,7 +158,7 @@ export class AnswerRunner {
     const { service } = this.deps;
     const client = this.deps.client();
     const settings = this.deps.settings();
-    const message = how.start();
+    const message = how.start(this.deps.modelName());
     const ctrl = new AbortController();
     const onOuter = () => ctrl.abort();
     outer?.addEventListener('abort', onOuter, { once: true });

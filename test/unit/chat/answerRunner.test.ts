@@ -66,12 +66,13 @@ test('a streamed answer: deltas to the view and the conversation, the final stat
   assert.equal(t.runner.isAnswering(id), false);
 });
 
-test('the answer is asked of the session\'s model: its Triton name is in the URL', async () => {
+test('the answer is asked of the session\'s model (its Triton name in the URL) and stored with it', async () => {
   const t = setup({ model: 'glm-4-9b-chat' });
   t.pool.intercept({ path: '/v2/models/glm-4-9b-chat/generate_stream', method: 'POST' })
     .reply(200, `data: {"response":"GLM"}\n\ndata: ${JSON.stringify(FINAL)}\n\n`);
   const id = await question(t.service, 'hi');
   assert.deepEqual(await t.runner.answer(id), { status: 'complete', text: 'GLM' });
+  assert.equal(t.service.get(id)!.messages.at(-1)!.model, 'glm-4-9b-chat', 'the answer is stored with the model that wrote it');
 });
 
 test('a question too long for the model is answered by a failed message saying so; nothing is sent', async () => {
