@@ -7,7 +7,7 @@ import { requestAnswer } from '../core/chat/answerRunner';
 import type { ChatMessage, ChatRequest } from '../core/chat/messages';
 import { DEFAULT_OPENAI_HOST, DEFAULT_OPENAI_PORT, isLoopbackHost, modelSamplingDefaults, startOpenAiServer } from '../core/openai';
 import { DEFAULT_MODEL_SETTINGS } from '../core/repository';
-import { loadedModelEntry } from '../core/models/choice';
+import { modelTitle as named } from '../core/models/choice';
 import { logsArgs, resolveSettings, ServerError, type PreflightCheck } from '../core/server';
 import { containerManager, type ModelReport } from '../core/session';
 import { metricsFigures, point, schedulerTotals, type StatusSample } from '../core/status/statusModel';
@@ -95,12 +95,6 @@ function requireSettledModel({ state, session }: CliSession): void {
   const { server, model } = state.current;
   if (server !== 'running') throw new ServerNotRunningError('The Triton server is not answering.');
   if (model === 'loading' || model === 'unloading') throw new Error(`${session.modelName} is ${model}; try again when that has finished.`);
-}
-
-/** "GLM-4-9B-Chat (glm-4-9b-chat)" for a catalog model's Triton name; any other name as it is. */
-function named(modelName: string): string {
-  const model = loadedModelEntry([modelName]);
-  return model ? `${model.displayName} (${modelName})` : modelName;
 }
 
 // ---- commands -------------------------------------------------------------------------------------------------

@@ -92,7 +92,7 @@ export class ExtensionServices implements vscode.Disposable {
       store.add({ dispose: answering });
       const explain = store.add(new ExplainController(chat, lifecycle, settings, log, activity, () => server.tritonClient, editorContext, () => server.modelName));
       const statusPanel = store.add(new StatusPanel(context.extensionUri, server, activity, log));
-      store.add(new StatusBar(lifecycle, activity));
+      store.add(new StatusBar(lifecycle, activity, () => server.modelName));
       store.add(reactToSettings(settings, server, lifecycle, log));
       const openai = store.add(new OpenAiEndpoint(settings, () => server.tritonClient, () => server.modelName, log));
 

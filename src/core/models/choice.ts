@@ -49,3 +49,9 @@ export function loadedModelEntry(loadedNames: Iterable<string>): CatalogModel | 
   }
   return undefined;
 }
+
+/** How a model is named to people: "GLM-4-9B-Chat (glm-4-9b-chat)" for a catalog model's Triton name, else the name. */
+export function modelTitle(name: string): string {
+  const model = loadedModelEntry([name]);
+  return model ? `${model.displayName} (${name})` : name;
+}

@@ -1,7 +1,7 @@
 // What the chat panel is shown, as protocol messages: the active conversation, the server banner with the actions
 // valid now, and an answer's final state. Everything is clipped to the protocol's limits, so the webview's
 // validation never has to drop a host message.
-import { loadedModelEntry } from '../../core/models/choice';
+import { modelTitle } from '../../core/models/choice';
 import * as vscode from 'vscode';
 import type { Conversation, StoredMessage } from '../../core/chat';
 import { MODEL_FAILED_CODE, type LifecycleState } from '../../core/state/lifecycle';
@@ -85,12 +85,6 @@ function toView(m: StoredMessage): MessageView {
   if (m.model !== undefined) v.model = clip(modelTitle(m.model), 200);
   if (m.attachments?.length) v.attachments = m.attachments.slice(0, LIMITS.attachments).map((a) => toAttachmentView(a));
   return v;
-}
-
-/** "GLM-4-9B-Chat (glm-4-9b-chat)" for a catalog model's Triton name; any other name as it is. */
-function modelTitle(name: string): string {
-  const model = loadedModelEntry([name]);
-  return model ? `${model.displayName} (${name})` : name;
 }
 
 export function clip(text: string, max: number): string {

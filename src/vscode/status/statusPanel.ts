@@ -4,7 +4,7 @@
 // at once when this window starts or ends an answer) and posts the figures as protocol messages
 // (src/protocol/statusMessages.ts); the page has no network access (CSP).
 import * as vscode from 'vscode';
-import { loadedModelEntry } from '../../core/models/choice';
+import { modelTitle } from '../../core/models/choice';
 import type { ActivityBoard } from '../../core/status/activity';
 import { metricsFigures, point, StatusHistory, type StatusSample } from '../../core/status/statusModel';
 import type { TritonClient } from '../../core/triton';
@@ -79,15 +79,8 @@ export class StatusPanel implements vscode.Disposable {
       if (this.dropped <= MAX_DROPPED_LOGGED) this.log.warn(`status view: dropped a message: ${message.error}`);
       return;
     }
-    this.post(statusLayout(hiddenGroups(this.previous), this.modelTitle()));
+    this.post(statusLayout(hiddenGroups(this.previous), modelTitle(this.server.modelName)));
     void this.refresh();
-  }
-
-  /** The served model as the title names it: its display name and Triton name. */
-  private modelTitle(): string {
-    const name = this.server.modelName;
-    const model = loadedModelEntry([name]);
-    return model ? `${model.displayName} (${name})` : name;
   }
 
   /** Polls only while the panel is visible. */
