@@ -85,8 +85,12 @@ export class FakeClient implements SessionClient {
     return this.state === 'READY';
   }
 
-  async loadModel(_model: string, options: LoadOptions = {}): Promise<void> {
+  /** The names loads addressed. */
+  readonly loadedNames: string[] = [];
+
+  async loadModel(model: string, options: LoadOptions = {}): Promise<void> {
     this.calls.push('load');
+    this.loadedNames.push(model);
     if (this.holdLoad) {
       await new Promise((_resolve, reject) => options.signal?.addEventListener('abort', () => reject(new TritonError('cancelled', 'cancelled', { operation: 'load' }, { cause: abortError() }))));
     }
@@ -207,7 +211,7 @@ export function sessionSettings(mode: ServerMode): SessionSettings {
   };
 }
 
-export function harness(options: { mode?: ServerMode; watch?: boolean; weightsPath?: string; autoStart?: boolean; recheckSetup?: boolean } = {}) {
+export function harness(options: { mode?: ServerMode; watch?: boolean; weightsPath?: string; autoStart?: boolean; recheckSetup?: boolean; model?: string } = {}) {
   const mode = options.mode ?? 'managed';
   const state = new LifecycleMachine(mode);
   const client = new FakeClient();
@@ -229,6 +233,7 @@ export function harness(options: { mode?: ServerMode; watch?: boolean; weightsPa
       const s = sessionSettings(mode);
       if (options.weightsPath !== undefined) s.server.weightsPath = options.weightsPath;
       if (options.autoStart !== undefined) s.autoStart = options.autoStart;
+      if (options.model !== undefined) Object.assign(s, { modelName: options.model, server: { ...s.server, model: options.model }, model: { ...s.model, model: options.model } });
       return s;
     },
     ui: {
