@@ -150,6 +150,8 @@ export const messageViewSchema = z.object({
   promptTokens: count.optional(),
   completionTokens: count.optional(),
   historyTrimmed: count.optional(),
+  /** Answers: the model that wrote it, as shown on hover ("GLM-4-9B-Chat (glm-4-9b-chat)"). */
+  model: z.string().max(200).optional(),
   /** User messages: the chips the question was sent with. */
   attachments: z.array(attachmentViewSchema).max(LIMITS.attachments).optional(),
 }).strict();

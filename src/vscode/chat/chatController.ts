@@ -78,6 +78,7 @@ export class ChatController implements vscode.Disposable {
     this.answers = new AnswerRunner({
       service,
       client: () => server.tritonClient,
+      modelName: () => server.modelName,
       settings: () => toAnswerSettings(settings.current),
       track: (request) => server.track(request),
       checkServer: () => void server.probe(),

@@ -14,6 +14,8 @@ export interface CompletionControllerDeps {
   lifecycle: LifecycleStore;
   log: Log;
   client(): TritonClient | undefined;
+  /** Triton's name of the served model (the server session's): completions go to it when it can fill in the middle. */
+  modelName(): string;
   track<T>(request: Promise<T>): Promise<T>;
 }
 
@@ -24,7 +26,7 @@ export class CompletionController implements vscode.Disposable {
 
   constructor(deps: CompletionControllerDeps) {
     const recent = new RecentEdits();
-    this.toggle = new CompletionToggle(deps.settings, deps.log);
+    this.toggle = new CompletionToggle(deps.settings, deps.log, deps.modelName, deps.lifecycle.onDidChange);
     this.provider = new CompletionProvider({ ...deps, recent, active: () => this.toggle.availability.state === 'on' });
     this.subscriptions = [
       recent,

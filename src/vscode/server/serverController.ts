@@ -76,6 +76,11 @@ export class ServerController implements vscode.Disposable {
     return this.session.client;
   }
 
+  /** Triton's name of the model the server serves (the running container's, else the chosen one). */
+  get modelName(): string {
+    return this.session.modelName;
+  }
+
   /** The managed container we are connected to (undefined in external mode or when stopped). */
   get serverHandle(): ServerHandle | undefined {
     return this.session.serverHandle;

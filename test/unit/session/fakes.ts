@@ -85,8 +85,12 @@ export class FakeClient implements SessionClient {
     return this.state === 'READY';
   }
 
-  async loadModel(_model: string, options: LoadOptions = {}): Promise<void> {
+  /** The names loads addressed. */
+  readonly loadedNames: string[] = [];
+
+  async loadModel(model: string, options: LoadOptions = {}): Promise<void> {
     this.calls.push('load');
+    this.loadedNames.push(model);
     if (this.holdLoad) {
       await new Promise((_resolve, reject) => options.signal?.addEventListener('abort', () => reject(new TritonError('cancelled', 'cancelled', { operation: 'load' }, { cause: abortError() }))));
     }
@@ -196,8 +200,9 @@ export function sessionSettings(mode: ServerMode): SessionSettings {
     mode,
     server: {
       dockerPath: 'docker', image: 'triton-chatglm:24.10', containerName: 'triton-chatglm3', httpPort: 8000, grpcPort: 8001, metricsPort: 8002,
-      bindAddress: '127.0.0.1', gpuIds: 'all', shmSize: '2g', raiseUlimits: true, weightsPath: '/weights', repositoryPath: '/repo', extraEnv: {},
+      bindAddress: '127.0.0.1', gpuIds: 'all', shmSize: '2g', raiseUlimits: true, weightsPath: '/weights', model: 'chatglm3-6b', repositoryPath: '/repo', extraEnv: {},
     },
+    modelName: 'chatglm3-6b',
     model: { maxBatchSize: 8 },
     repository: { source: '/pkg/triton/model_repository', destination: '/repo' },
     external: { url: 'http://triton.example:8000', headers: {} },
@@ -206,7 +211,7 @@ export function sessionSettings(mode: ServerMode): SessionSettings {
   };
 }
 
-export function harness(options: { mode?: ServerMode; watch?: boolean; weightsPath?: string; autoStart?: boolean; recheckSetup?: boolean } = {}) {
+export function harness(options: { mode?: ServerMode; watch?: boolean; weightsPath?: string; autoStart?: boolean; recheckSetup?: boolean; model?: string } = {}) {
   const mode = options.mode ?? 'managed';
   const state = new LifecycleMachine(mode);
   const client = new FakeClient();
@@ -228,6 +233,7 @@ export function harness(options: { mode?: ServerMode; watch?: boolean; weightsPa
       const s = sessionSettings(mode);
       if (options.weightsPath !== undefined) s.server.weightsPath = options.weightsPath;
       if (options.autoStart !== undefined) s.autoStart = options.autoStart;
+      if (options.model !== undefined) Object.assign(s, { modelName: options.model, server: { ...s.server, model: options.model }, model: { ...s.model, model: options.model } });
       return s;
     },
     ui: {
@@ -247,7 +253,7 @@ export function harness(options: { mode?: ServerMode; watch?: boolean; weightsPa
     createContainer: () => container,
     installRepository: async (o): Promise<InstallResult> => {
       installs.push([o.source, o.destination]);
-      return { path: o.destination, modelPath: `${o.destination}/${MODEL}`, changed: [...repository.changed] };
+      return { path: o.destination, modelPath: `${o.destination}/${MODEL}`, entries: [MODEL], changed: [...repository.changed] };
     },
     timers,
     onSetupChanged: () => { setupChanges++; },
