@@ -11,6 +11,7 @@ import { modelEntryName } from '../models/choice';
 import type { PreflightReport, ServerHandle } from '../server';
 import { canInfer, MODEL_FAILED_CODE } from '../state/lifecycle';
 import { SessionConnection, type AttachResult, type ServerReport } from './connection';
+import { pendingModelSwitch, type ModelSwitch } from './modelSwitch';
 import { failure, isCancellation } from './observe';
 import type { ContainerControl, ProgressReport, SessionClient, SessionDeps, SessionOptions } from './ports';
 import type { SessionSettings } from './sessionSettings';
@@ -42,6 +43,11 @@ export class ServerSession<C extends SessionClient> {
   get modelName(): string {
     const started = this.connection.serverHandle?.model;
     return started ? modelEntryName({ id: started }) : this.deps.settings().modelName;
+  }
+
+  /** The switch the running container needs: another model chosen since it started (modelSwitch.ts). */
+  get pendingSwitch(): ModelSwitch | undefined {
+    return pendingModelSwitch(this.connection.serverHandle?.model, this.deps.settings().server.model);
   }
 
   get client(): C | undefined {

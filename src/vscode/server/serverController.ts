@@ -4,7 +4,7 @@
 // command shows; the setup checklist and the image build are the SetupController's (setupController.ts).
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { isSetupProblem, productionParts, ServerSession, toSessionSettings } from '../../core/session';
+import { isSetupProblem, productionParts, ServerSession, switchModel, toSessionSettings, type ModelSwitch } from '../../core/session';
 import type { ServerHandle } from '../../core/server';
 import { blocksStart } from '../../core/settings/settingsParser';
 import { confirmationFor, durationParts, LoadClock, type DestructiveAction } from '../../core/state/confirmation';
@@ -133,6 +133,16 @@ export class ServerController implements vscode.Disposable {
 
   start(): Promise<void> {
     return this.starting('Start', () => this.session.start());
+  }
+
+  /** The switch our running container needs: another model chosen since it started (undefined: none). */
+  get pendingSwitch(): ModelSwitch | undefined {
+    return this.session.pendingSwitch;
+  }
+
+  /** Unload the served model, restart with the chosen model's weights, load it: one action (asked for first). */
+  switchModel(): Promise<void> {
+    return this.starting('Switch model', () => switchModel(this.session));
   }
 
   private async starting(context: string, operation: () => Promise<unknown>): Promise<void> {
