@@ -142,6 +142,7 @@ export class ChatController implements vscode.Disposable {
         case 'openSettings': await vscode.commands.executeCommand(COMMANDS.openSettings); return;
         case 'retry': await this.retry(msg.messageId); return;
         case 'setupAction': await this.server.runSetupAction(msg); return;
+        case 'setupModel': await this.server.runSetupModel(msg); return;
       }
     } catch (e) {
       this.log.error(`chat: ${msg.type} failed`, e);

@@ -9,7 +9,7 @@ import type { ServerHandle } from '../../core/server';
 import { blocksStart } from '../../core/settings/settingsParser';
 import { confirmationFor, durationParts, LoadClock, type DestructiveAction } from '../../core/state/confirmation';
 import type { TritonClient } from '../../core/triton';
-import type { HostToWebview, SetupActionMessage } from '../../protocol';
+import type { HostToWebview, SetupActionMessage, SetupModelMessage } from '../../protocol';
 import { SECTION } from '../../core/settings/settingsSchema';
 import { SettingsService } from '../config/settingsService';
 import { showError } from '../errors/presentError';
@@ -97,6 +97,10 @@ export class ServerController implements vscode.Disposable {
 
   runSetupAction(message: SetupActionMessage): Promise<void> {
     return this.setup.runAction(message);
+  }
+
+  runSetupModel(message: SetupModelMessage): Promise<void> {
+    return this.setup.runModelAction(message);
   }
 
   // ---- start / stop / load --------------------------------------------------------------------------------------
