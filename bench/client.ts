@@ -7,7 +7,7 @@
 //        [--requests=200] [--selections=8] [--step-delay-ms=10]
 import { writeFileSync } from 'node:fs';
 import { Agent, request } from 'undici';
-import { MODEL_NAME } from '../src/core/repository';
+import { DEFAULT_MODEL_ID as MODEL_NAME } from '../src/core/models/catalog';
 import { streamChat, TritonClient } from '../src/core/triton';
 import { loadStats, loadTestServers } from './lib/bench-server';
 import { runExplain, sampleSelections, type ExplainRunResult } from './lib/explain-path';

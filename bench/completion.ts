@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CompletionService, type InfillRequester } from '../src/core/completion/completionService';
 import { requestInfill } from '../src/core/completion/infillClient';
-import { MODEL_NAME } from '../src/core/repository';
+import { DEFAULT_MODEL_ID as MODEL_NAME } from '../src/core/models/catalog';
 import { streamChat, TritonClient } from '../src/core/triton';
 import { loadStats, loadTestServers } from './lib/bench-server';
 import { readCliArgs } from './lib/cli-args';

@@ -8,7 +8,8 @@
 import { writeFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import { modelSamplingDefaults, startOpenAiServer } from '../src/core/openai';
-import { DEFAULT_MODEL_SETTINGS, MODEL_NAME } from '../src/core/repository';
+import { DEFAULT_MODEL_SETTINGS } from '../src/core/repository';
+import { DEFAULT_MODEL_ID as MODEL_NAME } from '../src/core/models/catalog';
 import { streamChat, TritonClient } from '../src/core/triton';
 import { loadStats, loadTestServers } from './lib/bench-server';
 import { readCliArgs } from './lib/cli-args';

@@ -12,7 +12,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { MODEL_NAME } from '../src/core/repository';
+import { DEFAULT_MODEL_ID as MODEL_NAME } from '../src/core/models/catalog';
 import { streamChat, TritonClient } from '../src/core/triton';
 import { freePort } from '../test/fake-docker/harness';
 import { buildCli, cli, makeWeights, realDocker } from '../test/docker/harness';

@@ -2,7 +2,8 @@
 // (src/core/explain/fanout.ts, VS Code-free), a conversation per selection in the same ConversationService, and
 // streamChat — i.e. what ExplainController.explainSelections + ChatController.ask do, minus comment threads.
 import { ConversationService, MemoryConversationStore } from '../../src/core/chat';
-import { DEFAULT_MODEL_SETTINGS, MODEL_NAME } from '../../src/core/repository';
+import { DEFAULT_MODEL_SETTINGS } from '../../src/core/repository';
+import { DEFAULT_MODEL_ID as MODEL_NAME } from '../../src/core/models/catalog';
 import { streamChat, type TritonClient } from '../../src/core/triton';
 import { buildExplainPrompt } from '../../src/core/explain/explainPrompt';
 import { fanout } from '../../src/core/explain/fanout';

@@ -1,7 +1,6 @@
 // The CLI's way into the core: its flags become the extension's settings (one mapping for both front ends), and
 // the server session runs with the terminal as its user interface: progress on stderr, no questions asked.
 import { join } from 'node:path';
-import { MODEL_NAME } from '../core/repository';
 import { productionParts, ServerSession, toSessionSettings, type SessionLog, type SessionSettings, type SessionStep, type SessionUi } from '../core/session';
 import { parseSettings } from '../core/settings/settingsParser';
 import type { ExtensionSettings } from '../core/settings/settingsSchema';
@@ -48,6 +47,7 @@ export function settingsFromCli(cfg: CliConfig): ExtensionSettings {
   set('weightsPath', cfg.weightsPath);
   set('maxBatchSize', cfg.maxBatchSize);
   set('engine', cfg.engine);
+  set('model', cfg.model);
   return s;
 }
 
@@ -61,12 +61,12 @@ export const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 /** Container steps are printed as they start ("running..."); the rest of the policy's steps are not news here. */
 const PRINTED_STEPS = new Set<SessionStep>(['preflight', 'removing-old', 'running', 'waiting-live']);
 
-function terminalUi(io: CliIo): SessionUi {
+function terminalUi(io: CliIo, modelName: () => string): SessionUi {
   return {
     progress: (_operation, task, signal) => task({
       step: (step) => { if (PRINTED_STEPS.has(step)) io.err(`${step}...\n`); },
       detail: () => undefined,
-      loadProgress: (p) => io.err(`loading ${MODEL_NAME}: ${p.state ?? 'starting'} (${seconds(p.elapsedMs)})\n`),
+      loadProgress: (p) => io.err(`loading ${modelName()}: ${p.state ?? 'starting'} (${seconds(p.elapsedMs)})\n`),
     }, AbortSignal.any([signal, io.signal])),
     // The CLI never loads on its own: each command prints what to run next instead.
     offerLoad: async () => false,
@@ -92,11 +92,11 @@ export function openSession(cfg: CliConfig, io: CliIo): CliSession {
   const log = terminalLog(cfg, io);
   const state = new LifecycleMachine(settings.mode);
   const timeoutMs = cfg.timeoutS !== undefined ? cfg.timeoutS * 1000 : undefined;
-  const session = new ServerSession({
+  const session: CliSession['session'] = new ServerSession({
     ...productionParts(log, timeoutMs !== undefined ? { livenessTimeoutMs: timeoutMs } : {}),
     state,
     settings: () => settings,
-    ui: terminalUi(io),
+    ui: terminalUi(io, (): string => session.modelName),
     log,
   }, {
     watch: false,

@@ -7,10 +7,10 @@ import { requestAnswer } from '../core/chat/answerRunner';
 import { failureCause } from '../core/chat/failureCause';
 import type { ChatMessage, ChatRequest } from '../core/chat/messages';
 import { DEFAULT_OPENAI_HOST, DEFAULT_OPENAI_PORT, isLoopbackHost, modelSamplingDefaults, startOpenAiServer } from '../core/openai';
-import { DEFAULT_MODEL_SETTINGS, MODEL_NAME } from '../core/repository';
+import { DEFAULT_MODEL_SETTINGS } from '../core/repository';
+import { modelTitle as named } from '../core/models/choice';
 import { logsArgs, resolveSettings, ServerError, type PreflightCheck } from '../core/server';
 import { containerManager, type ModelReport } from '../core/session';
-import type { LifecycleMachine } from '../core/state/lifecycle';
 import { metricsFigures } from '../core/status/statusModel';
 import type { TritonClient } from '../core/triton';
 import { sleep } from '../core/util/abort';
@@ -43,7 +43,7 @@ export async function runCommand(cfg: CliConfig, io: CliIo): Promise<number> {
     case 'load': return load(cfg, io);
     case 'unload': return unload(cfg, io);
     case 'chat': return chat(cfg, io);
-    case 'complete': return complete(cfg, io, async (fn) => using(await connect(cfg, io), (cli) => fn(clientOf(cli))));
+    case 'complete': return complete(cfg, io, async (fn) => using(await connect(cfg, io), (cli) => fn(clientOf(cli), cli.session.modelName)));
     case 'stats': return stats(cfg, io);
     case 'logs': return logs(cfg, io);
     case 'download': return download(cfg, io);
@@ -94,10 +94,10 @@ function clientOf(cli: CliSession): TritonClient {
 }
 
 /** Load and unload need a server that answers and a model that is not between states (another client's load). */
-function requireSettledModel(state: LifecycleMachine): void {
+function requireSettledModel({ state, session }: CliSession): void {
   const { server, model } = state.current;
   if (server !== 'running') throw new ServerNotRunningError('The Triton server is not answering.');
-  if (model === 'loading' || model === 'unloading') throw new Error(`${MODEL_NAME} is ${model}; try again when that has finished.`);
+  if (model === 'loading' || model === 'unloading') throw new Error(`${session.modelName} is ${model}; try again when that has finished.`);
 }
 
 // ---- commands -------------------------------------------------------------------------------------------------
@@ -122,6 +122,7 @@ async function status(cfg: CliConfig, io: CliIo): Promise<number> {
       live = server?.live ?? false;
       report.live = live;
       report.url = url;
+      report.modelName = session.modelName;
       if (server?.model) Object.assign(report, modelFields(server.model));
     }
     if (cfg.json) io.out(`${JSON.stringify(report)}\n`);
@@ -146,7 +147,7 @@ function printStatus(io: CliIo, report: Record<string, unknown>, url: string | u
   else if (c === 'foreign') io.out('container: a container with this name exists but was not started by triton-chatglm\n');
   else io.out('container: none\n');
   if (url) io.out(`server:    ${live ? 'live' : 'not answering'} at ${url}\n`);
-  if (report.model) io.out(`model:     ${MODEL_NAME} ${String(report.model)}${report.modelReason ? ` (${String(report.modelReason)})` : ''}\n`);
+  if (report.model) io.out(`model:     ${named(String(report.modelName))} ${String(report.model)}${report.modelReason ? ` (${String(report.modelReason)})` : ''}\n`);
 }
 
 function checkLine(c: PreflightCheck): string {
@@ -226,20 +227,21 @@ async function stop(cfg: CliConfig, io: CliIo): Promise<number> {
 }
 
 async function load(cfg: CliConfig, io: CliIo): Promise<number> {
-  return using(await connect(cfg, io), async ({ session, state }) => {
-    requireSettledModel(state);
+  return using(await connect(cfg, io), async (cli) => {
+    const { session } = cli;
+    requireSettledModel(cli);
     const started = Date.now();
     if (!(await session.load())) return EXIT.interrupted; // cancelled (Ctrl+C): the model was unloaded again
-    io.out(`${MODEL_NAME} is ready (loaded in ${seconds(Date.now() - started)})\n`);
+    io.out(`${named(session.modelName)} is ready (loaded in ${seconds(Date.now() - started)})\n`);
     return EXIT.ok;
   });
 }
 
 async function unload(cfg: CliConfig, io: CliIo): Promise<number> {
-  return using(await connect(cfg, io), async ({ session, state }) => {
-    requireSettledModel(state);
-    await session.unload();
-    io.out(`${MODEL_NAME} unloaded\n`);
+  return using(await connect(cfg, io), async (cli) => {
+    requireSettledModel(cli);
+    await cli.session.unload();
+    io.out(`${named(cli.session.modelName)} unloaded\n`);
     return EXIT.ok;
   });
 }
@@ -259,6 +261,7 @@ async function chat(cfg: CliConfig, io: CliIo): Promise<number> {
   const answer = await using(await connect(cfg, io), async (cli) => {
     let text = '';
     const final = await requestAnswer(clientOf(cli), request, {
+      model: cli.session.modelName,
       streaming: true,
       signal: io.signal,
       idleTimeoutMs: (cfg.timeoutS ?? 300) * 1000,
@@ -290,7 +293,7 @@ async function serveOpenai(cfg: CliConfig, io: CliIo): Promise<number> {
     const endpoint = await startOpenAiServer({
       backend: {
         client: () => cli.session.client,
-        model: MODEL_NAME,
+        model: cli.session.modelName,
         defaults: () => modelSamplingDefaults(DEFAULT_MODEL_SETTINGS),
         idleTimeoutMs: (cfg.timeoutS ?? 300) * 1000,
       },
@@ -299,7 +302,7 @@ async function serveOpenai(cfg: CliConfig, io: CliIo): Promise<number> {
       ...(cfg.openaiApiKey ? { apiKey: cfg.openaiApiKey } : {}),
       log: (line) => io.err(`${line}\n`),
     });
-    io.out(`OpenAI-compatible endpoint for ${MODEL_NAME} at ${endpoint.url}${cfg.openaiApiKey ? ' (API key required)' : ''}\n`);
+    io.out(`OpenAI-compatible endpoint for ${named(cli.session.modelName)} at ${endpoint.url}${cfg.openaiApiKey ? ' (API key required)' : ''}\n`);
     if (!isLoopbackHost(host)) io.err(`warning: listening on ${host}: other machines can reach it; requests need the API key\n`);
     io.out('press Ctrl+C to stop\n');
     try {
@@ -320,24 +323,25 @@ const STATS_INTERVAL_MS = 1_000;
 async function stats(cfg: CliConfig, io: CliIo): Promise<number> {
   return using(await connect(cfg, io), async (cli) => {
     const t = clientOf(cli);
-    const first = await statusSample(t, io.signal);
+    const name = cli.session.modelName;
+    const first = await statusSample(t, name, io.signal);
     const firstStats = first.stats;
-    if (!firstStats) throw new ServerNotRunningError(`No statistics for ${MODEL_NAME}: it is not loaded.`);
+    if (!firstStats) throw new ServerNotRunningError(`No statistics for ${named(name)}: it is not loaded.`);
     // Rates need a second sample; the figures shown are the later one's.
     await sleep(STATS_INTERVAL_MS, io.signal);
-    const sample = await statusSample(t, io.signal);
+    const sample = await statusSample(t, name, io.signal);
     reportStats(io, cfg.json === true, { ...first, stats: firstStats }, sample);
     return EXIT.ok;
   });
 }
 
 /** One sample of the model's statistics and the metrics port (which is optional: disabled, or not published). */
-async function statusSample(t: TritonClient, signal: AbortSignal): Promise<StatsSample> {
-  const [raw] = await t.modelStatistics(MODEL_NAME, { signal });
+async function statusSample(t: TritonClient, modelName: string, signal: AbortSignal): Promise<StatsSample> {
+  const [raw] = await t.modelStatistics(modelName, { signal });
   const sample: StatsSample = { at: Date.now(), gpus: [], metrics: false, ...(raw ? { stats: raw } : {}) };
   if (!t.metricsUrl) return sample;
   try {
-    Object.assign(sample, metricsFigures(await t.metrics({ signal }), MODEL_NAME), { metrics: true });
+    Object.assign(sample, metricsFigures(await t.metrics({ signal }), modelName), { metrics: true });
   } catch { /* no metrics: the statistics alone */ }
   return sample;
 }

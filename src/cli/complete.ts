@@ -7,7 +7,6 @@ import { isSecretFileName } from '../core/completion/availability';
 import { CompletionService } from '../core/completion/completionService';
 import { cursorOffset, languageIdForPath } from '../core/completion/cursorSpec';
 import { requestInfill } from '../core/completion/infillClient';
-import { completionModel } from '../core/completion/model';
 import { MAX_NEW_TOKENS } from '../core/completion/mode';
 import type { CompletionDocument } from '../core/completion/context';
 import type { TritonClient } from '../core/triton';
@@ -42,12 +41,11 @@ export async function readCursorDocument(cfg: CliConfig, cwd = process.cwd()): P
   return { text, offset, path: rel && !rel.startsWith('..') ? rel : basename(cursor.file), languageId: languageIdForPath(cursor.file) };
 }
 
-/** Runs the completion with the client `withClient` connects; prints it (or `{completion, mode}` with --json). */
-export async function complete(cfg: CliConfig, io: CliIo, withClient: (fn: (client: TritonClient) => Promise<number>) => Promise<number>): Promise<number> {
+/** Runs the completion with the client `withClient` connects, against the served model it names; prints it (or `{completion, mode}` with --json). */
+export async function complete(cfg: CliConfig, io: CliIo, withClient: (fn: (client: TritonClient, modelName: string) => Promise<number>) => Promise<number>): Promise<number> {
   const document = await readCursorDocument(cfg);
   const tokens = cfg.maxNewTokens;
-  return withClient(async (client) => {
-    const model = completionModel(undefined).tritonName;
+  return withClient(async (client, model) => {
     const service = new CompletionService((payload, options) => requestInfill(client, model, payload, options), {
       settings: () => ({
         enabled: true, languages: {}, debounceMs: 0, exclude: [],

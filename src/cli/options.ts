@@ -4,6 +4,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { homedir } from 'node:os';
 import { parseArgs } from 'node:util';
 import { parseCursorSpec, type CursorSpec } from '../core/completion/cursorSpec';
+import { isModelId, MODEL_IDS } from '../core/models/choice';
 import { MAX_REPETITION_PENALTY, MIN_REPETITION_PENALTY } from '../core/triton/chatglm';
 import { defaultHubCache } from '../core/weights/hubCache';
 
@@ -31,6 +32,7 @@ export const ENV_VARS = {
   repository: 'TRITON_CHATGLM_REPOSITORY',
   'max-batch-size': 'TRITON_CHATGLM_MAX_BATCH_SIZE',
   engine: 'TRITON_CHATGLM_ENGINE',
+  model: 'TRITON_CHATGLM_MODEL',
   url: 'TRITON_CHATGLM_URL',
   'admin-key': 'TRITON_CHATGLM_ADMIN_KEY',
   'ca-file': 'TRITON_CHATGLM_CA_FILE',
@@ -66,8 +68,10 @@ export interface CliConfig {
   repositorySource?: string;
   repositoryPath: string;
   maxBatchSize?: number;
-  /** The model's engine (the `tritonChatglm.engine` setting): `native` (continuous batching) or `hf`. */
-  engine?: 'native' | 'hf';
+  /** The model's engine (the `tritonChatglm.engine` setting): `native` (continuous batching; the HF engine is test-only). */
+  engine?: 'native';
+  /** The catalog model to serve (the `tritonChatglm.model` setting; default chatglm3-6b). */
+  model?: string;
   /** External Triton server: no docker at all. */
   url?: string;
   adminKey?: string;
@@ -188,7 +192,9 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv, cwd = 
     if (gpuIds !== 'all' && gpuIds.length === 0) throw new UsageError('--gpus must be "all" or a comma-separated list of GPU ids, e.g. 0,1.');
   }
   const engine = str('engine');
-  if (engine !== undefined && engine !== 'native' && engine !== 'hf') throw new UsageError(`--engine must be "native" or "hf" (got "${engine}").`);
+  if (engine !== undefined && engine !== 'native') throw new UsageError(`--engine must be "native" (got "${engine}").`);
+  const model = str('model');
+  if (model !== undefined && !isModelId(model)) throw new UsageError(`--model must be one of ${MODEL_IDS.join(', ')} (got "${model}").`);
   const url = str('url');
   if (url !== undefined && !/^https?:\/\/[^\s]+$/.test(url)) throw new UsageError(`--url must be an http:// or https:// URL (got "${url}").`);
 
@@ -211,6 +217,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv, cwd = 
     repositoryPath: path('repository') ?? defaultRepositoryPath(env),
     maxBatchSize: num('max-batch-size', 'int', 1, 64),
     engine,
+    model,
     url: url?.replace(/\/+$/, ''),
     adminKey: str('admin-key'),
     teamKey: env.TRITON_CHATGLM_KEY || undefined,
@@ -252,7 +259,7 @@ export function defaultRepositoryPath(env: NodeJS.ProcessEnv): string {
 
 export const USAGE = `Usage: triton-chatglm <command> [options]
 
-Runs ChatGLM3-6B on your GPU with NVIDIA Triton Inference Server in a Docker container.
+Runs ChatGLM3-6B, GLM-4-9B-Chat or CodeGeeX4-ALL-9B on your GPU with NVIDIA Triton Inference Server in a Docker container.
 
 Commands:
   status                 container, server and model state (exit code 3 when the server is not running)
@@ -286,13 +293,14 @@ Options (environment variable in brackets):
                              [TRITON_CHATGLM_GPUS]
   --shm-size SIZE            /dev/shm of the container (default 2g) [TRITON_CHATGLM_SHM_SIZE]
   --no-ulimits               start without --ulimit memlock/stack (a daemon that refuses them: rootless Docker)
-  --weights DIR              ChatGLM3-6B checkpoint directory [TRITON_CHATGLM_WEIGHTS]
+  --model ID                 the model to serve: chatglm3-6b (default), glm-4-9b-chat or codegeex4-all-9b
+                             (start, load, download and the rest address it) [TRITON_CHATGLM_MODEL]
+  --weights DIR              the chosen model's checkpoint directory [TRITON_CHATGLM_WEIGHTS]
   --repository-source DIR    model repository to install (default: the packaged triton/model_repository)
                              [TRITON_CHATGLM_REPOSITORY_SOURCE]
   --repository DIR           where the rendered repository is written [TRITON_CHATGLM_REPOSITORY]
   --max-batch-size N         dynamic batch size of the model [TRITON_CHATGLM_MAX_BATCH_SIZE]
-  --engine native|hf         the model's engine: native (continuous batching, the default) or hf
-                             (Hugging Face generate, one batch at a time) [TRITON_CHATGLM_ENGINE]
+  --engine native            the model's engine: native (continuous batching) [TRITON_CHATGLM_ENGINE]
   --url URL                  use an external Triton server instead of the container [TRITON_CHATGLM_URL]
   --admin-key KEY            admin key of an external server for load/unload [TRITON_CHATGLM_ADMIN_KEY]
   --ca-file FILE             CA certificate (PEM) to trust for an https --url, e.g. a team server's [TRITON_CHATGLM_CA_FILE]

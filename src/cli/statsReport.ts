@@ -1,6 +1,7 @@
 // What `triton-chatglm stats` prints from two samples of the server (the later one's figures, the rates between
 // them): Triton's statistics, the continuous scheduler's figures summed over the model instances and, with several
 // instances (tritonChatglm.gpus), one line per instance. Text for people, or one JSON object with --json.
+import { modelTitle } from '../core/models/choice';
 import { instanceRows } from '../core/status/instanceFigures';
 import { point, schedulerTotals, type StatusSample } from '../core/status/statusModel';
 import { describeWeights } from '../core/status/weightsInfo';
@@ -41,7 +42,7 @@ export function reportStats(io: CliIo, json: boolean, first: StatsSample & Requi
   const ms = (ns: number) => `${(ns / 1e6).toFixed(1)} ms`;
   const n = (v: number | null | undefined, digits = 0) => (v === null || v === undefined ? '–' : v.toFixed(digits));
   const line = (label: string, text: string) => io.out(`${`${label}:`.padEnd(20)}${text}\n`);
-  line('model', `${summary.model} (version ${summary.version})`);
+  line('model', `${modelTitle(summary.model)} (version ${summary.version})`);
   if (sample.weights) line('weights', describeWeights(sample.weights));
   if (scheduler && totals) {
     line('now', `${scheduler.activeRows} generating (active rows), ${scheduler.waitingRequests} waiting for a row, ${sample.tritonPending ?? 0} in Triton's queue`);

@@ -33,6 +33,7 @@ Options (init):
   --port N               HTTPS port (default 8443)      --grpc-port N   gRPC port (default 8444)
   --replica-port N       first port of the local replicas (default 18000, +10 per replica)
   --image IMAGE          the serving image               --proxy-image IMAGE  the proxy image
+  --model ID             the catalog model the replicas serve (default chatglm3-6b)
   --weights DIR          the checkpoint folder (mounted read-only)
   --tls-name NAME        another name or address for the self-signed certificate; repeatable
   --cert FILE --key FILE a certificate to use instead of a self-signed one
@@ -56,7 +57,7 @@ function parse(argv: readonly string[]) {
         dir: { type: 'string' }, docker: { type: 'string' }, name: { type: 'string' }, gpus: { type: 'string' },
         url: { type: 'string', multiple: true }, 'bind-address': { type: 'string' }, port: { type: 'string' },
         'grpc-port': { type: 'string' }, 'replica-port': { type: 'string' }, image: { type: 'string' },
-        'proxy-image': { type: 'string' }, weights: { type: 'string' }, 'tls-name': { type: 'string', multiple: true },
+        'proxy-image': { type: 'string' }, weights: { type: 'string' }, model: { type: 'string' }, 'tls-name': { type: 'string', multiple: true },
         cert: { type: 'string' }, key: { type: 'string' }, 'no-ulimits': { type: 'boolean' }, force: { type: 'boolean' },
         'proxy-base': { type: 'string' }, 'build-proxy': { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
       },
@@ -91,6 +92,7 @@ export async function runTeam(argv: readonly string[], env: NodeJS.ProcessEnv, i
         ...(v.image ? { image: v.image } : {}),
         ...(v['proxy-image'] ? { proxyImage: v['proxy-image'] } : {}),
         ...(v.weights ? { weightsPath: resolve(cwd, v.weights) } : {}),
+        ...(v.model ? { model: v.model } : {}),
         ...(v['tls-name'] ? { tlsNames: v['tls-name'] } : {}),
         ...(v.cert ? { certFile: resolve(cwd, v.cert) } : {}),
         ...(v.key ? { keyFile: resolve(cwd, v.key) } : {}),

@@ -73,6 +73,19 @@ export const setupItemSchema = z.object({
   detail: setupText.optional(),
   fixes: z.array(setupFixSchema).max(4),
 }).strict();
+/** A catalog model in the checklist's model choice (words by the host; the id is the catalog's). */
+export const setupModelIdSchema = z.string().regex(/^[a-z0-9][a-z0-9.-]*$/).max(64);
+export const setupModelSchema = z.object({
+  id: setupModelIdSchema,
+  label: z.string().min(1).max(LIMITS.title),
+  chosen: z.boolean(),
+  /** Download size and whether (and in which precision) it fits this GPU. */
+  detail: setupText,
+  /** `warning`: it does not fit the measured GPU. */
+  fit: z.enum(['ok', 'warning', 'unknown']),
+  /** The licence's name and key terms; its full text opens from the Licence button (the host opens it). */
+  license: setupText,
+}).strict();
 export const setupViewSchema = z.object({
   visible: z.boolean(),
   phase: z.enum(['checking', 'needed', 'ready', 'busy', 'running']),
@@ -81,12 +94,15 @@ export const setupViewSchema = z.object({
   failure: setupText.optional(),
   items: z.array(setupItemSchema).max(12),
   primary: setupPrimarySchema.optional(),
+  /** The model choice: every catalog model (absent: not offered, e.g. an external server). */
+  models: z.array(setupModelSchema).max(8).optional(),
 }).strict();
 export type SetupView = z.infer<typeof setupViewSchema>;
 export type SetupItemView = z.infer<typeof setupItemSchema>;
 export type SetupFixId = z.infer<typeof setupFixSchema>;
 export type SetupPrimaryId = z.infer<typeof setupPrimarySchema>;
 export type SetupCheckId = z.infer<typeof setupCheckIdSchema>;
+export type SetupModelView = z.infer<typeof setupModelSchema>;
 
 // ---- `#` context and `/` commands of the composer ----
 /** What `#` offers: each asks the host to attach something (a quick pick for file and symbol). */
@@ -126,6 +142,8 @@ export const webviewToHostSchema = z.discriminatedUnion('type', [
   messageSchema('retry', { messageId: id }),
   // guided setup: a fix of one check (`check` names it), or the one action
   messageSchema('setupAction', { action: z.union([setupFixSchema, setupPrimarySchema]), check: setupCheckIdSchema.optional() }),
+  /** The model choice: choose a catalog model (sets tritonChatglm.model), or open its licence (the host opens it). */
+  messageSchema('setupModel', { action: z.enum(['choose', 'license']), id: setupModelIdSchema }),
   // attachments
   messageSchema('removeAttachment', { id }),
   messageSchema('toggleActiveFile', { enabled: z.boolean() }),
@@ -150,6 +168,8 @@ export const messageViewSchema = z.object({
   promptTokens: count.optional(),
   completionTokens: count.optional(),
   historyTrimmed: count.optional(),
+  /** Answers: the model that wrote it, as shown on hover ("GLM-4-9B-Chat (glm-4-9b-chat)"). */
+  model: z.string().max(200).optional(),
   /** User messages: the chips the question was sent with. */
   attachments: z.array(attachmentViewSchema).max(LIMITS.attachments).optional(),
 }).strict();
@@ -229,6 +249,7 @@ export type StateMessage = Extract<HostToWebview, { type: 'state' }>;
 export type MessageDone = Extract<HostToWebview, { type: 'messageDone' }>;
 export type SetupMessage = Extract<HostToWebview, { type: 'setup' }>;
 export type SetupActionMessage = Extract<WebviewToHost, { type: 'setupAction' }>;
+export type SetupModelMessage = Extract<WebviewToHost, { type: 'setupModel' }>;
 export type AttachmentsMessage = Extract<HostToWebview, { type: 'attachments' }>;
 export type BudgetMessage = Extract<HostToWebview, { type: 'budget' }>;
 

@@ -65,6 +65,7 @@ export const DEFAULT_STRINGS = {
   finishLength: 'The answer reached the maximum length.',
   historyTrimmed: '{0} earlier messages were left out to fit the model\'s context.',
   tokens: '{0} prompt tokens, {1} answer tokens',
+  answeredBy: 'Answered by {0}',
   imageRemoved: '[image not loaded: {0}]',
   invisibleCharacter: 'Invisible character {0}: {1}',
   /** A link's tooltip: the real URL, then this line with the title the answer gave it. */
@@ -103,6 +104,10 @@ export const DEFAULT_STRINGS = {
   setupRecheck: 'Re-check',
   setupChecking: 'Checking…',
   setupPassed: '{0} of {1} checks passed',
+  setupModels: 'Model',
+  setupModelChosen: 'Chosen',
+  setupModelChoose: 'Choose',
+  setupModelLicense: 'Licence',
   'setupLevel.ok': 'Passed',
   'setupLevel.warning': 'Warning',
   'setupLevel.error': 'Needs attention',

@@ -40,7 +40,7 @@ export function registerCommands(services: ExtensionServices): vscode.Disposable
     showFullExplanation: (thread: vscode.CommentThread) => explain.setBrief(thread, false),
     showExplanationBrief: (thread: vscode.CommentThread) => explain.setBrief(thread, true),
     editSelection: () => editSelection(vscode.window.activeTextEditor, {
-      reviews, store: lifecycle, settings, log, client: () => server.tritonClient, track: (request) => server.track(request),
+      reviews, store: lifecycle, settings, log, client: () => server.tritonClient, modelName: () => server.modelName, track: (request) => server.track(request),
       explainFailure: (e) => server.explainFailure(e),
     }),
     // From the diff editor's title the proposal's URI comes as the argument; from a key, none.

@@ -2,7 +2,7 @@
 // server this window is connected to, and follows the setting's changes. Only adapts the core's policy.
 import * as vscode from 'vscode';
 import { endpointPlan, modelSamplingDefaults, samePlan, startOpenAiServer, type EndpointPlan, type RunningOpenAiServer } from '../core/openai';
-import { DEFAULT_MODEL_SETTINGS, MODEL_NAME } from '../core/repository';
+import { DEFAULT_MODEL_SETTINGS } from '../core/repository';
 import type { TritonClient } from '../core/triton';
 import type { SettingsService } from './config/settingsService';
 import type { Log } from './log';
@@ -13,7 +13,13 @@ export class OpenAiEndpoint implements vscode.Disposable {
   #queue: Promise<void> = Promise.resolve();
   readonly #subscription: vscode.Disposable;
 
-  constructor(private readonly settings: SettingsService, private readonly client: () => TritonClient | undefined, private readonly log: Log) {
+  constructor(
+    private readonly settings: SettingsService,
+    private readonly client: () => TritonClient | undefined,
+    /** Triton's name of the model that answers: read at each request (a restart may switch it). */
+    private readonly modelName: () => string,
+    private readonly log: Log,
+  ) {
     this.#subscription = settings.onDidChange((change) => {
       if (change.keys.some((k) => k.startsWith('openai.'))) this.apply();
     });
@@ -35,11 +41,13 @@ export class OpenAiEndpoint implements vscode.Disposable {
     await this.stop();
     this.#plan = plan;
     if (!plan) return;
+    const modelName = this.modelName;
     try {
       this.#running = await startOpenAiServer({
         backend: {
           client: this.client,
-          model: MODEL_NAME,
+          // A getter: the core reads it at each request, so a restart with another model is followed.
+          get model() { return modelName(); },
           defaults: () => modelSamplingDefaults(DEFAULT_MODEL_SETTINGS),
           idleTimeoutMs: this.settings.current.streamIdleTimeoutSeconds * 1000,
         },

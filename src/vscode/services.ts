@@ -94,13 +94,13 @@ export class ExtensionServices implements vscode.Disposable {
         void vscode.commands.executeCommand(VSCODE_COMMANDS.setContext, ANSWERING_CONTEXT, a.answers.length + a.queuedExplanations > 0);
       });
       store.add({ dispose: answering });
-      const explain = store.add(new ExplainController(chat, lifecycle, settings, log, activity, () => server.tritonClient, editorContext));
+      const explain = store.add(new ExplainController(chat, lifecycle, settings, log, activity, () => server.tritonClient, editorContext, () => server.modelName));
       const statusPanel = store.add(new StatusPanel(context.extensionUri, server, activity, log));
-      store.add(new StatusBar(lifecycle, activity));
+      store.add(new StatusBar(lifecycle, activity, () => server.modelName));
       store.add(reactToSettings(settings, server, lifecycle, log));
-      const openai = store.add(new OpenAiEndpoint(settings, () => server.tritonClient, log));
+      const openai = store.add(new OpenAiEndpoint(settings, () => server.tritonClient, () => server.modelName, log));
       const completions = store.add(new CompletionController({
-        settings, lifecycle, log, client: () => server.tritonClient, track: (request) => server.track(request),
+        settings, lifecycle, log, client: () => server.tritonClient, modelName: () => server.modelName, track: (request) => server.track(request),
       }));
 
       const services = new ExtensionServices(log, settings, lifecycle, server, server.setup, chat, chatView, explain, statusPanel, editorContext, reviews, openai, completions, store);

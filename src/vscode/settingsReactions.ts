@@ -1,5 +1,6 @@
 // What happens when a setting changes: a reconnect is done at once; a change that needs a model reload or a
-// server restart says so and offers the action (never done behind the user's back: it interrupts answers).
+// server restart says so and offers the action (never done behind the user's back: it interrupts answers); another
+// model chosen while the server runs offers the switch (unload, restart with its weights, load) as one action.
 import * as vscode from 'vscode';
 import { SETUP_SETTING_KEYS } from '../core/session';
 import type { SettingKey } from '../core/settings/settingsSchema';
@@ -29,6 +30,16 @@ async function react(change: SettingsChange, server: ServerController, store: Li
   // attached, a changed docker path, container name or port may point at our running container, so look again.
   if (change.effect !== 'reconnect' && s.mode === 'managed' && s.server === 'stopped' && change.keys.some((k) => CONTAINER_KEYS.has(k))) {
     await server.attach();
+    return;
+  }
+  // Another model chosen while ours runs: its weights are mounted per container, so the switch is a restart.
+  const pending = change.keys.includes('model') && s.mode === 'managed' && s.server === 'running' ? server.pendingSwitch : undefined;
+  if (pending) {
+    const restart = vscode.l10n.t('Restart with {0}', pending.toName);
+    const picked = await vscode.window.showInformationMessage(vscode.l10n.t(
+      '{0} is chosen and the server runs {1}. Each model\'s weights are mounted into the server\'s container, so switching restarts the server: {1} is unloaded, the server restarts with {0}\'s weights and {0} is loaded.',
+      pending.toName, pending.fromName), restart);
+    if (picked === restart) await server.switchModel();
     return;
   }
   switch (change.effect) {

@@ -1,6 +1,7 @@
 // The status bar item: server and model state with codicons, "generating (n)" while this window's answers run;
 // a click offers the actions valid now.
 import * as vscode from 'vscode';
+import { modelTitle } from '../core/models/choice';
 import type { LifecycleAction } from '../core/state/actions';
 import { actionMenu, type MenuCommand, type MenuGroupName } from '../core/state/actionMenu';
 import { MODEL_FAILED_CODE, type LifecycleState, type ModelState, type ServerState } from '../core/state/lifecycle';
@@ -14,7 +15,8 @@ export class StatusBar implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
   private readonly subscriptions: vscode.Disposable[];
 
-  constructor(store: LifecycleStore, private readonly activity: ActivityBoard) {
+  /** `modelName`: Triton's name of the served model (the server session's), named in the tooltip. */
+  constructor(store: LifecycleStore, private readonly activity: ActivityBoard, private readonly modelName: () => string) {
     this.item = vscode.window.createStatusBarItem('tritonChatglm.status', vscode.StatusBarAlignment.Left, 50);
     this.item.name = vscode.l10n.t('ChatGLM3 Server');
     this.item.command = COMMANDS.showActions;
@@ -32,7 +34,8 @@ export class StatusBar implements vscode.Disposable {
     const tip = new vscode.MarkdownString(undefined, true);
     tip.isTrusted = false;
     tip.appendMarkdown(`**${vscode.l10n.t('ChatGLM3 on Triton')}** (${s.mode === 'managed' ? vscode.l10n.t('managed container') : vscode.l10n.t('external server')})\n\n`);
-    tip.appendMarkdown(`${vscode.l10n.t('Server')}: ${serverText(s.server)}  \n${vscode.l10n.t('Model')}: ${modelText(s.model)}`);
+    tip.appendMarkdown(`${vscode.l10n.t('Server')}: ${serverText(s.server)}  \n${vscode.l10n.t('Model')}: `);
+    tip.appendText(`${modelTitle(this.modelName())}, ${modelText(s.model)}`);
     appendActivity(tip, activity);
     const err = s.serverError ?? s.modelError;
     if (err) {
@@ -45,7 +48,7 @@ export class StatusBar implements vscode.Disposable {
     this.item.backgroundColor = s.server === 'error' || s.model === 'failed'
       ? new vscode.ThemeColor('statusBarItem.errorBackground')
       : s.server === 'setup' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
-    this.item.accessibilityInformation = { label: busy ? busy.text : `${vscode.l10n.t('ChatGLM3')}: ${serverText(s.server)}, ${modelText(s.model)}` };
+    this.item.accessibilityInformation = { label: busy ? busy.text : `${vscode.l10n.t('ChatGLM3')}: ${serverText(s.server)}, ${modelTitle(this.modelName())} ${modelText(s.model)}` };
   }
 
   dispose(): void {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { Agent, request } from 'undici';
-import { MODEL_NAME } from '../../src/core/repository';
+import { DEFAULT_MODEL_ID as MODEL_NAME } from '../../src/core/models/catalog';
 import { streamChat, TritonClient, TritonError } from '../../src/core/triton';
 import { freePort } from '../fake-docker/harness';
 import { buildCli, cli, makeWeights, realDocker, type RealDocker } from './harness';

@@ -56,7 +56,8 @@ function cli(args: string[], env: NodeJS.ProcessEnv): Promise<Run> {
   });
 }
 
-const selected = () => hub.files.filter((f) => !['README.md', '.gitattributes', 'images/logo.png'].includes(f.path));
+// Never fetched: README, .gitattributes, a file in a folder and any Python file (remote code).
+const selected = () => hub.files.filter((f) => !['README.md', '.gitattributes', 'images/logo.png'].includes(f.path) && !f.path.endsWith('.py'));
 
 test('download: HF_ENDPOINT honoured, one line per file, the weights folder printed last', async () => {
   const dir = join(work, 'plain');
@@ -65,6 +66,7 @@ test('download: HF_ENDPOINT honoured, one line per file, the weights folder prin
   const snapshot = join(dir, 'models--THUDM--chatglm3-6b', 'snapshots', hub.commit);
   assert.equal(r.stdout.trim(), snapshot);
   for (const f of selected()) assert.match(r.stderr, new RegExp(`^${f.path.replace(/\./g, '\\.')} verified$`, 'm'));
+  assert.ok(!r.stderr.includes('.py'), 'no Python file is fetched');
   assert.match(r.stderr, /a newer snapshot than the one tested/);
   assert.match(r.stderr, /start with: triton-chatglm start --weights /);
   assert.ok(!r.stderr.includes('\r'), 'no progress bar when stderr is not a terminal');

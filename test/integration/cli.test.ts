@@ -92,7 +92,7 @@ test('CLI lifecycle: status, start, load, chat, stats, unload, stop', async (t) 
   await t.test('load', async () => {
     const r = await run('load');
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /chatglm3-6b is ready/);
+    assert.match(r.stdout, /ChatGLM3-6B \(chatglm3-6b\) is ready/);
   });
 
   await t.test('chat streams an answer and keeps the conversation in --history', async () => {
@@ -136,7 +136,7 @@ test('CLI lifecycle: status, start, load, chat, stats, unload, stop', async (t) 
     const external = { ...env, TRITON_CHATGLM_DOCKER: join(work, 'no-docker-here'), TRITON_CHATGLM_URL: `http://127.0.0.1:${port}` };
     const s = await cli(['status', '--json'], external, work);
     assert.equal(s.code, 0, s.stderr);
-    assert.deepEqual(JSON.parse(s.stdout), { container: 'external', live: true, url: `http://127.0.0.1:${port}`, model: 'READY' });
+    assert.deepEqual(JSON.parse(s.stdout), { container: 'external', live: true, url: `http://127.0.0.1:${port}`, modelName: 'chatglm3-6b', model: 'READY' });
     const c = await cli(['chat', 'hi', '--max-new-tokens', '3'], external, work);
     assert.equal(c.code, 0, c.stderr);
     assert.ok(c.stdout.trim().length > 0);

@@ -6,7 +6,8 @@ import { chmodSync, mkdtempSync, rmSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { installRepository, MODEL_NAME } from '../../src/core/repository';
+import { installRepository } from '../../src/core/repository';
+import { DEFAULT_MODEL_ID as MODEL_NAME } from '../../src/core/models/catalog';
 import {
   ContainerManager, isServerError, resolveSettings, type ServerHandle, type ServerSettings, type ServerStatus,
 } from '../../src/core/server';

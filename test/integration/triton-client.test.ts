@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import type { ChatStreamEvent } from '../../src/core/chat/messages';
+import { MODEL_IDS } from '../../src/core/models/choice';
 import { installRepository } from '../../src/core/repository/install';
 import { chatOnce, streamChat } from '../../src/core/triton/chatglm';
 import { TritonClient } from '../../src/core/triton/client';
@@ -107,7 +108,8 @@ describe('Triton client against tritonserver', { timeout: 600_000 }, () => {
   test('repository index: a never-loaded model has only its name', async () => {
     const rows = await admin.repositoryIndex();
     assert.deepEqual(rows.find((r) => r.name === M), { name: M });
-    assert.deepEqual(rows.map((r) => r.name).sort(), [M, SYNC]);
+    // One entry per catalog model (only the chosen one is ever loaded) and the test-only sync entry.
+    assert.deepEqual(rows.map((r) => r.name).sort(), [...MODEL_IDS, SYNC].sort());
   });
 
   test('restricted API: without the admin key, index/load/config are refused (unauthorized)', async () => {
@@ -261,7 +263,8 @@ describe('Triton client against tritonserver', { timeout: 600_000 }, () => {
   test('a rendered config this machine cannot run fails to load with Triton\'s own message', async (t) => {
     // The same settings with the default GPU instances (KIND_GPU on GPU 0); this machine has none.
     const res = await installRepository({ source, destination: repository, settings: { ...cpuSettings(), queueDelayMs: 300, instanceKind: 'gpu' } });
-    assert.deepEqual(res.changed, [`${M}/config.pbtxt`], 'only the config was rewritten');
+    // The settings render every catalog entry's config; nothing else is rewritten.
+    assert.deepEqual(res.changed, MODEL_IDS.map((id) => `${id}/config.pbtxt`).sort(), 'only the configs were rewritten');
     const e = await rejectsWith(admin.loadModel(M), 'model-load-failed');
     t.diagnostic(`load failure: ${e.message}`);
     assert.ok(e.details.serverMessage && e.details.serverMessage.length > 0);

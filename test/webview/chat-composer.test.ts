@@ -152,6 +152,16 @@ describe('message toolbar', () => {
     await closePanel(panel);
   });
 
+  it('an answer names the model that wrote it on hover of its figures (stored with the conversation)', async () => {
+    const panel = await harness.open();
+    const { page } = panel;
+    await panel.send(stateMsg([user('u1', 'q1'), assistant('a1', 'GLM-4 here', 'complete', { promptTokens: 12, completionTokens: 3, model: 'GLM-4-9B-Chat (glm-4-9b-chat)' }), user('u2', 'q2'), assistant('a2', 'old', 'complete', { model: 'ChatGLM3-6B (chatglm3-6b)' })]));
+    await page.waitForSelector('article[data-id="a2"] .message-usage', { state: 'attached' });
+    assert.equal(await page.getAttribute('article[data-id="a1"] .message-usage', 'title'), 'Answered by GLM-4-9B-Chat (glm-4-9b-chat)\n12 prompt tokens, 3 answer tokens');
+    assert.equal(await page.getAttribute('article[data-id="a2"] .message-usage', 'title'), 'Answered by ChatGLM3-6B (chatglm3-6b)');
+    await closePanel(panel);
+  });
+
   it('Copy posts copyMessage for that message and shows a check mark for a moment', async () => {
     const panel = await harness.open();
     const { page } = panel;

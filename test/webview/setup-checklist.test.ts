@@ -209,6 +209,36 @@ describe('setup checklist', () => {
     await close(panel);
   });
 
+  it('the model choice: every catalog model with its size, fit and licence; Choose and Licence post setupModel; markup stays text', async () => {
+    const panel = await open();
+    const { page } = panel;
+    const models: NonNullable<SetupView['models']> = [
+      { id: 'chatglm3-6b', label: 'ChatGLM3-6B', chosen: true, fit: 'ok', detail: 'Download 12.5 GB. Fits GPU 0 in float16.', license: 'ChatGLM3-6B Model License: free for research.' },
+      { id: 'glm-4-9b-chat', label: 'GLM-4-9B-Chat', chosen: false, fit: 'warning', detail: 'Download 18.8 GB. Needs 21.0 GB: GPU 0 has 16.0 GB free.', license: 'GLM-4 License: <b>a name that begins with "glm-4"</b>' },
+    ];
+    await panel.send(setupMsg({ ...NEEDED, models }));
+    const rows = await page.locator('.setup-model').evaluateAll((els) => els.map((e) => ({
+      id: e.getAttribute('data-model'), chosen: e.getAttribute('data-chosen'), label: e.querySelector('.setup-label')?.textContent,
+      buttons: [...e.querySelectorAll('button')].map((b) => b.textContent), fit: e.querySelector('[data-fit]')?.getAttribute('data-fit'),
+    })));
+    assert.deepEqual(rows, [
+      { id: 'chatglm3-6b', chosen: 'true', label: 'ChatGLM3-6B (Chosen)', buttons: ['Licence'], fit: 'ok' },
+      { id: 'glm-4-9b-chat', chosen: 'false', label: 'GLM-4-9B-Chat', buttons: ['Choose', 'Licence'], fit: 'warning' },
+    ]);
+    assert.equal(await page.locator('.setup-model b').count(), 0, 'the licence text is text, not markup');
+    assert.match(await page.textContent('.setup-model[data-model="glm-4-9b-chat"] .setup-license') ?? '', /<b>a name that begins with "glm-4"<\/b>/);
+    await page.click('.setup-model[data-model="glm-4-9b-chat"] button >> text=Choose');
+    await page.click('.setup-model[data-model="glm-4-9b-chat"] button >> text=Licence');
+    assert.deepEqual(await panel.posted(), [{ type: 'setupModel', action: 'choose', id: 'glm-4-9b-chat' }, { type: 'setupModel', action: 'license', id: 'glm-4-9b-chat' }]);
+    await panel.clearPosted();
+    // A tampered button (an id that is no model id) posts nothing.
+    await page.evaluate(() => document.querySelector('.setup-model[data-model="glm-4-9b-chat"] button')?.setAttribute('data-model', '../../evil'));
+    await page.click('.setup-model[data-model="glm-4-9b-chat"] button >> text=Choose');
+    await panel.nextFrames(1);
+    assert.deepEqual(await panel.posted(), []);
+    await close(panel);
+  });
+
   it('translated labels; a malformed setup message changes nothing; a tampered button posts nothing', async () => {
     const panel = await open();
     const { page } = panel;

@@ -157,7 +157,7 @@ def test_config_parameters_are_valid_for_the_model():
     from chatglm.model.checkpoint import DTYPES
 
     limits = Limits.from_parameters(PARAMS)
-    assert PARAMS["engine"] == "native" and PARAMS["scheduler"] == "continuous" and PARAMS["dtype"] in DTYPES
+    assert PARAMS["engine"] == "native" and PARAMS["scheduler"] == "continuous" and (PARAMS["dtype"] == "auto" or PARAMS["dtype"] in DTYPES)
     options = ServingOptions.from_parameters(PARAMS, CONFIG["max_batch_size"])
     assert options.max_active_rows == CONFIG["max_batch_size"]
     # Triton's queue holds a burst above the model's own bound, so that "server busy" is the refusal (README)

@@ -1,7 +1,7 @@
 // Running answers: the one path from a question to the model and back, for the chat panel, Explain Selection and
 // the CLI. `requestAnswer` asks the model (streamed, or in one piece when streaming is off); `AnswerRunner` writes
 // an answer into a conversation: saved as it streams, stoppable, and kept (marked) whatever happens to the request.
-import { DEFAULT_MODEL_SETTINGS, MODEL_NAME } from '../repository';
+import { DEFAULT_MODEL_SETTINGS } from '../repository';
 import type { ExtensionSettings } from '../settings/settingsSchema';
 import { chatOnce, isTritonError, streamChat, TritonError, type ChatFinalEvent, type TritonClient } from '../triton';
 import type { RequestRefusal } from './continuation';
@@ -12,6 +12,8 @@ import type { ChatRequest } from './messages';
 import type { BuildRequestOptions, BuildRequestResult } from './requestBuilder';
 
 export interface AnswerCall {
+  /** Triton's name of the model that answers (the session's modelName). */
+  model: string;
   streaming: boolean;
   signal?: AbortSignal;
   /** Streaming: fail when nothing arrives for this long. */
@@ -24,13 +26,13 @@ export interface AnswerCall {
 /** Asks the model for one answer: its text through `onDelta` (deltas, or all of it at once), then the final outputs. */
 export async function requestAnswer(client: TritonClient, request: ChatRequest, call: AnswerCall): Promise<ChatFinalEvent> {
   if (call.streaming) {
-    for await (const event of streamChat(client, MODEL_NAME, request, { signal: call.signal, idleTimeoutMs: call.idleTimeoutMs })) {
+    for await (const event of streamChat(client, call.model, request, { signal: call.signal, idleTimeoutMs: call.idleTimeoutMs })) {
       if (event.type === 'delta') call.onDelta(event.text);
       else return event;
     }
-    throw new TritonError('unexpected', 'The answer stream ended without a final response.', { operation: 'generate-stream', model: MODEL_NAME });
+    throw new TritonError('unexpected', 'The answer stream ended without a final response.', { operation: 'generate-stream', model: call.model });
   }
-  const once = await chatOnce(client, MODEL_NAME, request, { signal: call.signal, ...(call.timeoutMs !== undefined ? { timeoutMs: call.timeoutMs } : {}) });
+  const once = await chatOnce(client, call.model, request, { signal: call.signal, ...(call.timeoutMs !== undefined ? { timeoutMs: call.timeoutMs } : {}) });
   call.onDelta(once.text);
   return once.final;
 }
@@ -75,6 +77,8 @@ export interface AnswerOutcome {
 export interface AnswerRunnerDeps {
   service: ConversationService;
   client(): TritonClient | undefined;
+  /** Triton's name of the model that answers (the server session's modelName). */
+  modelName(): string;
   settings(): AnswerSettings;
   /** Wraps the request while it runs (the server session's health polling). */
   track<T>(request: Promise<T>): Promise<T>;
@@ -103,8 +107,8 @@ export interface AnswerRunnerDeps {
 
 /** How an answer begins: a new one for the last question, or the last answer reopened to be continued. */
 interface AnswerStart {
-  /** The message the answer streams into (already `streaming`). */
-  start(): StoredMessage;
+  /** The message the answer streams into (already `streaming`), written by `model`. */
+  start(model: string): StoredMessage;
   build(options: BuildRequestOptions): BuildRequestResult | RequestRefusal;
 }
 
@@ -132,7 +136,7 @@ export class AnswerRunner {
   /** Answers the last question of the conversation; aborting `outer` stops it too. */
   answer(conversationId: string, outer?: AbortSignal, onDelta?: (text: string) => void): Promise<AnswerOutcome> {
     return this.keep(this.run(conversationId, {
-      start: () => this.deps.service.startAnswer(conversationId),
+      start: (model) => this.deps.service.startAnswer(conversationId, model),
       build: (options) => this.deps.service.buildRequest(conversationId, options),
     }, outer, onDelta));
   }
@@ -157,7 +161,7 @@ export class AnswerRunner {
     const { service } = this.deps;
     const client = this.deps.client();
     const settings = this.deps.settings();
-    const message = how.start();
+    const message = how.start(this.deps.modelName());
     const ctrl = new AbortController();
     const onOuter = () => ctrl.abort();
     outer?.addEventListener('abort', onOuter, { once: true });
@@ -173,7 +177,8 @@ export class AnswerRunner {
     };
     const settle = async (done: Promise<StoredMessage>) => this.deps.onSettled(conversationId, await done);
     try {
-      if (!client) throw new TritonError('server-not-running', 'Not connected to a Triton server.', { operation: 'generate-stream', model: MODEL_NAME });
+      const model = this.deps.modelName();
+      if (!client) throw new TritonError('server-not-running', 'Not connected to a Triton server.', { operation: 'generate-stream', model });
       const built = how.build({
         historyLen: settings.historyTurns,
         maxInputTokens: DEFAULT_MODEL_SETTINGS.maxInputTokens,
@@ -191,6 +196,7 @@ export class AnswerRunner {
         return { status: 'failed', text, error };
       }
       const final = await this.deps.track(requestAnswer(client, built.request, {
+        model,
         streaming: settings.streaming,
         signal: ctrl.signal,
         idleTimeoutMs: settings.streamIdleTimeoutMs,

@@ -30,6 +30,8 @@ export interface StoredMessage {
    * words, slashCommands.ts); `content` keeps what was typed, as the transcript shows it.
    */
   modelText?: string;
+  /** Assistant messages: Triton's name of the model that wrote it (absent in files written before #29). */
+  model?: string;
 }
 
 /** A conversation typed in the chat panel, or one Explain Selection started (named after its file and lines). */
@@ -102,6 +104,7 @@ export const storedMessageSchema = z.object({
   historyTrimmed: count.optional(),
   attachments: z.array(attachmentSchema).optional(),
   modelText: z.string().optional(),
+  model: z.string().max(100).optional(),
 });
 
 export const conversationSchema = z.object({

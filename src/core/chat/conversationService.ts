@@ -123,13 +123,13 @@ export class ConversationService {
     return structuredClone(m);
   }
 
-  /** Adds an empty `streaming` assistant message answering the last question. */
-  startAnswer(conversationId: string): StoredMessage {
+  /** Adds an empty `streaming` assistant message answering the last question; `model` names who writes it. */
+  startAnswer(conversationId: string, model?: string): StoredMessage {
     const c = this.must(conversationId);
     this.refuseWhileAnswering(c);
     const last = c.messages.at(-1);
     if (!last || last.role !== 'user') throw new ChatError('nothing-to-regenerate', 'There is no question to answer.');
-    const m: StoredMessage = { id: this.makeId(), role: 'assistant', content: '', status: 'streaming', createdAt: this.now() };
+    const m: StoredMessage = { id: this.makeId(), role: 'assistant', content: '', status: 'streaming', createdAt: this.now(), ...(model ? { model } : {}) };
     c.messages.push(m);
     this.touch(c);
     return { ...m };

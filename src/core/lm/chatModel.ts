@@ -4,7 +4,8 @@
 // limits are the server's own: the model config's parameters, or the ones the extension renders when no server
 // can be asked yet.
 import { z } from 'zod';
-import { DEFAULT_MODEL_SETTINGS, MODEL_NAME } from '../repository';
+import { chosenModel, loadedModelEntry, modelEntryName } from '../models/choice';
+import { DEFAULT_MODEL_SETTINGS } from '../repository';
 import { canInfer, type LifecycleState } from '../state/lifecycle';
 
 /** The `vendor` of contributes.languageModelChatProviders and of `vscode.lm.selectChatModels`. */
@@ -74,6 +75,8 @@ export interface ChatModelFacts {
   serverUrl: string | undefined;
   /** Names of the GPUs the server runs on, when known (nvidia-smi in the setup checks). */
   gpus: readonly string[];
+  /** Triton's name of the model that answers (the session's modelName); the default model when absent. */
+  modelName?: string;
 }
 
 export interface ChatModelInfo {
@@ -88,11 +91,12 @@ export interface ChatModelInfo {
 
 /** The model as VS Code lists it: ChatGLM3 takes text only and has no tool calling here. */
 export function chatModelInfo(facts: ChatModelFacts): ChatModelInfo {
+  const name = facts.modelName ?? modelEntryName(chosenModel(undefined));
   return {
-    id: MODEL_NAME,
-    name: LM_DISPLAY_NAME,
+    id: name,
+    name: loadedModelEntry([name])?.displayName ?? LM_DISPLAY_NAME,
     family: LM_FAMILY,
-    version: MODEL_NAME,
+    version: name,
     maxInputTokens: facts.limits.maxInputTokens,
     maxOutputTokens: facts.limits.maxOutputTokens,
     capabilities: { toolCalling: false, imageInput: false },

@@ -1,5 +1,7 @@
-// Installs the model repository the container mounts: a copy of triton/model_repository with config.pbtxt
-// rendered from the settings and fresh warmup files. Triton decides whether a load must reload a model by
+// Installs the model repository the container mounts: one entry per catalog model (its directory and Triton name
+// are the catalog id), each a copy of the one code tree (triton/model_repository/chatglm3-6b/1) with its own
+// config.pbtxt rendered from the settings and fresh warmup files. The chosen model's entry gets the settings'
+// weights path; the others name their own container folder (they are not loaded until chosen, which re-renders). Triton decides whether a load must reload a model by
 // file modification times (a changed version directory means a full second copy of the model in GPU memory
 // before the swap), so unchanged files are never rewritten. A first install is built in a temporary directory
 // and renamed into place; later installs replace each changed file atomically (temp file + rename).
@@ -7,7 +9,9 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
-import { MODEL_NAME, renderConfig, type ModelSettings } from './renderConfig';
+import { MODEL_CATALOG } from '../models/catalog';
+import { chosenModel, containerWeightsDir, modelEntryName } from '../models/choice';
+import { CODE_ENTRY, renderConfig, resolveModelSettings, type ModelSettings } from './renderConfig';
 import { readWarmupRequest, warmupFiles, type WarmupRequest } from './warmup';
 
 export interface InstallOptions {
@@ -23,8 +27,10 @@ export interface InstallOptions {
 export interface InstallResult {
   /** Repository root (= destination). */
   path: string;
-  /** Directory of the chatglm3-6b model inside it. */
+  /** Directory of the chosen model's entry inside it. */
   modelPath: string;
+  /** Every entry's name (catalog order): what Triton's repository index lists. */
+  entries: string[];
   /** Paths (relative to `path`, '/'-separated) written or removed by this call; empty when nothing changed. */
   changed: string[];
 }
@@ -36,24 +42,36 @@ function skipped(name: string): boolean {
 
 /** Relative path → content of the repository as it should be. */
 async function desiredFiles(options: InstallOptions): Promise<Map<string, Buffer>> {
-  const files = new Map<string, Buffer>();
+  const code = new Map<string, Buffer>();
+  const codeRoot = join(options.source, CODE_ENTRY, '1');
   const walk = async (dir: string) => {
     for (const entry of await readdir(dir, { withFileTypes: true })) {
       if (skipped(entry.name)) continue;
       const full = join(dir, entry.name);
       if (entry.isDirectory()) await walk(full);
-      else if (entry.isFile()) files.set(toKey(relative(options.source, full)), await readFile(full));
+      else if (entry.isFile()) code.set(toKey(relative(codeRoot, full)), await readFile(full));
     }
   };
-  if (!existsSync(join(options.source, MODEL_NAME))) {
-    throw new Error(`${options.source} is not a model repository: it has no ${MODEL_NAME} directory`);
+  if (!existsSync(join(codeRoot, 'model.py'))) {
+    throw new Error(`${options.source} is not a model repository: it has no ${CODE_ENTRY}/1/model.py`);
   }
-  await walk(options.source);
-  files.set(`${MODEL_NAME}/config.pbtxt`, Buffer.from(renderConfig(options.settings ?? {}), 'utf8'));
+  await walk(codeRoot);
+  const settings = options.settings ?? {};
+  const chosen = chosenModel(resolveModelSettings(settings).model); // bad settings: ModelSettingsError, naming each
   const warmup = typeof options.warmup === 'object'
     ? options.warmup
     : await readWarmupRequest(options.warmup ?? join(dirname(options.source), 'warmup_requests.json'));
-  for (const [name, data] of warmupFiles(warmup)) files.set(`${MODEL_NAME}/warmup/${name}`, data);
+  const warmupData = warmupFiles(warmup);
+  // Render the chosen entry first: bad settings throw before anything is read for the others.
+  const models = [chosen, ...MODEL_CATALOG.models.filter((m) => m.id !== chosen.id)];
+  const files = new Map<string, Buffer>();
+  for (const model of models) {
+    const entry = modelEntryName(model);
+    const own = model.id === chosen.id ? settings : { ...settings, weightsPath: containerWeightsDir(model) };
+    files.set(`${entry}/config.pbtxt`, Buffer.from(renderConfig({ ...own, model: model.id }), 'utf8'));
+    for (const [rel, data] of code) files.set(`${entry}/1/${rel}`, data);
+    for (const [name, data] of warmupData) files.set(`${entry}/warmup/${name}`, data);
+  }
   return files;
 }
 
@@ -69,7 +87,8 @@ const tempName = (path: string): string => `${path}.tmp-${process.pid}-${randomB
 export async function installRepository(options: InstallOptions): Promise<InstallResult> {
   const files = await desiredFiles(options);
   const dest = options.destination;
-  const result: InstallResult = { path: dest, modelPath: join(dest, MODEL_NAME), changed: [] };
+  const entries = MODEL_CATALOG.models.map(modelEntryName);
+  const result: InstallResult = { path: dest, modelPath: join(dest, modelEntryName(chosenModel(options.settings?.model))), entries, changed: [] };
 
   if (!existsSync(dest)) {
     await mkdir(dirname(dest), { recursive: true });

@@ -1,16 +1,23 @@
-// Renders chatglm3-6b/config.pbtxt from the extension's settings. With DEFAULT_MODEL_SETTINGS the output is the
-// committed triton/model_repository/chatglm3-6b/config.pbtxt byte for byte (a unit test keeps them equal).
+// Renders a model's config.pbtxt from the extension's settings: one template for every catalog model (same I/O
+// contract; `model` picks the entry's name). With DEFAULT_MODEL_SETTINGS the output is the committed
+// triton/model_repository/chatglm3-6b/config.pbtxt byte for byte (a unit test keeps them equal).
 //
 // GPUs: `gpuIds` are ids as seen inside the container (Docker renumbers the devices it passes from 0). One
 // instance group is rendered per listed GPU (`instanceCount` instances in each, 1 unless the deprecated setting
 // says otherwise), so gpuIds [0, 1] gives two model instances, chatglm3-6b_0_0 on GPU 0 and chatglm3-6b_1_0 on
 // GPU 1, each with its own engine and continuous scheduler; the dynamic batcher feeds both.
 
-export type ModelDtype = 'float16' | 'bfloat16' | 'float32';
+import { DEFAULT_MODEL_ID } from '../models/catalog';
+import { chosenModel, isModelId, MODEL_IDS } from '../models/choice';
+
+/** `auto`: bfloat16 where the GPU has it, else float16; float32 on the CPU (triton/README.md). */
+export type ModelDtype = 'auto' | 'float16' | 'bfloat16' | 'float32';
 /** Weights of the native engine: `auto` lets the load's memory plan choose (triton/README.md, "Memory plan"). */
 export type ModelQuantization = 'auto' | 'none' | 'int8';
 
 export interface ModelSettings {
+  /** The catalog model this entry serves: its id is the entry's directory and config.pbtxt's `name`. */
+  model: string;
   /** Most requests generated together: Triton's max_batch_size and the continuous scheduler's max_active_rows. 1..64. */
   maxBatchSize: number;
   /** How long the batcher waits to fill a batch, ms (0..10 000; rendered in microseconds). */
@@ -50,6 +57,7 @@ export interface ModelSettings {
 }
 
 export const DEFAULT_MODEL_SETTINGS: Readonly<ModelSettings> = Object.freeze({
+  model: DEFAULT_MODEL_ID,
   maxBatchSize: 8,
   queueDelayMs: 20,
   maxQueueSize: 32,
@@ -58,7 +66,7 @@ export const DEFAULT_MODEL_SETTINGS: Readonly<ModelSettings> = Object.freeze({
   instanceCount: 1,
   streaming: true,
   weightsPath: '/weights/chatglm3-6b',
-  dtype: 'float16',
+  dtype: 'auto',
   cudaGraphs: 'auto',
   maxInputTokens: 6144,
   maxNewTokensLimit: 2048,
@@ -69,7 +77,11 @@ export const DEFAULT_MODEL_SETTINGS: Readonly<ModelSettings> = Object.freeze({
   quantization: 'auto',
 });
 
-export const MODEL_NAME = 'chatglm3-6b';
+/**
+ * The entry that holds the model code in the packaged repository (triton/model_repository/chatglm3-6b/1): the one
+ * code tree every catalog entry is installed from. Not a model to address: use the chosen model's entry name.
+ */
+export const CODE_ENTRY = 'chatglm3-6b';
 
 export interface SettingsIssue {
   field: keyof ModelSettings;
@@ -85,7 +97,7 @@ export class ModelSettingsError extends Error {
   }
 }
 
-const DTYPES: readonly ModelDtype[] = ['float16', 'bfloat16', 'float32'];
+const DTYPES: readonly ModelDtype[] = ['auto', 'float16', 'bfloat16', 'float32'];
 const QUANTIZATIONS: readonly ModelQuantization[] = ['auto', 'none', 'int8'];
 
 /** Fills missing fields with defaults and checks ranges; throws ModelSettingsError listing every problem. */
@@ -109,6 +121,7 @@ export function validateModelSettings(s: ModelSettings): SettingsIssue[] {
     }
     return true;
   };
+  if (!isModelId(s.model)) issues.push({ field: 'model', message: `must be one of ${MODEL_IDS.join(', ')} (got ${JSON.stringify(s.model)})` });
   int('maxBatchSize', 1, 64);
   if (typeof s.queueDelayMs !== 'number' || !Number.isFinite(s.queueDelayMs) || s.queueDelayMs < 0 || s.queueDelayMs > 10_000) {
     issues.push({ field: 'queueDelayMs', message: `must be a number of milliseconds from 0 to 10000 (got ${JSON.stringify(s.queueDelayMs)})` });
@@ -236,10 +249,10 @@ export function renderConfig(partial: Partial<ModelSettings> = {}): string {
   const s = resolveModelSettings(partial);
   const param = (key: string, value: string) => `parameters { key: "${key}" value { string_value: "${value}" } }`;
   const lines = [
-    '# ChatGLM3-6B on Triton\'s Python backend. This file is the default rendering of the extension\'s settings:',
+    `# ${chosenModel(s.model).displayName} on Triton's Python backend. This file is the default rendering of the extension's settings:`,
     '# src/core/repository/renderConfig.ts writes it again from the user\'s settings, and a test keeps the two equal.',
     '# The I/O contract is documented in triton/README.md.',
-    `name: "${MODEL_NAME}"`,
+    `name: "${s.model}"`,
     'backend: "python"',
     '',
     '# Largest dynamic batch: requests handed to one execute(). Setting: tritonChatglm.maxBatchSize (which also sets',

@@ -1,7 +1,7 @@
 // Lifecycle of the one Triton container this extension manages: start (or re-attach), liveness, logs, status,
 // stop, restart and building the image. All docker calls go through DockerCli (argument arrays, typed errors).
 import {
-  ADMIN_HEADER, buildRunArgs, inspectArgs, listManagedArgs, logsArgs, newAdminKey, rmArgs, stopArgs, waitArgs, type RunEnvironment,
+  ADMIN_HEADER, buildRunArgs, inspectArgs, LABELS, listManagedArgs, logsArgs, newAdminKey, rmArgs, stopArgs, waitArgs, type RunEnvironment,
 } from './dockerArgs';
 import { DockerCli, type DockerCliOptions, type LineStream } from './dockerCli';
 import { containerExitedError, ServerError } from './errors';
@@ -11,6 +11,7 @@ import { throwIfAborted, waitForLive } from './liveness';
 import { runPreflight, type PreflightOptions, type PreflightReport } from './preflight';
 import { daemonFacts, runEnvironment, type UlimitsDropped } from './runEnvironment';
 import { connectHost, resolveSettings, type ServerSettings } from './settings';
+import { isModelId } from '../models/choice';
 
 export interface Disposable {
   dispose(): void;
@@ -33,6 +34,8 @@ export interface ServerHandle {
   image: string;
   /** True when an already running container was found instead of starting one. */
   attached: boolean;
+  /** The catalog model it was started for (its label); undefined for a container of an older version. */
+  model?: string;
 }
 
 export type ServerStatus =
@@ -315,6 +318,7 @@ export class ContainerManager implements Disposable {
       adminKey: key ?? info.adminKey ?? '',
       image: info.image,
       attached,
+      ...(isModelId(info.labels[LABELS.model]) ? { model: info.labels[LABELS.model] } : {}),
     };
   }
 }

@@ -1,6 +1,8 @@
 // Pure builders of docker argument arrays. They are passed to execa as arrays (never through a shell), so no value
 // is ever re-parsed by a shell; the only quoting is the one docker itself requires (multi-GPU `--gpus`).
 import { randomBytes } from 'node:crypto';
+import { DEFAULT_MODEL_ID } from '../models/catalog';
+import { chosenModel, containerWeightsDir } from '../models/choice';
 import { cacheRepoOf } from '../weights/hubCache';
 import type { ServerSettings } from './settings';
 
@@ -13,12 +15,15 @@ export const LABELS = {
   bindAddress: 'triton-chatglm.bind-address',
   weights: 'triton-chatglm.weights',
   repository: 'triton-chatglm.repository',
+  /** The catalog model the container was started for (its weights are the ones mounted). */
+  model: 'triton-chatglm.model',
 } as const;
 
 /** Ports tritonserver listens on inside the container. */
 export const CONTAINER_PORTS = { http: 8000, grpc: 8001, metrics: 8002 } as const;
 export const CONTAINER_MODELS_DIR = '/models';
-export const CONTAINER_WEIGHTS_DIR = '/weights/chatglm3-6b';
+/** Where the default model's plain weights folder is mounted (each model has its own: containerWeightsDir). */
+export const CONTAINER_WEIGHTS_DIR = containerWeightsDir({ id: DEFAULT_MODEL_ID });
 /** Where a Hugging Face cache repository folder (blobs/, snapshots/, refs/) is mounted. */
 export const CONTAINER_HUB_REPO_DIR = '/weights/hub-repository';
 
@@ -27,10 +32,11 @@ export const CONTAINER_HUB_REPO_DIR = '/weights/hub-repository';
  * would dangle if the snapshot alone were mounted: its whole repository folder is mounted read-only instead, and
  * the server is pointed at the snapshot inside it (`weightsPath`, the path config.pbtxt names).
  */
-export function weightsMount(hostWeightsPath: string): { source: string; target: string; weightsPath: string } {
+export function weightsMount(hostWeightsPath: string, model: string = DEFAULT_MODEL_ID): { source: string; target: string; weightsPath: string } {
   const cache = hostWeightsPath ? cacheRepoOf(hostWeightsPath) : undefined;
   if (cache) return { source: cache.repoDir, target: CONTAINER_HUB_REPO_DIR, weightsPath: `${CONTAINER_HUB_REPO_DIR}/${cache.snapshotRel}` };
-  return { source: hostWeightsPath, target: CONTAINER_WEIGHTS_DIR, weightsPath: CONTAINER_WEIGHTS_DIR };
+  const target = containerWeightsDir(chosenModel(model));
+  return { source: hostWeightsPath, target, weightsPath: target };
 }
 /** Header that unlocks the restricted APIs (model load/unload, config, shared memory, trace, logging). */
 export const ADMIN_HEADER = 'x-triton-admin';
@@ -98,7 +104,7 @@ export function cdiDevices(gpuIds: ServerSettings['gpuIds']): string[] {
 
 /** `docker run` for our container. No startup model: the extension loads it explicitly (load blocks, start must not). */
 export function buildRunArgs(s: ServerSettings, adminKey: string, env: RunEnvironment = { ulimits: s.raiseUlimits }): string[] {
-  const weights = weightsMount(s.weightsPath);
+  const weights = weightsMount(s.weightsPath, s.model);
   const gpus = env.gpuFlag === 'cdi' ? cdiDevices(s.gpuIds).flatMap((d) => ['--device', d]) : ['--gpus', gpusArg(s.gpuIds)];
   const args = [
     'run', '-d',
@@ -112,6 +118,7 @@ export function buildRunArgs(s: ServerSettings, adminKey: string, env: RunEnviro
     '--label', `${LABELS.bindAddress}=${s.bindAddress}`,
     '--label', `${LABELS.weights}=${s.weightsPath}`,
     '--label', `${LABELS.repository}=${s.repositoryPath}`,
+    '--label', `${LABELS.model}=${s.model}`,
     ...gpus,
     '--shm-size', s.shmSize,
     ...(env.ulimits ? ['--ulimit', 'memlock=-1', '--ulimit', 'stack=67108864'] : []),

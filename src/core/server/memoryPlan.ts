@@ -43,7 +43,13 @@ function requireConfig(modelId: string): Readonly<PlanModelConfig> {
 export const CHATGLM3_6B_CONFIG: Readonly<PlanModelConfig> = requireConfig('chatglm3-6b');
 export const GLM4_9B_CHAT_CONFIG: Readonly<PlanModelConfig> = requireConfig('glm-4-9b-chat');
 
-export type PlanDtype = ModelDtype | 'float64';
+/** A dtype the plan sizes: `auto` is resolved first (planDtype). */
+export type PlanDtype = Exclude<ModelDtype, 'auto'> | 'float64';
+
+/** `auto` on a GPU is bfloat16 or float16 (as the engine resolves it): both take 2 bytes an element. */
+export function planDtype(dtype: ModelDtype | undefined): Exclude<ModelDtype, 'auto'> {
+  return dtype === undefined || dtype === 'auto' ? 'float16' : dtype;
+}
 export type WeightsKind = 'none' | 'int8';
 
 const ELEMENT_BYTES: Record<PlanDtype, number> = { float16: 2, bfloat16: 2, float32: 4, float64: 8 };
@@ -190,7 +196,7 @@ export function memoryPlan(c: PlanModelConfig, rows: number, context: number, pr
 export interface PlanSettings {
   rows: number;
   context: number;
-  dtype: ModelDtype;
+  dtype: Exclude<ModelDtype, 'auto'>;
   quantization: ModelQuantization;
   prefillChunk?: number;
 }
@@ -198,7 +204,7 @@ export interface PlanSettings {
 /** The settings of a rendered config: rows = maxBatchSize, context = prompt budget + answer limit (at most the model's). */
 export function planSettings(model: { maxBatchSize?: number; maxInputTokens?: number; maxNewTokensLimit?: number; dtype?: ModelDtype; quantization?: ModelQuantization }, c: PlanModelConfig = CHATGLM3_6B_CONFIG): PlanSettings {
   const context = Math.min(c.seq_length, (model.maxInputTokens ?? 6144) + (model.maxNewTokensLimit ?? 2048));
-  return { rows: model.maxBatchSize ?? 8, context, dtype: model.dtype ?? 'float16', quantization: model.quantization ?? 'auto' };
+  return { rows: model.maxBatchSize ?? 8, context, dtype: planDtype(model.dtype), quantization: model.quantization ?? 'auto' };
 }
 
 function chunks(prefillChunk: number): number[] {

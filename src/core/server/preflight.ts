@@ -7,7 +7,7 @@ import { delimiter, join } from 'node:path';
 import type { DockerCli, DockerResult } from './dockerCli';
 import { imageInspectArgs, runtimesArgs, versionArgs } from './dockerArgs';
 import { ServerError } from './errors';
-import { planForGpu, type GpuPlanVerdict, type PlanSettings } from './memoryPlan';
+import { planForGpu, type GpuPlanVerdict, type PlanModelConfig, type PlanSettings } from './memoryPlan';
 import { CHATGLM3_FP16_MIB, gpuMemoryProblem, probeGpusWithNvidiaSmi, selectedGpus, type GpuMemory, type GpuUnknownReason, type ProbeGpus } from './gpuMemory';
 import { checkPortFree } from './ports';
 import type { ServerSettings } from './settings';
@@ -78,7 +78,7 @@ export interface PreflightOptions {
   /** How GPU memory is read (default: the host's nvidia-smi). */
   probeGpus?: ProbeGpus;
   /** The model settings, so the GPU memory line says what will run there (memoryPlan.ts); `copies` per GPU. */
-  gpuPlan?: { settings: PlanSettings; copies: number };
+  gpuPlan?: { settings: PlanSettings; copies: number; config?: PlanModelConfig };
   /**
    * The user the server runs as, whose read access to the weights and the repository is checked (default: this
    * host's user on Linux, as `docker run --user` makes it; null: not checked, e.g. Docker Desktop).
@@ -273,8 +273,8 @@ async function gpuMemory(s: ServerSettings, opts: PreflightOptions): Promise<Out
   const problem = gpuMemoryProblem(probe.gpus, s.gpuIds, requiredMiB);
   const facts: CheckFacts = { gpus: selectedGpus(probe.gpus, s.gpuIds).selected, requiredMiB };
   if (opts.gpuPlan) {
-    const { settings, copies } = opts.gpuPlan;
-    facts.gpuPlans = facts.gpus!.map((g) => planForGpu((g.freeMiB * 2 ** 20) / Math.max(1, copies), settings));
+    const { settings, copies, config } = opts.gpuPlan;
+    facts.gpuPlans = facts.gpus!.map((g) => planForGpu((g.freeMiB * 2 ** 20) / Math.max(1, copies), settings, config));
     // The plan's own verdict wins over the flat threshold: what the load will refuse is a warning here.
     const needed = Math.max(0, ...facts.gpuPlans.map((v) => (v.kind === 'too-small' ? Math.ceil(v.needed.total / 2 ** 20) * copies : 0)));
     if (needed > 0 && !problem) {

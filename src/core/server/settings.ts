@@ -1,6 +1,8 @@
 // Settings of the managed Triton container, with defaults and validation. Shared by the VS Code settings adapter,
 // the CLI and the tests; invalid values become a `settings-invalid` error naming the field instead of a docker error.
 import { isAbsolute } from 'node:path';
+import { DEFAULT_MODEL_ID } from '../models/catalog';
+import { isModelId, MODEL_IDS } from '../models/choice';
 import { ServerError } from './errors';
 
 export interface ServerSettings {
@@ -19,8 +21,10 @@ export interface ServerSettings {
   shmSize: string;
   /** Pass `--ulimit memlock=-1` and `stack=64 MiB` (NVIDIA's advice for Triton); a rootless daemon refuses them. */
   raiseUlimits: boolean;
-  /** Host directory of the ChatGLM3-6B checkpoint (mounted read-only). */
+  /** Host directory of the chosen model's checkpoint (mounted read-only). */
   weightsPath: string;
+  /** The chosen catalog model (src/core/models): where its weights are mounted. */
+  model: string;
   /** Host directory of the rendered model repository (mounted read-only). */
   repositoryPath: string;
   extraEnv: Record<string, string>;
@@ -37,6 +41,7 @@ export const DEFAULT_SETTINGS: Readonly<Omit<ServerSettings, 'weightsPath' | 're
   gpuIds: 'all',
   shmSize: '2g',
   raiseUlimits: true,
+  model: DEFAULT_MODEL_ID,
   extraEnv: {},
 });
 
@@ -54,6 +59,7 @@ export function resolveSettings(input: ServerSettingsInput): ServerSettings {
   const bad = (field: string, why: string): never => {
     throw new ServerError({ code: 'settings-invalid', message: `Invalid setting "${field}": ${why}`, fix: `Correct "${field}" in the settings.` });
   };
+  if (!isModelId(s.model)) bad('model', `choose one of ${MODEL_IDS.join(', ')}.`);
   if (!s.dockerPath.trim()) bad('dockerPath', 'it is empty.');
   if (!/^[A-Za-z0-9][A-Za-z0-9._/:@-]*$/.test(s.image)) bad('image', `"${s.image}" is not a docker image reference.`);
   if (!/^[A-Za-z0-9][A-Za-z0-9_.-]+$/.test(s.containerName)) bad('containerName', 'use letters, digits, "_", "." and "-" only.');
@@ -68,7 +74,7 @@ export function resolveSettings(input: ServerSettingsInput): ServerSettings {
     for (const id of s.gpuIds) if (!/^(\d+|GPU-[0-9a-fA-F-]+|MIG-[0-9a-zA-Z/-]+)$/.test(id)) bad('gpuIds', `"${id}" is not a GPU index or UUID.`);
   }
   if (!/^\d+(\.\d+)?[bkmg]?$/i.test(s.shmSize)) bad('shmSize', `"${s.shmSize}" is not a size such as 2g or 512m.`);
-  if (!isAbsolute(s.weightsPath)) bad('weightsPath', 'give the absolute path of the ChatGLM3-6B checkpoint directory.');
+  if (!isAbsolute(s.weightsPath)) bad('weightsPath', 'give the absolute path of the chosen model\'s checkpoint directory.');
   if (!isAbsolute(s.repositoryPath)) bad('repositoryPath', 'it must be an absolute path.');
   for (const k of Object.keys(s.extraEnv)) if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) bad('extraEnv', `"${k}" is not an environment variable name.`);
   return s;

@@ -46,6 +46,8 @@ export class SessionConnection<C extends SessionClient> {
     private readonly options: SessionOptions,
     /** The server went away on its own (after the state and the person were told). */
     private readonly onLost: () => void,
+    /** The Triton name of the model the server serves (the session's choice). */
+    private readonly modelName: () => string,
   ) {}
 
   get client(): C | undefined {
@@ -176,7 +178,7 @@ export class SessionConnection<C extends SessionClient> {
     const client = this.connected;
     if (!client) return undefined;
     if (!(await client.isLive({ timeoutMs: 3_000 }))) return { live: false };
-    return { live: true, model: await reportModel(client) };
+    return { live: true, model: await reportModel(client, this.modelName()) };
   }
 
   /** Asks the server what it is doing and adopts it (after errors, on attach, periodically for external servers). */

@@ -5,6 +5,7 @@ import { TritonClient, type TritonClientOptions } from '../triton';
 import { realTimers, type SessionDeps, type SessionLog } from './ports';
 
 export * from './connection';
+export * from './modelSwitch';
 export * from './observe';
 export * from './ports';
 export * from './serverSession';

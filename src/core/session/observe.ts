@@ -1,7 +1,6 @@
 // What the session reads off the server and its errors: the model's state (index, or readiness where the
 // repository API is restricted), a failure as the lifecycle keeps it, whether an error means "cancelled", and a
 // container log line as a person wants to read it.
-import { MODEL_NAME } from '../repository';
 import { isServerError } from '../server';
 import type { LifecycleFailure, ModelObservation } from '../state/lifecycle';
 import { isTritonError, TritonError, type RepositoryIndexEntry } from '../triton';
@@ -12,12 +11,12 @@ export type ModelReport =
   | { via: 'index'; row: RepositoryIndexEntry | undefined }
   | { via: 'readiness'; ready: boolean };
 
-export async function reportModel(client: SessionClient, timeoutMs = 5_000): Promise<ModelReport> {
+export async function reportModel(client: SessionClient, modelName: string, timeoutMs = 5_000): Promise<ModelReport> {
   try {
-    return { via: 'index', row: await client.modelState(MODEL_NAME, { timeoutMs }) };
+    return { via: 'index', row: await client.modelState(modelName, { timeoutMs }) };
   } catch (e) {
     // An external server may restrict the repository API; readiness is public.
-    if (isTritonError(e, 'unauthorized')) return { via: 'readiness', ready: await client.isModelReady(MODEL_NAME, { timeoutMs }) };
+    if (isTritonError(e, 'unauthorized')) return { via: 'readiness', ready: await client.isModelReady(modelName, { timeoutMs }) };
     throw e;
   }
 }

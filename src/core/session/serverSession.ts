@@ -7,10 +7,11 @@
 // The connection (connection.ts) holds the container, the client and the exit watch and health polling; the setup
 // checks and their last report are in setupChecks.ts. Every state the policy reaches goes through the lifecycle
 // state machine; the front ends show it and word it.
-import { MODEL_NAME } from '../repository';
+import { modelEntryName } from '../models/choice';
 import type { PreflightReport, ServerHandle } from '../server';
 import { canInfer, MODEL_FAILED_CODE } from '../state/lifecycle';
 import { SessionConnection, type AttachResult, type ServerReport } from './connection';
+import { pendingModelSwitch, type ModelSwitch } from './modelSwitch';
 import { failure, isCancellation } from './observe';
 import type { ContainerControl, ProgressReport, SessionClient, SessionDeps, SessionOptions } from './ports';
 import type { SessionSettings } from './sessionSettings';
@@ -31,7 +32,22 @@ export class ServerSession<C extends SessionClient> {
     this.connection = new SessionConnection(deps, options, () => {
       this.operation?.abort();
       if (options.recheckSetup) void this.checkSetup();
-    });
+    }, () => this.modelName);
+  }
+
+  /**
+   * Triton's name of the model this session serves and addresses (load, unload, state, stats, infer): the one
+   * the running container was started for (its label: its weights are the ones mounted, so a switch needs a
+   * restart), else the chosen one (the settings').
+   */
+  get modelName(): string {
+    const started = this.connection.serverHandle?.model;
+    return started ? modelEntryName({ id: started }) : this.deps.settings().modelName;
+  }
+
+  /** The switch the running container needs: another model chosen since it started (modelSwitch.ts). */
+  get pendingSwitch(): ModelSwitch | undefined {
+    return pendingModelSwitch(this.connection.serverHandle?.model, this.deps.settings().server.model);
   }
 
   get client(): C | undefined {
@@ -256,6 +272,11 @@ export class ServerSession<C extends SessionClient> {
       let unloadFirst = faulted || (wasReady && options.fresh === true);
       if (settings.mode === 'managed') {
         report.step('writing-config');
+        // Another model chosen since the start: its weights are not mounted in this container.
+        const served = this.connection.serverHandle?.model;
+        if (served && served !== settings.server.model) {
+          throw new Error(`The server was started for ${served} and ${settings.server.model} is chosen now: restart the server to switch models.`);
+        }
         const changed = await this.install(settings);
         // A changed model would be loaded next to the old copy before the swap (twice the GPU memory).
         unloadFirst ||= wasReady && changed.length > 0;
@@ -267,7 +288,7 @@ export class ServerSession<C extends SessionClient> {
       }
       report.step('loading-weights');
       this.connection.progressDetail = (text) => report.detail(text);
-      await client.loadModel(MODEL_NAME, {
+      await client.loadModel(this.modelName, {
         signal,
         progressIntervalMs: this.options.loadProgressIntervalMs,
         onProgress: (progress) => report.loadProgress(progress),
@@ -278,14 +299,14 @@ export class ServerSession<C extends SessionClient> {
       cancelled: async () => {
         // Cancelling a load = stop waiting and unload what the server may still be loading.
         this.log.info('Load cancelled; unloading.');
-        await client.unloadModel(MODEL_NAME).catch((err: unknown) => this.log.error('Unload after cancel failed', err));
+        await client.unloadModel(this.modelName).catch((err: unknown) => this.log.error('Unload after cancel failed', err));
         this.state.dispatch({ type: 'modelUnloaded' });
       },
       failed: (e) => this.state.dispatch({ type: 'loadFailed', error: failure(e) }),
     });
     if (!loaded) return false;
     this.state.dispatch({ type: 'modelReady' });
-    this.log.info('ChatGLM3 is ready.');
+    this.log.info(`${this.modelName} is ready.`);
     return true;
   }
 
@@ -311,9 +332,10 @@ export class ServerSession<C extends SessionClient> {
   }
 
   private async unloadAndWait(client: C, signal: AbortSignal): Promise<void> {
-    await client.unloadModel(MODEL_NAME, { signal });
+    const name = this.modelName;
+    await client.unloadModel(name, { signal });
     // Unload returns at once; GPU memory is free only when the model reaches UNAVAILABLE.
-    await client.waitForState(MODEL_NAME, 'UNAVAILABLE', { signal, timeoutMs: this.options.unloadTimeoutMs, intervalMs: STATE_POLL_MS });
+    await client.waitForState(name, 'UNAVAILABLE', { signal, timeoutMs: this.options.unloadTimeoutMs, intervalMs: STATE_POLL_MS });
   }
 
   // ---- image --------------------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 // The session's view of the settings: one mapping from the extension's settings, used by the extension (from
 // VS Code's configuration) and the CLI (from its flags and environment).
+import { chosenModel, modelEntryName } from '../models/choice';
 import type { ModelSettings } from '../repository';
 import type { ServerSettings } from '../server';
 import { toModelSettings, toServerSettings } from '../settings/settingsMapping';
@@ -11,6 +12,8 @@ export interface SessionSettings {
   /** The managed container as configured (validated only when it is started). */
   server: ServerSettings;
   model: Partial<ModelSettings>;
+  /** The chosen catalog model's Triton name (its repository entry): what load, unload, stats and infer address. */
+  modelName: string;
   /** The packaged model repository, and where it is rendered (mounted read-only as /models). */
   repository: { source: string; destination: string };
   /** `apiKey`: a team proxy's key (sent as `Authorization: Bearer`); `caFile`: a PEM file of the CA to trust. */
@@ -31,6 +34,7 @@ export function toSessionSettings(settings: ExtensionSettings, repository: Repos
     mode: settings.serverMode,
     server: toServerSettings(settings, repository.destination),
     model: toModelSettings(settings),
+    modelName: modelEntryName(chosenModel(settings.model)),
     repository: { ...repository },
     external: {
       url: settings.externalUrl,

@@ -207,5 +207,5 @@ export function setupContextValues(state: LifecycleState, report: PreflightRepor
 
 /** Settings whose change can turn a check green or red: the checks run again when one changes. */
 export const SETUP_SETTING_KEYS: readonly SettingKey[] = [
-  'serverMode', 'dockerPath', 'image', 'weightsPath', 'httpPort', 'grpcPort', 'metricsPort', 'bindAddress', 'gpus', 'gpuIds', 'instanceCount',
+  'serverMode', 'dockerPath', 'image', 'model', 'weightsPath', 'httpPort', 'grpcPort', 'metricsPort', 'bindAddress', 'gpus', 'gpuIds', 'instanceCount',
 ];

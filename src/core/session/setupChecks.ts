@@ -1,7 +1,7 @@
 // The setup checks of a ServerSession (moved out of serverSession.ts): every preflight check at once while no
 // server of ours runs, the last report (what the setup checklist is drawn from), and which check's report wins
 // when a check and a start's own checks overlap.
-import { planSettings, requiredMiB, type PreflightOptions, type PreflightReport } from '../server';
+import { planModelConfig, planSettings, requiredMiB, type PreflightOptions, type PreflightReport } from '../server';
 import type { ServerState } from '../state/lifecycle';
 import { failure } from './observe';
 import type { SessionClient, SessionDeps } from './ports';
@@ -78,11 +78,14 @@ export class SetupChecks<C extends SessionClient> {
 }
 
 /**
- * One model copy per instance on each selected GPU, each as the memory plan sizes it for the model settings (the
- * smallest the quantization setting allows: int8 for `auto`), and the plan's verdict for the checklist's GPU line.
+ * One copy of the chosen model per instance on each selected GPU, each as the memory plan sizes it for the model
+ * settings (the smallest the quantization setting allows: int8 for `auto`), and the plan's verdict for the
+ * checklist's GPU line.
  */
 export function gpuPreflight(settings: SessionSettings): Pick<PreflightOptions, 'requiredGpuMiB' | 'gpuPlan'> {
   const copies = settings.model.instanceCount ?? 1;
-  const plan = planSettings(settings.model);
-  return { requiredGpuMiB: requiredMiB(plan) * copies, gpuPlan: { settings: plan, copies } };
+  // The chosen model's shapes (GLM-4-9B needs more than ChatGLM3-6B); the default's when the catalog lacks it.
+  const config = planModelConfig(settings.server.model);
+  const plan = planSettings(settings.model, config);
+  return { requiredGpuMiB: requiredMiB(plan, config) * copies, gpuPlan: { settings: plan, copies, ...(config ? { config } : {}) } };
 }

@@ -19,6 +19,7 @@ export function toServerSettings(s: ExtensionSettings, repositoryPath: string): 
     shmSize: s.shmSize,
     raiseUlimits: s.raiseUlimits,
     weightsPath: s.weightsPath,
+    model: s.model,
     repositoryPath,
     extraEnv: {},
   };
@@ -40,6 +41,7 @@ export function containerGpuIds(hostGpuIds: readonly string[]): number[] {
 
 export function toModelSettings(s: ExtensionSettings): Partial<ModelSettings> {
   return {
+    model: s.model,
     engine: s.engine,
     quantization: s.quantization,
     maxBatchSize: s.maxBatchSize,
@@ -50,6 +52,6 @@ export function toModelSettings(s: ExtensionSettings): Partial<ModelSettings> {
     streaming: s.streaming,
     gpuIds: containerGpuIds(modelGpus(s)),
     // The folder as the container sees it (a Hub cache snapshot inside its mounted repository folder).
-    weightsPath: weightsMount(s.weightsPath).weightsPath,
+    weightsPath: weightsMount(s.weightsPath, s.model).weightsPath,
   };
 }

@@ -1,6 +1,8 @@
 // The extension's settings as data: key, default, validation, scope, whether an
 // untrusted workspace may set it, and what changing it requires. package.json's contributes.configuration and
 // capabilities.untrustedWorkspaces.restrictedConfigurations must agree with this table (a unit test checks).
+import { DEFAULT_MODEL_ID } from '../models/catalog';
+import { isModelId } from '../models/choice';
 import { MAX_REPETITION_PENALTY, MIN_REPETITION_PENALTY } from '../triton/chatglm';
 
 export const SECTION = 'tritonChatglm';
@@ -96,12 +98,15 @@ export const SETTINGS = {
   gpuIds: spec({ default: [] as string[], validate: gpuIds, scope: 'machine', restricted: true, effect: 'restartServer' }),
   shmSize: spec({ default: '2g', validate: shmSize, scope: 'machine', restricted: true, effect: 'restartServer' }),
   raiseUlimits: spec({ default: true, validate: isBool, scope: 'machine', restricted: true, effect: 'restartServer' }),
+  /** The catalog model served (src/core/models); its weights are mounted per container, so a switch restarts it. */
+  model: spec({ default: DEFAULT_MODEL_ID, validate: isModelId, scope: 'machine', restricted: true, effect: 'restartServer' }),
   weightsPath: spec({ default: '', validate: absolutePathOrEmpty, scope: 'machine', restricted: true, effect: 'restartServer' }),
-  /** Download Weights: the revision of THUDM/chatglm3-6b, and the Hub or a mirror (empty: https://huggingface.co). */
+  /** Download Weights: the revision of the chosen model's Hub repository, and the Hub or a mirror (empty: https://huggingface.co). */
   weightsRevision: spec({ default: 'main', validate: gitRevision, scope: 'machine', restricted: true, effect: 'none' }),
   hubEndpoint: spec({ default: '', validate: httpUrlOrEmpty, scope: 'machine', restricted: true, effect: 'none' }),
   autoStart: spec({ default: false, validate: isBool, scope: 'machine', restricted: true, effect: 'none' }),
-  engine: spec({ default: 'native' as 'native' | 'hf', validate: oneOf('native', 'hf'), scope: 'machine', restricted: true, effect: 'reloadModel' }),
+  // The HF engine is test-only (triton/testing/hf_engine.py): the extension offers the native engine alone.
+  engine: spec({ default: 'native' as const, validate: oneOf('native'), scope: 'machine', restricted: true, effect: 'reloadModel' }),
   quantization: spec({ default: 'auto' as 'auto' | 'none' | 'int8', validate: oneOf('auto', 'none', 'int8'), scope: 'machine', restricted: true, effect: 'reloadModel' }),
   maxBatchSize: spec({ default: 8, validate: intIn(1, 64), scope: 'machine', restricted: true, effect: 'reloadModel' }),
   queueDelayMs: spec({ default: 20, validate: intIn(0, 10_000), scope: 'machine', restricted: true, effect: 'reloadModel' }),

@@ -2,7 +2,6 @@
 // Only an allowlist of Triton's inference APIs is proxied; everything else (model control, repository,
 // shared memory, trace, logging, metrics) answers 403 from the proxy itself. Paths are matched after nginx has
 // normalised them and exactly that normalised path is sent on, so no encoding trick reaches another API.
-import { MODEL_NAME } from '../repository/renderConfig';
 import { TEAM_PROXY_PREFIX } from '../triton/errors';
 import { KEY_DIGEST_LABEL } from './keys';
 import { replicaAddress, type TeamSpec } from './teamSpec';
@@ -118,7 +117,7 @@ export function renderNginxConf(s: TeamSpec): string {
   ];
   return `${[
     `# nginx.conf of the team deployment "${s.name}", rendered from team.json by \`triton-chatglm team init\`:`,
-    '# edit team.json and run init again (this file is rewritten). Served model: ' + MODEL_NAME + '.',
+    '# edit team.json and run init again (this file is rewritten). Served model: ' + s.model + '.',
     'load_module /usr/lib/nginx/modules/ndk_http_module.so;',
     'load_module /usr/lib/nginx/modules/ngx_http_set_misc_module.so;',
     'worker_processes auto;',

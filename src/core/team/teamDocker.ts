@@ -2,7 +2,7 @@
 // 127.0.0.1 only, the model loaded at start) and the nginx proxy (host network, so it reaches the replicas'
 // loopback ports and listens only on the spec's bindAddress). Pure builders; the CLI runs them.
 import { join } from 'node:path';
-import { MODEL_NAME } from '../repository/renderConfig';
+import { chosenModel, modelEntryName } from '../models/choice';
 import { CONTAINER_MODELS_DIR, CONTAINER_PORTS, gpusArg, tritonServerArgs, weightsMount } from '../server/dockerArgs';
 import { PROXY_CONF_DIR, PROXY_LOG_DIR } from './nginxConf';
 import { isLocal, type LocalReplica, type TeamSpec } from './teamSpec';
@@ -18,8 +18,13 @@ export function teamContainers(s: TeamSpec): string[] {
   return [proxyContainer(s), ...s.replicas.filter(isLocal).map((r) => replicaContainer(s, r))];
 }
 
+/** Triton's name of the model the replicas serve (what clients address through the proxy). */
+export function teamModelName(s: Pick<TeamSpec, 'model'>): string {
+  return modelEntryName(chosenModel(s.model));
+}
+
 export function replicaRunArgs(s: TeamSpec, r: LocalReplica, dir: string, adminKey: string): string[] {
-  const weights = weightsMount(s.weightsPath);
+  const weights = weightsMount(s.weightsPath, s.model);
   return [
     'run', '-d', '--name', replicaContainer(s, r), '--pull', 'never',
     '--label', `${TEAM_LABEL}=${s.name}`, '--label', `${TEAM_ROLE_LABEL}=replica`,
@@ -33,7 +38,7 @@ export function replicaRunArgs(s: TeamSpec, r: LocalReplica, dir: string, adminK
     '-v', `${join(dir, 'model_repository')}:${CONTAINER_MODELS_DIR}:ro`,
     '-v', `${weights.source}:${weights.target}:ro`,
     '-e', 'HF_HUB_OFFLINE=1', '-e', 'TRANSFORMERS_OFFLINE=1', '-e', 'HF_HOME=/tmp/hf', '-e', 'TOKENIZERS_PARALLELISM=false',
-    s.image, ...tritonServerArgs(adminKey), `--load-model=${MODEL_NAME}`,
+    s.image, ...tritonServerArgs(adminKey), `--load-model=${teamModelName(s)}`,
   ];
 }
 

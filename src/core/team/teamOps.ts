@@ -4,7 +4,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { hostname } from 'node:os';
 import { installRepository } from '../repository/install';
-import { newAdminKey } from '../server/dockerArgs';
+import { newAdminKey, weightsMount } from '../server/dockerArgs';
 import type { DockerCli } from '../server/dockerCli';
 import { loadExeca } from '../server/dockerCli';
 import { addKey, revokeKey, type KeyEntry } from './keys';
@@ -70,7 +70,11 @@ export async function teamUp(docker: DockerCli, dir: string, o: TeamUpOptions): 
   const p = teamPaths(dir);
   if (!existsSync(p.cert) || !existsSync(p.key)) throw new Error(`no certificate in ${p.cert}: run \`triton-chatglm team init\` first`);
   const step = o.onStep ?? (() => undefined);
-  if (spec.replicas.some(isLocal)) await installRepository({ source: o.repositorySource, destination: p.repository });
+  if (spec.replicas.some(isLocal)) {
+    // Each replica's entry reads the weights where the replica mounts them (a Hub cache snapshot or a plain folder).
+    const settings = { model: spec.model, weightsPath: weightsMount(spec.weightsPath, spec.model).weightsPath };
+    await installRepository({ source: o.repositorySource, destination: p.repository, settings });
+  }
   for (const r of spec.replicas.filter(isLocal)) {
     const name = replicaContainer(spec, r);
     if (await exists(docker, 'container', name)) { step(`${name}: exists`); continue; }

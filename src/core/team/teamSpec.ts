@@ -1,6 +1,8 @@
 // team.json: what a team deployment is (replicas, ports, images, weights), the one file a person edits. Validated
 // with zod; everything else in the deployment folder is rendered from it by `triton-chatglm team init`.
 import { z } from 'zod';
+import { DEFAULT_MODEL_ID } from '../models/catalog';
+import { isModelId, MODEL_IDS } from '../models/choice';
 
 export const TEAM_SPEC_FILE = 'team.json';
 
@@ -29,6 +31,9 @@ export const teamSpecSchema = z.object({
   grpcPort: port,
   /** The serving image (the one `triton-chatglm build-image` makes). */
   image: z.string().min(1),
+  /** The catalog model every local replica loads (its repository entry and weights mount); a team.json from
+   *  before the model choice has none and serves the default. */
+  model: z.string().refine(isModelId, { message: `must be one of ${MODEL_IDS.join(', ')}` }).default(DEFAULT_MODEL_ID),
   /** The proxy image, built from deploy/team/nginx/Dockerfile (Debian's nginx). */
   proxyImage: z.string().min(1),
   /** Host folder of the checkpoint, mounted read-only into every local replica. */
@@ -83,6 +88,7 @@ export interface NewTeamOptions {
   /** First port of the local replicas: replica i gets base+10i (HTTP), +1 (gRPC), +2 (metrics). */
   replicaBasePort?: number;
   image?: string;
+  model?: string;
   proxyImage?: string;
   weightsPath?: string;
   tlsNames?: string[];
@@ -111,6 +117,7 @@ export function newTeamSpec(o: NewTeamOptions): TeamSpec {
     httpsPort: o.httpsPort ?? 8443,
     grpcPort: o.grpcPort ?? 8444,
     image: o.image ?? 'triton-chatglm:24.10',
+    model: o.model ?? DEFAULT_MODEL_ID,
     proxyImage: o.proxyImage ?? 'triton-chatglm-team-proxy:1',
     weightsPath: o.weightsPath ?? '',
     shmSize: '2g',

@@ -91,8 +91,11 @@ export function checkListing(files: readonly HubFile[]): void {
   }
 }
 
-/** Files besides the weights: the config, the tokenizer, its remote code (and the model's), the license. */
-const SUPPORT_FILE = /^(?:[^/]+\.json|[^/]+\.py|tokenizer\.model|[^/]+\.tiktoken|MODEL_LICENSE|LICENSE(?:\.[^/]+)?)$/;
+/**
+ * Files besides the weights: the config, the tokenizer, the license. Never the repository's Python files (its
+ * "remote code"): the engine has its own model and tokenizer code and runs nothing from a weights folder.
+ */
+const SUPPORT_FILE = /^(?:[^/]+\.json|tokenizer\.model|[^/]+\.tiktoken|MODEL_LICENSE|LICENSE(?:\.[^/]+)?)$/;
 const SAFETENSORS_SHARD = /^[^/]+\.safetensors$/;
 const BIN_SHARD = /^pytorch_model(?:-\d+-of-\d+)?\.bin$/;
 const WEIGHT_INDEXES = ['model.safetensors.index.json', 'pytorch_model.bin.index.json'];
@@ -124,7 +127,7 @@ function wanted(f: HubFile): boolean {
 }
 
 /**
- * The files to fetch: config, tokenizer files and remote code, then one weight format only — `*.safetensors`
+ * The files to fetch: config, tokenizer files and license (no Python files), then one weight format only — `*.safetensors`
  * with their index when the revision has them, else `pytorch_model-*.bin` with its index. Top-level files only.
  * The listing rules (checkListing) hold for these; the other entries are ignored.
  */

@@ -78,6 +78,7 @@ export class ChatController implements vscode.Disposable {
     this.answers = new AnswerRunner({
       service,
       client: () => server.tritonClient,
+      modelName: () => server.modelName,
       settings: () => toAnswerSettings(settings.current),
       track: (request) => server.track(request),
       checkServer: () => void server.probe(),
@@ -141,6 +142,7 @@ export class ChatController implements vscode.Disposable {
         case 'openSettings': await vscode.commands.executeCommand(COMMANDS.openSettings); return;
         case 'retry': await this.retry(msg.messageId); return;
         case 'setupAction': await this.server.runSetupAction(msg); return;
+        case 'setupModel': await this.server.runSetupModel(msg); return;
       }
     } catch (e) {
       this.log.error(`chat: ${msg.type} failed`, e);

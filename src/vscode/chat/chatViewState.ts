@@ -1,6 +1,7 @@
 // What the chat panel is shown, as protocol messages: the active conversation, the server banner with the actions
 // valid now, and an answer's final state. Everything is clipped to the protocol's limits, so the webview's
 // validation never has to drop a host message.
+import { modelTitle } from '../../core/models/choice';
 import * as vscode from 'vscode';
 import type { Conversation, StoredMessage } from '../../core/chat';
 import { MODEL_FAILED_CODE, type LifecycleState } from '../../core/state/lifecycle';
@@ -81,6 +82,7 @@ function toView(m: StoredMessage): MessageView {
   if (m.promptTokens !== undefined) v.promptTokens = m.promptTokens;
   if (m.completionTokens !== undefined) v.completionTokens = m.completionTokens;
   if (m.historyTrimmed !== undefined) v.historyTrimmed = m.historyTrimmed;
+  if (m.model !== undefined) v.model = clip(modelTitle(m.model), 200);
   if (m.attachments?.length) v.attachments = m.attachments.slice(0, LIMITS.attachments).map((a) => toAttachmentView(a));
   return v;
 }

@@ -15,7 +15,7 @@ export class CompletionController implements vscode.Disposable {
 
   constructor(deps: CompletionControllerDeps) {
     const recent = new RecentEdits();
-    this.toggle = new CompletionToggle(deps.settings, deps.log);
+    this.toggle = new CompletionToggle(deps.settings, deps.log, deps.modelName, deps.lifecycle.onDidChange);
     this.provider = new CompletionProvider({ ...deps, recent, active: () => this.toggle.availability.state === 'on' });
     this.subscriptions = [
       recent,

@@ -10,7 +10,6 @@ import { TritonError, type TritonClient } from '../../core/triton';
 import type { SettingsService } from '../config/settingsService';
 import type { Log } from '../log';
 import type { LifecycleStore } from '../state/lifecycleStore';
-import { chosenCompletionModel } from './chosenModel';
 import { documentVerdict } from './documentFilter';
 import type { RecentEdits } from './recentEdits';
 
@@ -19,6 +18,8 @@ export interface CompletionProviderDeps {
   lifecycle: LifecycleStore;
   log: Log;
   client(): TritonClient | undefined;
+  /** Triton's name of the served model: the entry infill requests go to. */
+  modelName(): string;
   /** Counts the request while it runs (the server session's health polling). */
   track<T>(request: Promise<T>): Promise<T>;
   recent: RecentEdits;
@@ -34,7 +35,7 @@ export class CompletionProvider implements vscode.InlineCompletionItemProvider {
     this.service = new CompletionService((payload, options) => {
       const client = deps.client();
       if (!client) return Promise.reject(new TritonError('server-not-running', 'No Triton server to complete with.', { operation: 'generate-stream' }));
-      return deps.track(requestInfill(client, chosenCompletionModel().tritonName, payload, options));
+      return deps.track(requestInfill(client, deps.modelName(), payload, options));
     }, {
       settings: () => this.settings(),
       idleTimeoutMs: deps.settings.current.streamIdleTimeoutSeconds * 1000,

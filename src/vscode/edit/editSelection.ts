@@ -24,6 +24,8 @@ export interface EditSelectionDeps {
   settings: SettingsService;
   log: Log;
   client(): TritonClient | undefined;
+  /** Triton's name of the model that answers. */
+  modelName(): string;
   /** Counts the request while it runs (the server session's health polling). */
   track<T>(request: Promise<T>): Promise<T>;
   /** A rewrite found no server: our container's exit, when that is why (ServerSession.explainFailure). */
@@ -71,6 +73,7 @@ export async function editSelection(editor: vscode.TextEditor | undefined, deps:
     const outcomes = await fanout(prompts, async (prompt, i, signal) => {
       let reply = '';
       await deps.track(requestAnswer(client, { prompt, history: [], temperature: answer.temperature, topP: answer.topP, maxNewTokens: answer.maxNewTokens }, {
+        model: deps.modelName(),
         streaming: answer.streaming,
         ...(signal ? { signal } : {}),
         idleTimeoutMs: answer.streamIdleTimeoutMs,

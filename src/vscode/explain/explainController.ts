@@ -6,7 +6,6 @@
 // thread says where (explainWaiting.ts).
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { MODEL_NAME } from '../../core/repository';
 import { canInfer } from '../../core/state/lifecycle';
 import type { ActivityBoard } from '../../core/status/activity';
 import { serverQueue, type ServerQueue } from '../../core/status/schedulerFigures';
@@ -46,6 +45,8 @@ export class ExplainController implements vscode.Disposable {
     private readonly activity: ActivityBoard,
     private readonly client: () => TritonClient | undefined,
     private readonly editorContext: EditorContext,
+    /** Triton's name of the model that answers (its queue is read off the metrics). */
+    private readonly modelName: () => string,
   ) {
     this.comments = vscode.comments.createCommentController('tritonChatglm.explain', vscode.l10n.t('ChatGLM3 explanations'));
     this.comments.options = { placeHolder: '', prompt: '' };
@@ -133,7 +134,7 @@ export class ExplainController implements vscode.Disposable {
   private async readServerQueue(): Promise<ServerQueue | undefined> {
     const client = this.client();
     if (!client?.metricsUrl) return undefined;
-    return serverQueue(await client.metrics({ timeoutMs: QUEUE_POLL_MS }), MODEL_NAME);
+    return serverQueue(await client.metrics({ timeoutMs: QUEUE_POLL_MS }), this.modelName());
   }
 
   /** A thread of its own run, brief (one line) whatever the count of selections. */

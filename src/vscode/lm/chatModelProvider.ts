@@ -8,7 +8,6 @@ import {
   toChatRequest, type LmMessage, type LmPart, type LmRequestError, type ServerLimits,
 } from '../../core/lm';
 import { requestAnswer } from '../../core/chat/answerRunner';
-import { MODEL_NAME } from '../../core/repository';
 import { canInfer } from '../../core/state/lifecycle';
 import type { SettingsService } from '../config/settingsService';
 import { errorText, presentError } from '../errors/presentError';
@@ -48,7 +47,7 @@ export class ChatModelProvider implements vscode.LanguageModelChatProvider, vsco
     const key = this.availability();
     if (key === this.offered) return;
     this.offered = key;
-    this.log.info(`language model: ${key === 'none' ? 'no model offered' : `${MODEL_NAME} offered (${key})`}`);
+    this.log.info(`language model: ${key === 'none' ? 'no model offered' : `${this.server.modelName} offered (${key})`}`);
     this.changed.fire();
   }
 
@@ -59,7 +58,7 @@ export class ChatModelProvider implements vscode.LanguageModelChatProvider, vsco
     const limits = await this.limits();
     const serverUrl = this.server.tritonClient?.baseUrl;
     const gpus = gpuNames(this.server.setup.report);
-    const info = chatModelInfo({ availability, limits, serverUrl, gpus });
+    const info = chatModelInfo({ availability, limits, serverUrl, gpus, modelName: this.server.modelName });
     const where = serverUrl ? vscode.l10n.t('Triton server at {0}', serverUrl) : vscode.l10n.t('Triton server (started on first use)');
     const gpu = gpus.length ? vscode.l10n.t('GPU: {0}', gpus.join(', ')) : vscode.l10n.t('GPU: as the server reports it');
     return [{
@@ -74,7 +73,7 @@ export class ChatModelProvider implements vscode.LanguageModelChatProvider, vsco
     const client = this.server.tritonClient;
     if (!client || !canInfer(this.store.current)) return RENDERED_LIMITS;
     try {
-      return serverLimitsFromConfig(await client.modelConfig(MODEL_NAME, { timeoutMs: CONFIG_TIMEOUT_MS }));
+      return serverLimitsFromConfig(await client.modelConfig(this.server.modelName, { timeoutMs: CONFIG_TIMEOUT_MS }));
     } catch (e) {
       this.log.warn(`language model: could not read the model config, offering the rendered limits: ${e instanceof Error ? e.message : String(e)}`);
       return RENDERED_LIMITS;
@@ -114,6 +113,7 @@ export class ChatModelProvider implements vscode.LanguageModelChatProvider, vsco
     this.log.info(`language model: request (${messages.length} messages, about ${built.inputTokens} input tokens)`);
     try {
       const final = await this.server.track(requestAnswer(client, built.request, {
+        model: this.server.modelName,
         streaming: true,
         signal: ctrl.signal,
         idleTimeoutMs: settings.streamIdleTimeoutSeconds * 1000,

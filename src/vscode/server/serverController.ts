@@ -4,12 +4,12 @@
 // command shows; the setup checklist and the image build are the SetupController's (setupController.ts).
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { isSetupProblem, productionParts, ServerSession, toSessionSettings } from '../../core/session';
+import { isSetupProblem, productionParts, ServerSession, switchModel, toSessionSettings, type ModelSwitch } from '../../core/session';
 import type { ServerHandle } from '../../core/server';
 import { blocksStart } from '../../core/settings/settingsParser';
 import { confirmationFor, durationParts, LoadClock, type DestructiveAction } from '../../core/state/confirmation';
 import type { TritonClient } from '../../core/triton';
-import type { HostToWebview, SetupActionMessage } from '../../protocol';
+import type { HostToWebview, SetupActionMessage, SetupModelMessage } from '../../protocol';
 import { SECTION } from '../../core/settings/settingsSchema';
 import { SettingsService } from '../config/settingsService';
 import { showError } from '../errors/presentError';
@@ -82,6 +82,11 @@ export class ServerController implements vscode.Disposable {
     return this.session.client;
   }
 
+  /** Triton's name of the model the server serves (the running container's, else the chosen one). */
+  get modelName(): string {
+    return this.session.modelName;
+  }
+
   /** The managed container we are connected to (undefined in external mode or when stopped). */
   get serverHandle(): ServerHandle | undefined {
     return this.session.serverHandle;
@@ -98,6 +103,10 @@ export class ServerController implements vscode.Disposable {
 
   runSetupAction(message: SetupActionMessage): Promise<void> {
     return this.setup.runAction(message);
+  }
+
+  runSetupModel(message: SetupModelMessage): Promise<void> {
+    return this.setup.runModelAction(message);
   }
 
   // ---- start / stop / load --------------------------------------------------------------------------------------
@@ -154,6 +163,16 @@ export class ServerController implements vscode.Disposable {
 
   start(): Promise<void> {
     return this.starting('Start', () => this.session.start());
+  }
+
+  /** The switch our running container needs: another model chosen since it started (undefined: none). */
+  get pendingSwitch(): ModelSwitch | undefined {
+    return this.session.pendingSwitch;
+  }
+
+  /** Unload the served model, restart with the chosen model's weights, load it: one action (asked for first). */
+  switchModel(): Promise<void> {
+    return this.starting('Switch model', () => switchModel(this.session));
   }
 
   private async starting(context: string, operation: () => Promise<unknown>): Promise<void> {

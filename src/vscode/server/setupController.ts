@@ -8,7 +8,7 @@ import {
   CHECK_SETTINGS, isSetupPrimary, SETUP_CONTEXT_KEYS, SETUP_LINKS, setupActionOffered, setupContextValues, setupModel,
   type ServerSession, type SessionClient, type SetupModel,
 } from '../../core/session';
-import type { HostToWebview, SetupActionMessage } from '../../protocol';
+import type { HostToWebview, SetupActionMessage, SetupModelMessage } from '../../protocol';
 import { COMMANDS, VSCODE_COMMANDS } from '../commandIds';
 import { SettingsService } from '../config/settingsService';
 import { errorText, presentError, showError } from '../errors/presentError';
@@ -16,6 +16,7 @@ import type { Log } from '../log';
 import type { LifecycleStore } from '../state/lifecycleStore';
 import { showNoticeUntil } from '../util/notice';
 import { ImageBuild } from './imageBuild';
+import { modelChoiceRows, runModelAction } from './modelChoiceView';
 import { setupMessage } from './setupView';
 import { WeightsDownloader } from './weightsDownload';
 import { chooseWeightsFolder } from './weightsPicker';
@@ -64,7 +65,15 @@ export class SetupController implements vscode.Disposable {
 
   /** The chat view's `setup` message. */
   message(): HostToWebview {
-    return setupMessage(this.model, this.deps.store.current);
+    const model = this.model;
+    // The model choice is for our own server; an external one serves what it serves.
+    const models = this.deps.store.current.mode === 'managed' ? modelChoiceRows(model, this.deps.settings) : undefined;
+    return setupMessage(model, this.deps.store.current, models);
+  }
+
+  /** Choose or Licence in the checklist's model choice. */
+  runModelAction(message: SetupModelMessage): Promise<void> {
+    return runModelAction(message, this.deps.settings, this.deps.log);
   }
 
   /** The session's report or its "checking" flag changed (and whenever the lifecycle moves). */

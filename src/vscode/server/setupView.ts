@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import { gib, ServerError, WeightsError, type CheckFacts, type GpuMemory, type GpuPlanVerdict, type PreflightCheckId } from '../../core/server';
 import type { SetupFix, SetupItem, SetupModel, SetupPhase, SetupPrimary } from '../../core/session';
 import type { LifecycleFailure, LifecycleState } from '../../core/state/lifecycle';
-import { LIMITS, type HostToWebview, type SetupCheckId, type SetupFixId, type SetupPrimaryId, type SetupView } from '../../protocol';
+import { LIMITS, type HostToWebview, type SetupCheckId, type SetupFixId, type SetupModelView, type SetupPrimaryId, type SetupView } from '../../protocol';
 import { clip } from '../chat/chatViewState';
 import { errorText, presentError } from '../errors/presentError';
 
@@ -13,7 +13,7 @@ const asCheckId = (id: PreflightCheckId): SetupCheckId => id;
 const asFixId = (fix: SetupFix): SetupFixId => fix;
 const asPrimaryId = (primary: SetupPrimary): SetupPrimaryId => primary;
 
-export function setupMessage(model: SetupModel, state: LifecycleState): HostToWebview {
+export function setupMessage(model: SetupModel, state: LifecycleState, models?: SetupModelView[]): HostToWebview {
   const view: SetupView = {
     visible: model.visible,
     phase: model.phase,
@@ -32,6 +32,7 @@ export function setupMessage(model: SetupModel, state: LifecycleState): HostToWe
   };
   if (model.primary) view.primary = asPrimaryId(model.primary);
   if (model.failure) view.failure = clip(failureText(model.failure), LIMITS.errorText);
+  if (models?.length) view.models = models;
   return { type: 'setup', setup: view };
 }
 

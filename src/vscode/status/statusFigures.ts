@@ -3,7 +3,6 @@
 // server's statistics and metrics into the view's `layout` and `update` messages (src/protocol/statusMessages.ts).
 // A new figure is one entry here plus its value in src/core/status/statusModel.ts.
 import * as vscode from 'vscode';
-import { MODEL_NAME } from '../../core/repository';
 import type { ActivitySnapshot } from '../../core/status/activity';
 import { instanceRows } from '../../core/status/instanceFigures';
 import type { WeightsInfo } from '../../core/status/weightsInfo';
@@ -172,10 +171,11 @@ const SECTIONS: readonly Section[] = [
 const ROWS = SECTIONS.flatMap((s) => (s.kind === 'table' ? s.rows : []));
 const CHARTS = SECTIONS.flatMap((s) => (s.kind === 'charts' ? s.charts : []));
 
-export function statusLayout(hidden: readonly Group[]): StatusLayout {
+/** `model`: the served model as the title names it ("GLM-4-9B-Chat (glm-4-9b-chat)"). */
+export function statusLayout(hidden: readonly Group[], model: string): StatusLayout {
   return {
     type: 'layout',
-    title: vscode.l10n.t('Triton statistics for {0}', MODEL_NAME),
+    title: vscode.l10n.t('Triton statistics for {0}', model),
     sections: SECTIONS.map(layoutSection),
     chart: CHART,
     collecting: vscode.l10n.t('collecting…'),

@@ -4,7 +4,7 @@
 // at once when this window starts or ends an answer) and posts the figures as protocol messages
 // (src/protocol/statusMessages.ts); the page has no network access (CSP).
 import * as vscode from 'vscode';
-import { MODEL_NAME } from '../../core/repository';
+import { modelTitle } from '../../core/models/choice';
 import type { ActivityBoard } from '../../core/status/activity';
 import { metricsFigures, point, StatusHistory, type StatusSample } from '../../core/status/statusModel';
 import { NoReplicaList, replicaHealthVia } from '../../core/team';
@@ -82,7 +82,7 @@ export class StatusPanel implements vscode.Disposable {
       if (this.dropped <= MAX_DROPPED_LOGGED) this.log.warn(`status view: dropped a message: ${message.error}`);
       return;
     }
-    this.post(statusLayout(hiddenGroups(this.previous)));
+    this.post(statusLayout(hiddenGroups(this.previous), modelTitle(this.server.modelName)));
     void this.refresh();
   }
 
@@ -121,7 +121,7 @@ export class StatusPanel implements vscode.Disposable {
     const notes: string[] = [];
     const sample: StatusSample = { at: Date.now(), gpus: [] };
     const [stats, metrics, replicas] = await Promise.allSettled([
-      client.modelStatistics(MODEL_NAME, { timeoutMs: REQUEST_TIMEOUT_MS }),
+      client.modelStatistics(this.server.modelName, { timeoutMs: REQUEST_TIMEOUT_MS }),
       client.metricsUrl ? client.metrics({ timeoutMs: REQUEST_TIMEOUT_MS }) : Promise.reject(new Error('no metrics URL')),
       this.replicas(client),
     ]);
@@ -131,14 +131,14 @@ export class StatusPanel implements vscode.Disposable {
       this.log.debug(`status: team replicas: ${String(replicas.reason)}`);
     }
     if (stats.status === 'fulfilled') {
-      const own = stats.value.find((s) => s.name === MODEL_NAME);
+      const own = stats.value.find((s) => s.name === this.server.modelName);
       if (own) sample.stats = own;
     } else {
       notes.push(vscode.l10n.t('Statistics unavailable (is the model loaded?).'));
       this.log.debug(`status: statistics: ${String(stats.reason)}`);
     }
     if (metrics.status === 'fulfilled') {
-      Object.assign(sample, metricsFigures(metrics.value, MODEL_NAME));
+      Object.assign(sample, metricsFigures(metrics.value, this.server.modelName));
       if (!sample.scheduler) notes.push(vscode.l10n.t('The server publishes no continuous-batching figures (the hf engine, or a model without them).'));
       if (sample.gpus.length === 0) notes.push(vscode.l10n.t('The server reports no GPU metrics.'));
     } else if (!client.metricsUrl) {

@@ -27,7 +27,7 @@ import { MESSAGE_ACTIONS } from './messageActions';
 import { MessageList } from './messageList';
 import { restoreState, StateSaver, type ChatVsCodeApi } from './persistedState';
 import { ServerNotice } from './serverNotice';
-import { SetupChecklist, setupActionMessage } from './setupChecklist';
+import { SetupChecklist, setupActionMessage, setupModelMessage } from './setupChecklist';
 import { applyDelta, applyDone } from './stateUpdates';
 
 /** How long a Copy button says "Copied". */
@@ -235,6 +235,7 @@ export class ChatPanel implements ChatContext {
       case 'startServer': case 'loadModel': case 'openSettings': this.postToHost({ type: action }); break;
       case 'reloadModel': this.postToHost({ type: 'loadModel' }); break; // the host's load unloads a faulted model first
       case 'setupAction': { const m = setupActionMessage(target); if (m) this.postToHost(m); break; }
+      case 'setupModel': { const m = setupModelMessage(target); if (m) this.postToHost(m); break; }
       case CODE_ACTIONS.copy: case CODE_ACTIONS.insert: case CODE_ACTIONS.open: case CODE_ACTIONS.apply: this.codeAction(action, target as HTMLButtonElement); break;
       case CODE_ACTIONS.wrap: this.toggleCodeWrap(); break;
     }

@@ -32,6 +32,7 @@ export function messageToolbar(view: MessageView, strings: Strings): HTMLElement
 /** The token figures and the trimming note of an answer, one per line; '' when there are none. */
 export function usageText(view: MessageView, strings: Strings): string {
   const lines: string[] = [];
+  if (view.model) lines.push(format(strings.answeredBy, view.model));
   if (view.promptTokens !== undefined && view.completionTokens !== undefined) lines.push(format(strings.tokens, view.promptTokens, view.completionTokens));
   if (view.historyTrimmed) lines.push(format(strings.historyTrimmed, view.historyTrimmed));
   return lines.join('\n');

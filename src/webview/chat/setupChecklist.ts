@@ -2,7 +2,12 @@
 // its mark (✓ passed, ✕ needs attention, ! warning, – not checked yet, ? unknown), what was found or what to do,
 // and its one-click fixes; below them the one action (Start ChatGLM, or Re-check while something is missing).
 // The host words everything but the button labels and decides what is offered; a click posts `setupAction`.
-import { format, isProtocolError, parseWebviewToHost, type SetupFixId, type SetupItemView, type SetupPrimaryId, type SetupView, type Strings, type WebviewToHost } from '../../protocol';
+// Below the checks, the model choice: each catalog model with its size, fit and licence; Choose / Licence post
+// `setupModel`.
+import {
+  format, isProtocolError, parseWebviewToHost, type SetupFixId, type SetupItemView, type SetupModelView, type SetupPrimaryId, type SetupView, type Strings,
+  type WebviewToHost,
+} from '../../protocol';
 import { button, el } from '../shared/dom';
 
 const MARKS: Record<SetupItemView['level'], string> = {
@@ -42,6 +47,7 @@ export class SetupChecklist {
     const listed = view.items.filter((i) => !folded.includes(i));
     if (listed.length) parts.push(el('ul', { class: 'setup-items' }, ...listed.map((item) => this.item(item, strings))));
     if (folded.length) parts.push(this.passed(folded, view.items.length, strings));
+    if (view.models?.length) parts.push(modelChoice(view.models, strings));
     const actions = this.actions(view, strings);
     if (actions.childElementCount) parts.push(actions);
     this.element.replaceChildren(...parts);
@@ -80,6 +86,35 @@ export class SetupChecklist {
     if (view.primary === 'startChatglm' && view.phase === 'ready') row.append(recheckButton(view, strings));
     return row;
   }
+}
+
+/** The catalog models, the chosen one marked; its rows are text from the host (never markup). */
+function modelChoice(models: SetupModelView[], strings: Strings): HTMLElement {
+  const rows = models.map((m) => {
+    const name = el('span', { class: 'setup-label' }, m.label);
+    if (m.chosen) name.append(el('span', { class: 'setup-model-chosen' }, ` (${strings.setupModelChosen})`));
+    const buttons: HTMLElement[] = [];
+    if (!m.chosen) buttons.push(modelButton(strings.setupModelChoose, 'choose', m.id));
+    buttons.push(modelButton(strings.setupModelLicense, 'license', m.id));
+    const text = el('div', { class: 'setup-text' }, name,
+      el('span', { class: 'setup-detail', 'data-fit': m.fit }, m.detail),
+      el('span', { class: 'setup-detail setup-license' }, m.license),
+      el('div', { class: 'setup-fixes' }, ...buttons));
+    return el('li', { class: 'setup-item setup-model', 'data-model': m.id, 'data-chosen': String(m.chosen) }, text);
+  });
+  return el('section', { class: 'setup-models', 'aria-label': strings.setupModels },
+    el('h3', { class: 'setup-models-title' }, strings.setupModels),
+    el('ul', { class: 'setup-items' }, ...rows));
+}
+
+function modelButton(label: string, action: 'choose' | 'license', id: string): HTMLButtonElement {
+  return button(label, 'setupModel', { 'data-model-action': action, 'data-model': id, 'data-key': `model.${id}.${action}` });
+}
+
+/** The message a model button posts (the host checks the id against the catalog); undefined if malformed. */
+export function setupModelMessage(target: Element): WebviewToHost | undefined {
+  const message = parseWebviewToHost({ type: 'setupModel', action: target.getAttribute('data-model-action'), id: target.getAttribute('data-model') });
+  return isProtocolError(message) ? undefined : message;
 }
 
 /** "Set up ChatGLM3" only while something is missing or being checked; otherwise the state it is in. */

@@ -13,7 +13,7 @@ import type { TritonError } from '../../../src/core/triton/errors';
 const BASE = 'http://triton.test:8000';
 const FINAL = { response: '', finish_reason: 'stop', prompt_tokens: 3, completion_tokens: 2, history_trimmed: 0, history: '[]' };
 
-function setup(options: { client?: boolean; modelFailed?: (e: TritonError) => void; explainFailure?: (e: unknown) => Promise<unknown> } = {}) {
+function setup(options: { model?: string; client?: boolean; modelFailed?: (e: TritonError) => void; explainFailure?: (e: unknown) => Promise<unknown> } = {}) {
   const agent = new MockAgent();
   agent.disableNetConnect();
   const pool = agent.get(BASE);
@@ -26,6 +26,7 @@ function setup(options: { client?: boolean; modelFailed?: (e: TritonError) => vo
   const deps: AnswerRunnerDeps = {
     service,
     client: () => (options.client === false ? undefined : client),
+    modelName: () => options.model ?? 'chatglm3-6b',
     settings: () => ({ streaming: true, temperature: 0.5, topP: 0.9, topK: 40, repetitionPenalty: 1.1, maxNewTokens: 64, historyTurns: 10, streamIdleTimeoutMs: 5_000, requestTimeoutMs: 5_000 }),
     track: (request) => { tracked++; return request; },
     checkServer: () => { checks++; },
@@ -63,6 +64,15 @@ test('a streamed answer: deltas to the view and the conversation, the final stat
   assert.deepEqual([body.prompt, body.temperature, body.top_p, body.max_new_tokens, body.history_len], ['hi', 0.5, 0.9, 64, 10]);
   assert.deepEqual([body.top_k, body.repetition_penalty, body.seed], [40, 1.1, undefined], 'top-k and the penalty from the settings');
   assert.equal(t.runner.isAnswering(id), false);
+});
+
+test('the answer is asked of the session\'s model (its Triton name in the URL) and stored with it', async () => {
+  const t = setup({ model: 'glm-4-9b-chat' });
+  t.pool.intercept({ path: '/v2/models/glm-4-9b-chat/generate_stream', method: 'POST' })
+    .reply(200, `data: {"response":"GLM"}\n\ndata: ${JSON.stringify(FINAL)}\n\n`);
+  const id = await question(t.service, 'hi');
+  assert.deepEqual(await t.runner.answer(id), { status: 'complete', text: 'GLM' });
+  assert.equal(t.service.get(id)!.messages.at(-1)!.model, 'glm-4-9b-chat', 'the answer is stored with the model that wrote it');
 });
 
 test('a question too long for the model is answered by a failed message saying so; nothing is sent', async () => {

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { settingsFromCli } from '../../../src/cli/cliSession';
+import { sessionSettingsFromCli, settingsFromCli, type CliIo } from '../../../src/cli/cliSession';
 import { HistoryFileError, readHistory, writeHistory } from '../../../src/cli/historyFile';
 import { defaultRepositoryPath, ENV_VARS, parseCli, UsageError } from '../../../src/cli/options';
 import { EXIT, reportError } from '../../../src/cli/reportError';
@@ -86,11 +86,20 @@ test('chat takes the message words; sampling options are range-checked', () => {
   usage([], /Missing command/);
 });
 
-test('--engine (or TRITON_CHATGLM_ENGINE) sets the engine setting; anything but native or hf is a usage error', () => {
-  assert.equal(settingsFromCli(parseCli(['load', '--engine', 'hf'], env)).engine, 'hf');
-  assert.equal(settingsFromCli(parseCli(['load'], { ...env, [ENV_VARS.engine]: 'hf' })).engine, 'hf');
+test('--engine (or TRITON_CHATGLM_ENGINE) sets the engine setting; only native is offered (the HF engine is test-only)', () => {
+  assert.equal(settingsFromCli(parseCli(['load', '--engine', 'native'], env)).engine, 'native');
   assert.equal(settingsFromCli(parseCli(['load'], env)).engine, 'native', 'the default');
-  assert.throws(() => parseCli(['load', '--engine', 'vllm'], env), (e: unknown) => e instanceof UsageError && /--engine must be "native" or "hf"/.test(e.message));
+  for (const engine of ['hf', 'vllm']) {
+    assert.throws(() => parseCli(['load', '--engine', engine], env), (e: unknown) => e instanceof UsageError && /--engine must be "native"/.test(e.message));
+  }
+});
+
+test('--model (or TRITON_CHATGLM_MODEL) chooses the catalog model, which names the entry the session addresses', () => {
+  assert.equal(settingsFromCli(parseCli(['load'], env)).model, 'chatglm3-6b', 'the default');
+  assert.equal(settingsFromCli(parseCli(['load', '--model', 'glm-4-9b-chat'], env)).model, 'glm-4-9b-chat');
+  assert.equal(settingsFromCli(parseCli(['stats'], { ...env, [ENV_VARS.model]: 'codegeex4-all-9b' })).model, 'codegeex4-all-9b');
+  assert.equal(sessionSettingsFromCli(parseCli(['load', '--model', 'glm-4-9b-chat'], env), { packageRoot: '/pkg' } as CliIo).modelName, 'glm-4-9b-chat');
+  assert.throws(() => parseCli(['load', '--model', 'gpt-4'], env), (e: unknown) => e instanceof UsageError && /--model must be one of chatglm3-6b, glm-4-9b-chat, codegeex4-all-9b/.test(e.message));
 });
 
 test('help and version need no command; XDG_DATA_HOME moves the repository', () => {

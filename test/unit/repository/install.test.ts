@@ -56,7 +56,7 @@ test('a second install with the same settings changes nothing (mtimes kept); a n
   for (const p of listTree(destination)) assert.equal(statSync(join(destination, p)).mtimeMs, past.getTime(), p);
 
   const changed = await installRepository({ source, destination, settings: { maxQueueSize: 8 } });
-  assert.deepEqual(changed.changed, ['chatglm3-6b/config.pbtxt']);
+  assert.deepEqual(changed.changed, ['chatglm3-6b/config.pbtxt', 'codegeex4-all-9b/config.pbtxt', 'glm-4-9b-chat/config.pbtxt']);
   assert.match(readFileSync(join(destination, 'chatglm3-6b/config.pbtxt'), 'utf8'), /max_queue_size: 1032 /);
   assert.equal(statSync(join(destination, 'chatglm3-6b/1/model.py')).mtimeMs, past.getTime());
   assert.ok(!readdirSync(join(destination, 'chatglm3-6b')).some((n) => n.includes('.tmp-')));
@@ -71,7 +71,7 @@ test('updates replace changed source files and remove files gone from the source
   rmSync(join(source, 'chatglm3-6b/1/old_helper.py'));
   writeFileSync(join(source, 'chatglm3-6b/1/model.py'), readFileSync(join(source, 'chatglm3-6b/1/model.py'), 'utf8') + '\n# v2\n');
   const res = await installRepository({ source, destination });
-  assert.deepEqual(res.changed.sort(), ['chatglm3-6b/1/model.py', 'chatglm3-6b/1/old_helper.py']);
+  assert.deepEqual(res.changed.sort(), ['chatglm3-6b', 'codegeex4-all-9b', 'glm-4-9b-chat'].flatMap((e) => [`${e}/1/model.py`, `${e}/1/old_helper.py`]));
   assert.ok(!existsSync(join(destination, 'chatglm3-6b/1/old_helper.py')));
   assert.match(readFileSync(join(destination, 'chatglm3-6b/1/model.py'), 'utf8'), /# v2/);
   assert.ok(existsSync(join(destination, 'someone_elses_model/config.pbtxt')));
@@ -90,7 +90,7 @@ test('invalid settings fail before anything is written; a wrong source is named'
   const { source, destination, dir } = fixture(t);
   await assert.rejects(installRepository({ source, destination, settings: { maxBatchSize: 0 } }), ModelSettingsError);
   assert.ok(!existsSync(destination));
-  await assert.rejects(installRepository({ source: dir, destination }), /no chatglm3-6b directory/);
+  await assert.rejects(installRepository({ source: dir, destination }), /no chatglm3-6b\/1\/model\.py/);
 });
 
 test('concurrent first installs both succeed with one consistent result', async (t) => {
@@ -99,4 +99,25 @@ test('concurrent first installs both succeed with one consistent result', async 
   assert.equal(a.path, b.path);
   assert.equal(readFileSync(join(destination, 'chatglm3-6b/config.pbtxt'), 'utf8'), renderConfig());
   assert.ok(!readdirSync(join(destination, '..')).some((n) => n.includes('.tmp-')));
+});
+
+test('one entry per catalog model from the one code tree: its own config (name, weights folder), the chosen one gets the settings\' weights', async (t) => {
+  const { source, destination } = fixture(t);
+  const res = await installRepository({ source, destination, settings: { model: 'glm-4-9b-chat', weightsPath: '/weights/hub-repository/snapshots/abc' } });
+  assert.deepEqual(res.entries, ['chatglm3-6b', 'glm-4-9b-chat', 'codegeex4-all-9b']);
+  assert.equal(res.modelPath, join(destination, 'glm-4-9b-chat'));
+  assert.deepEqual(readdirSync(destination).sort(), ['chatglm3-6b', 'codegeex4-all-9b', 'glm-4-9b-chat']);
+  const code = listTree(join(destination, 'chatglm3-6b/1'));
+  for (const entry of res.entries) {
+    assert.deepEqual(listTree(join(destination, entry, '1')), code, `${entry}: the same code`);
+    assert.deepEqual(readFileSync(join(destination, entry, '1/model.py')), readFileSync(join(source, 'chatglm3-6b/1/model.py')));
+    const cfg = readFileSync(join(destination, entry, 'config.pbtxt'), 'utf8');
+    assert.match(cfg, new RegExp(`^name: "${entry}"$`, 'm'));
+    assert.ok(existsSync(join(destination, entry, 'warmup/prompt.bin')));
+  }
+  assert.equal(readFileSync(join(destination, 'glm-4-9b-chat/config.pbtxt'), 'utf8'),
+    renderConfig({ model: 'glm-4-9b-chat', weightsPath: '/weights/hub-repository/snapshots/abc' }));
+  assert.match(readFileSync(join(destination, 'chatglm3-6b/config.pbtxt'), 'utf8'), /key: "weights_path" value \{ string_value: "\/weights\/chatglm3-6b" \}/);
+  assert.match(readFileSync(join(destination, 'glm-4-9b-chat/config.pbtxt'), 'utf8'), /^# GLM-4-9B-Chat on Triton's Python backend/m);
+  await assert.rejects(installRepository({ source, destination, settings: { model: 'gpt-4' } }), ModelSettingsError);
 });

@@ -85,16 +85,24 @@ export class FakeClient implements SessionClient {
     return this.state === 'READY';
   }
 
-  async loadModel(_model: string, options: LoadOptions = {}): Promise<void> {
+  /** The names loads addressed. */
+  readonly loadedNames: string[] = [];
+
+  async loadModel(model: string, options: LoadOptions = {}): Promise<void> {
     this.calls.push('load');
+    this.loadedNames.push(model);
     if (this.holdLoad) {
       await new Promise((_resolve, reject) => options.signal?.addEventListener('abort', () => reject(new TritonError('cancelled', 'cancelled', { operation: 'load' }, { cause: abortError() }))));
     }
     this.state = 'READY';
   }
 
-  async unloadModel(): Promise<void> {
+  /** The names unloads addressed. */
+  readonly unloadedNames: string[] = [];
+
+  async unloadModel(model: string): Promise<void> {
     this.calls.push('unload');
+    this.unloadedNames.push(model);
     this.state = 'UNAVAILABLE';
     this.reason = 'unloaded';
   }
@@ -131,6 +139,8 @@ export const setupError = (code: ServerError['code'], message: string = code): S
 export class FakeContainer implements ContainerControl {
   readonly calls: string[] = [];
   status_: ServerStatus = { state: 'running', handle: { ...HANDLE, attached: true } };
+  /** The model the next start labels its container with (the real manager takes it from the settings). */
+  model: string | undefined;
   startError: unknown;
   /** What the preflight finds (also the one a start runs first). */
   report: PreflightReport = preflightReport();
@@ -160,8 +170,9 @@ export class FakeContainer implements ContainerControl {
     options.onProgress?.('running');
     options.onLog?.('I1130 08:07:46.041 11203 server.cc:676] "Started HTTPService at 0.0.0.0:8000"');
     if (this.startError) throw this.startError;
-    this.status_ = { state: 'running', handle: HANDLE };
-    return HANDLE;
+    const handle: ServerHandle = this.model ? { ...HANDLE, model: this.model } : HANDLE;
+    this.status_ = { state: 'running', handle };
+    return handle;
   }
 
   async stop(): Promise<void> {
@@ -196,8 +207,9 @@ export function sessionSettings(mode: ServerMode): SessionSettings {
     mode,
     server: {
       dockerPath: 'docker', image: 'triton-chatglm:24.10', containerName: 'triton-chatglm3', httpPort: 8000, grpcPort: 8001, metricsPort: 8002,
-      bindAddress: '127.0.0.1', gpuIds: 'all', shmSize: '2g', raiseUlimits: true, weightsPath: '/weights', repositoryPath: '/repo', extraEnv: {},
+      bindAddress: '127.0.0.1', gpuIds: 'all', shmSize: '2g', raiseUlimits: true, weightsPath: '/weights', model: 'chatglm3-6b', repositoryPath: '/repo', extraEnv: {},
     },
+    modelName: 'chatglm3-6b',
     model: { maxBatchSize: 8 },
     repository: { source: '/pkg/triton/model_repository', destination: '/repo' },
     external: { url: 'http://triton.example:8000', headers: {} },
@@ -206,7 +218,7 @@ export function sessionSettings(mode: ServerMode): SessionSettings {
   };
 }
 
-export function harness(options: { mode?: ServerMode; watch?: boolean; weightsPath?: string; autoStart?: boolean; recheckSetup?: boolean } = {}) {
+export function harness(options: { mode?: ServerMode; watch?: boolean; weightsPath?: string; autoStart?: boolean; recheckSetup?: boolean; model?: string } = {}) {
   const mode = options.mode ?? 'managed';
   const state = new LifecycleMachine(mode);
   const client = new FakeClient();
@@ -222,12 +234,14 @@ export function harness(options: { mode?: ServerMode; watch?: boolean; weightsPa
   /** How the person answers "Load the model now?" (default: not at all; the question stays until it goes stale). */
   let offerAnswer: (stale: AbortSignal) => Promise<boolean> = (stale) => new Promise((resolve) => stale.addEventListener('abort', () => resolve(false)));
   let setupChanges = 0;
+  let model = options.model;
   const session = new ServerSession<FakeClient>({
     state,
     settings: () => {
       const s = sessionSettings(mode);
       if (options.weightsPath !== undefined) s.server.weightsPath = options.weightsPath;
       if (options.autoStart !== undefined) s.autoStart = options.autoStart;
+      if (model !== undefined) Object.assign(s, { modelName: model, server: { ...s.server, model }, model: { ...s.model, model } });
       return s;
     },
     ui: {
@@ -244,10 +258,13 @@ export function harness(options: { mode?: ServerMode; watch?: boolean; weightsPa
       container: (line) => logged.push(`[container] ${line}`), addSecret: () => undefined,
     },
     createClient: () => client,
-    createContainer: () => container,
+    createContainer: (server) => {
+      if (model !== undefined) container.model = server.model;
+      return container;
+    },
     installRepository: async (o): Promise<InstallResult> => {
       installs.push([o.source, o.destination]);
-      return { path: o.destination, modelPath: `${o.destination}/${MODEL}`, changed: [...repository.changed] };
+      return { path: o.destination, modelPath: `${o.destination}/${MODEL}`, entries: [MODEL], changed: [...repository.changed] };
     },
     timers,
     onSetupChanged: () => { setupChanges++; },
@@ -256,5 +273,7 @@ export function harness(options: { mode?: ServerMode; watch?: boolean; weightsPa
     session, state, client, container, timers, steps, shown, logged, installs, repository,
     offers: () => offers, offerSignals, answerOffer: (fn: (stale: AbortSignal) => Promise<boolean>) => { offerAnswer = fn; },
     setupChanges: () => setupChanges,
+    /** Another model chosen (tritonChatglm.model changed). */
+    choose: (id: string) => { model = id; },
   };
 }

@@ -2,7 +2,7 @@
 // the timers: which calls it makes in which order, which states it reaches, what it reports.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ServerError } from '../../../src/core/server';
+import { ServerError, type ServerHandle } from '../../../src/core/server';
 import { TritonError } from '../../../src/core/triton';
 import { deferred, harness, preflightReport, settle, setupError } from './fakes';
 
@@ -23,6 +23,24 @@ test('load: changed files on a READY model are unloaded first (and waited for), 
   assert.deepEqual(h.steps, ['writing-config', 'unloading-old', 'loading-weights']);
   assert.deepEqual(h.installs, [['/pkg/triton/model_repository', '/repo']], 'the repository is rendered again before the load');
   assert.equal(h.state.current.model, 'ready');
+});
+
+test('the chosen model names every load; a running container keeps the model it was started for until a restart', async () => {
+  const chosen = harness({ model: 'glm-4-9b-chat' });
+  chosen.container.status_ = { state: 'running', handle: { ...(chosen.container.status_ as { handle: ServerHandle }).handle, model: 'glm-4-9b-chat' } };
+  await chosen.session.attach();
+  assert.equal(chosen.session.modelName, 'glm-4-9b-chat');
+  assert.equal(await chosen.session.load(), true);
+  assert.deepEqual(chosen.client.loadedNames, ['glm-4-9b-chat']);
+
+  // Started for ChatGLM3 (its label), GLM-4 chosen since: the server's model is the one addressed, and a load
+  // (which cannot mount other weights) is refused with the advice to restart.
+  const switched = harness({ model: 'glm-4-9b-chat' });
+  switched.container.status_ = { state: 'running', handle: { ...(switched.container.status_ as { handle: ServerHandle }).handle, model: 'chatglm3-6b' } };
+  await switched.session.attach();
+  assert.equal(switched.session.modelName, 'chatglm3-6b');
+  await assert.rejects(switched.session.load(), /started for chatglm3-6b and glm-4-9b-chat is chosen now: restart the server to switch models/);
+  assert.deepEqual(switched.client.loadedNames, []);
 });
 
 test('load: unchanged files reload in place; a model that was not loaded is never unloaded first', async () => {

@@ -3,9 +3,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ServerError } from '../../../src/core/server';
-import { fixesFor, isSetupProblem, setupActionOffered, setupContextValues, setupModel, withStartFailure } from '../../../src/core/session';
+import { fixesFor, isSetupProblem, setupActionOffered, setupContextValues, setupModel, withStartFailure, type SessionSettings } from '../../../src/core/session';
+import { gpuPreflight } from '../../../src/core/session/setupChecks';
 import type { LifecycleState } from '../../../src/core/state/lifecycle';
-import { preflightReport, setupError } from './fakes';
+import { preflightReport, sessionSettings, setupError } from './fakes';
 
 const managed = (server: LifecycleState['server'], model: LifecycleState['model'] = 'unloaded', extra: Partial<LifecycleState> = {}): LifecycleState => ({ mode: 'managed', server, model, ...extra });
 
@@ -109,4 +110,14 @@ test('walkthrough context keys: from the report, or all proven by a running serv
   });
   assert.ok(Object.values(setupContextValues(managed('running', 'ready'), undefined)).every(Boolean));
   assert.ok(Object.values(setupContextValues(managed('stopped'), undefined)).every((v) => !v), 'nothing known yet');
+});
+
+test('the GPU check sizes the chosen model: GLM-4-9B needs more memory than ChatGLM3-6B, with its own shapes', () => {
+  const chatglm3 = sessionSettings('managed');
+  const glm4: SessionSettings = { ...chatglm3, server: { ...chatglm3.server, model: 'glm-4-9b-chat' }, modelName: 'glm-4-9b-chat' };
+  const small = gpuPreflight(chatglm3);
+  const big = gpuPreflight(glm4);
+  assert.equal(small.gpuPlan?.config?.num_layers, 28);
+  assert.equal(big.gpuPlan?.config?.num_layers, 40);
+  assert.ok(big.requiredGpuMiB! > small.requiredGpuMiB!, `${big.requiredGpuMiB} MiB for GLM-4 vs ${small.requiredGpuMiB} MiB for ChatGLM3`);
 });

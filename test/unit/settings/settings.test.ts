@@ -128,12 +128,12 @@ test('package.json declares every setting with the same default and scope, and r
   }
 });
 
-test('settings come in categories (Setup first, with Weights Path first in it), each with a markdown description', () => {
+test('settings come in categories (Setup first, with Model and Weights Path first in it), each with a markdown description', () => {
   const cats = pkg.contributes.configuration;
   assert.deepEqual(cats.map((c) => c.id), ['tritonChatglm.setup', 'tritonChatglm.server', 'tritonChatglm.generation', 'tritonChatglm.explain', 'tritonChatglm.external', 'tritonChatglm.completions']);
   assert.deepEqual(cats.map((c) => c.order), [1, 2, 3, 4, 5, 6]);
   const setup = Object.entries(cats[0]!.properties).sort(([, a], [, b]) => a.order - b.order);
-  assert.equal(setup[0]![0], 'tritonChatglm.weightsPath');
+  assert.deepEqual(setup.slice(0, 2).map(([k]) => k), ['tritonChatglm.model', 'tritonChatglm.weightsPath']);
   assert.ok(Object.keys(cats[4]!.properties).every((k) => k.startsWith('tritonChatglm.external')), 'external-server settings together');
   const en = nls('package.nls.json');
   const zh = nls('package.nls.zh-cn.json');

@@ -19,12 +19,20 @@ test('default model settings render the committed default config', () => {
   assert.equal(renderConfig(toModelSettings(defaults)), renderConfig({}));
 });
 
-test('the engine setting reaches the model config, and hf gets the per-execute scheduler', () => {
+test('the engine setting offers the native engine only (the HF engine is test-only) and reaches the model config', () => {
   assert.equal(defaults.engine, 'native');
   assert.match(renderConfig(toModelSettings(defaults)), /key: "scheduler" value \{ string_value: "continuous" \}/);
-  const hf = renderConfig(toModelSettings({ ...defaults, engine: 'hf' }));
-  assert.match(hf, /key: "engine" value \{ string_value: "hf" \}/);
-  assert.match(hf, /key: "scheduler" value \{ string_value: "per_execute" \}/);
+  assert.equal(parseSettings((k) => (k === 'engine' ? { globalValue: 'hf' } : undefined), true).settings.engine, 'native');
+});
+
+test('the model setting picks the entry, its name and its weights folder; an unknown model falls back to the default', () => {
+  assert.equal(defaults.model, 'chatglm3-6b');
+  const glm4 = { ...defaults, model: 'glm-4-9b-chat', weightsPath: '/data/glm4' };
+  const cfg = renderConfig(toModelSettings(glm4));
+  assert.match(cfg, /^name: "glm-4-9b-chat"$/m);
+  assert.match(cfg, /key: "weights_path" value \{ string_value: "\/weights\/glm-4-9b-chat" \}/);
+  assert.equal(toServerSettings(glm4, '/repo').model, 'glm-4-9b-chat');
+  assert.equal(parseSettings((k) => (k === 'model' ? { globalValue: 'gpt-4' } : undefined), true).settings.model, 'chatglm3-6b');
 });
 
 test('gpus: host ids go to docker, one model instance per GPU (renumbered from 0) to the model config', () => {

@@ -91,6 +91,17 @@ test('docker: replicas publish on 127.0.0.1 only and are not the single-server c
   assert.ok(proxy.includes('/deploy/nginx:/etc/triton-chatglm-team:ro'));
 });
 
+test('model: the replicas load and mount the spec\'s catalog model; a team.json from before the choice serves the default; an unknown id is named', () => {
+  const s = newTeamSpec({ gpus: [['0']], model: 'glm-4-9b-chat', weightsPath: '/w/glm4' });
+  const args = replicaRunArgs(s, s.replicas[0] as LocalReplica, '/deploy', 'k');
+  assert.equal(args.at(-1), '--load-model=glm-4-9b-chat');
+  assert.ok(args.includes('/w/glm4:/weights/glm-4-9b-chat:ro'));
+  assert.match(renderNginxConf(s), /Served model: glm-4-9b-chat\./);
+  const { model: _, ...old } = newTeamSpec({ gpus: [['0']] });
+  assert.equal(parseTeamSpec(old).model, 'chatglm3-6b');
+  assert.throws(() => newTeamSpec({ model: 'llama' }), (e: unknown) => e instanceof TeamSpecError && /model: must be one of chatglm3-6b/.test(e.message));
+});
+
 test('deploy/team in the repository is what `team init` writes for two GPUs (kept in sync)', () => {
   const spec = parseTeamSpec(JSON.parse(readFileSync(join(root, 'deploy/team/team.json'), 'utf8')));
   assert.deepEqual(spec, newTeamSpec({ gpus: [['0'], ['1']], weightsPath: '/srv/models/chatglm3-6b' }));

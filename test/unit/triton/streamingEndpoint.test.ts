@@ -63,7 +63,7 @@ test('the chat answers with streaming on and off, chatOnce and streamChat never 
   paths.length = 0;
   for (const streaming of [true, false]) {
     const deltas: string[] = [];
-    const final = await requestAnswer(client, { prompt: 'hi', history: [] }, { streaming, idleTimeoutMs: 5_000, timeoutMs: 5_000, onDelta: (d) => deltas.push(d) });
+    const final = await requestAnswer(client, { prompt: 'hi', history: [] }, { model: M, streaming, idleTimeoutMs: 5_000, timeoutMs: 5_000, onDelta: (d) => deltas.push(d) });
     assert.equal(final.completionTokens, 2);
     assert.deepEqual(deltas, streaming ? ['Hel', 'lo'] : ['Hello'], `streaming ${streaming}: the answer`);
   }

@@ -54,10 +54,17 @@ describe('code completion (host side)', () => {
     assert.match(String((toggleItem().tooltip as { value: string }).value), /ChatGLM3-6B cannot fill in the middle.*CodeGeeX4-ALL-9B/);
     assert.equal(await ask('/w/a.py', 'x = |\n'), undefined);
     assert.equal(infills().length, 0, 'nothing sent');
+    // The external server serves CodeGeeX4 too (a managed one restarts for the new setting).
+    stub.model = 'codegeex4-all-9b';
     fake.rec.pick = 'Switch to CodeGeeX4-ALL-9B';
     await fake.vscode.commands.executeCommand('tritonChatglm.completionsMenu');
     assert.deepEqual(fake.rec.updates.at(-1), { key: 'tritonChatglm.model', value: 'codegeex4-all-9b', target: 1 });
     assert.match(toggleItem().text, /completions on/);
+  });
+
+  it('completions go to the served model: CodeGeeX4\'s entry after the switch', async () => {
+    assert.ok(await ask('/w/src/m.py', 'm = |\n'));
+    assert.equal(infills().at(-1)!.path, '/v2/models/codegeex4-all-9b/generate_stream');
   });
 
   it('ghost text: the infill request (prompt "", LINE mode, 64 tokens), its first line shown', async () => {

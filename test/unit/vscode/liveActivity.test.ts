@@ -99,6 +99,7 @@ test('Server Status of a team server shows each replica as the proxy sees it; a 
 
 test('while an answer runs: "generating (1)" with a spinner, the tooltip names it, Server Status shows it live', async () => {
   assert.match(bar().text, /^\$\(check\) ChatGLM: ready$/);
+  assert.match(tooltip(), /Model: ChatGLM3-6B \(chatglm3-6b\), ready/, 'the tooltip names the served model');
   posted.length = 0;
   receive({ type: 'send', text: 'tell me something slow' });
   await waitFor(() => /generating \(1\)/.test(bar().text), 'the status bar to say generating');

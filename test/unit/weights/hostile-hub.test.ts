@@ -1,4 +1,5 @@
-// The downloader against the fake Hub's hostile modes (#31, items 1-5, 7 and 8): empty files, a file named
+// The downloader against the fake Hub's hostile modes (#31, items 1-5, 7 and 8): empty files, no Python file ever
+// fetched (#29), a file named
 // like our manifest, names we would or would not download (escaped when refused), endless pagination, metadata requests that fail, stall or ask to wait (Retry-After), a 403 with
 // its reason, another commit's file, a `data:` redirect and a token over plain http; and the acceptance case (empty
 // files, non-ASCII names in other folders and 10,000 entries). Item 6 (https → http next page): cli-download.test.ts.
@@ -34,7 +35,7 @@ let hub: FakeHub;
 let dirs: string[] = [];
 const FAST_RETRY = { attempts: 4, baseDelayMs: 1, maxDelayMs: 5, timeoutMs: 5_000 };
 const PLENTY = async () => 1e15;
-const IGNORED_BY_SELECTION = ['README.md', '.gitattributes', 'images/logo.png'];
+const IGNORED_BY_SELECTION = ['README.md', '.gitattributes', 'images/logo.png', 'tokenization_chatglm.py'];
 /** Requests for a page of the file list (after the rename's redirect: the old name's first request is not counted). */
 const treePages = (h: FakeHub) => h.log.filter((l) => l.url.startsWith('/api/models/zai-org/chatglm3-6b/tree/')).length;
 
@@ -78,11 +79,11 @@ const rejectsWith = (code: string, check: (e: Error & { facts: Record<string, un
 };
 
 test('1: empty files in the listing are downloaded (no request needed), verified and linked; a second run passes too', async () => {
-  const files = [...fakeHub.tinyRepositoryFiles(), { path: '__init__.py', data: Buffer.alloc(0), lfs: false }, { path: 'generation_config.json', data: Buffer.alloc(0), lfs: false }];
+  const files = [...fakeHub.tinyRepositoryFiles(), { path: 'special_tokens_map.json', data: Buffer.alloc(0), lfs: false }, { path: 'generation_config.json', data: Buffer.alloc(0), lfs: false }];
   await withHub({ files }, async (h) => {
     const cache = cacheDir();
     const result = await downloadWeights({ ...options(cache), endpoint: h.endpoint });
-    for (const name of ['__init__.py', 'generation_config.json']) {
+    for (const name of ['special_tokens_map.json', 'generation_config.json']) {
       assert.equal(statSync(join(result.snapshotDir, name)).size, 0, name);
       assert.ok(lstatSync(join(result.snapshotDir, name)).isSymbolicLink());
     }
@@ -90,9 +91,27 @@ test('1: empty files in the listing are downloaded (no request needed), verified
     assert.ok(readdirSync(blobsDir).includes('e69de29bb2d1d6434b8b29ae775ad8c2e48c5391'), 'the empty blob is stored under its git object id');
     const manifest = await readManifest(result.snapshotDir);
     assert.ok(manifest && manifest !== 'invalid' && manifest.complete);
-    assert.equal(manifest.files.find((f) => f.path === '__init__.py')?.sha256, createHash('sha256').update('').digest('hex'));
+    assert.equal(manifest.files.find((f) => f.path === 'special_tokens_map.json')?.sha256, createHash('sha256').update('').digest('hex'));
     assert.equal((await checkCompleteness(result.snapshotDir)).complete, true);
     await downloadWeights({ ...options(cache), endpoint: h.endpoint });
+  });
+});
+
+test('no Python file is ever downloaded: the remote code of a listing (top level, any name) is ignored, never fetched', async () => {
+  const code = (path: string) => ({ path, data: Buffer.from('raise SystemExit("remote code ran")\n'), lfs: false });
+  const files = [...fakeHub.tinyRepositoryFiles(), code('modeling_chatglm.py'), code('configuration_chatglm.py'), code('quantization.py'), code('__init__.py')];
+  await withHub({ files }, async (h) => {
+    const o = { ...options(cacheDir()), endpoint: h.endpoint };
+    const result = await downloadWeights(o);
+    const python = h.files.filter((f) => f.path.endsWith('.py')).map((f) => f.path);
+    assert.equal(python.length, 5, 'the listing has the tokenizer\'s and four more Python files');
+    const resolved = o.events.find((e) => e.type === 'resolved');
+    assert.ok(resolved && resolved.type === 'resolved');
+    assert.deepEqual(resolved.plan.files.filter((f) => f.path.endsWith('.py')), [], 'none is planned');
+    assert.equal(resolved.plan.ignored, IGNORED_BY_SELECTION.length + 4, 'each is counted as ignored');
+    assert.deepEqual(h.log.filter((l) => /\.py(?:$|\?)/.test(l.url)).map((l) => l.url), [], 'none is requested');
+    assert.deepEqual(readdirSync(result.snapshotDir).filter((n) => n.endsWith('.py')), [], 'none is in the snapshot');
+    assert.equal((await checkCompleteness(result.snapshotDir)).complete, true);
   });
 });
 
@@ -135,7 +154,7 @@ test('2: the completeness check is not satisfied by a link (a served file) in th
 });
 
 test('3, 4: a file we would download with a backslash, a drive letter or a control character refuses the listing, named escaped', async () => {
-  for (const path of ['dir\\..\\evil.json', 'C:evil.json', '..\\evil.py', 'new\nerror: fake line.json', 'x\u001b[2Jy.py', 'a\u202Egnp.py']) {
+  for (const path of ['dir\\..\\evil.json', 'C:evil.json', '..\\evil.json', 'new\nerror: fake line.json', 'x\u001b[2Jy.json', 'a\u202Egnp.json']) {
     const bad = await fakeHub.startFakeHub({ extraListing: [{ type: 'file', oid: 'a'.repeat(40), size: 10, path }] });
     const cache = cacheDir();
     try {
@@ -162,7 +181,7 @@ test('3: names we would never download are ignored, not fatal: other folders, no
     const result = await downloadWeights(o);
     const resolved = o.events.find((e) => e.type === 'resolved');
     assert.ok(resolved && resolved.type === 'resolved');
-    assert.equal(resolved.plan.ignored, hostile.length + 3, 'the hostile entries, README, .gitattributes and the image are counted as ignored');
+    assert.equal(resolved.plan.ignored, hostile.length + IGNORED_BY_SELECTION.length, 'the hostile entries, README, .gitattributes, the image and the tokenizer\'s Python file are counted as ignored');
     assert.deepEqual(readdirSync(result.snapshotDir).filter((n) => n !== MANIFEST_NAME).sort(), bad.files.filter((f) => !IGNORED_BY_SELECTION.includes(f.path)).map((f) => f.path).sort());
     assert.deepEqual(readdirSync(cache), ['models--THUDM--chatglm3-6b'], 'nothing beside the repository folder');
     assert.equal((await checkCompleteness(result.snapshotDir)).complete, true);
@@ -293,14 +312,14 @@ test('8: a token is never sent over plain http to a host that is not this machin
 
 test('acceptance: empty files, non-ASCII names in other folders and 10,000 entries: the download completes', async () => {
   const extraListing = Array.from({ length: 10_000 }, (_, i) => ({ type: 'file', oid: createHash('sha1').update(String(i)).digest('hex'), size: i, path: `docs/说明 ${i}/页面-${i}.md` }));
-  const files = [...fakeHub.tinyRepositoryFiles(), { path: '__init__.py', data: Buffer.alloc(0), lfs: false }];
+  const files = [...fakeHub.tinyRepositoryFiles(), { path: 'special_tokens_map.json', data: Buffer.alloc(0), lfs: false }];
   await withHub({ files, extraListing }, async (h) => {
     const o = { ...options(cacheDir()), endpoint: h.endpoint };
     const result = await downloadWeights(o);
     const resolved = o.events.find((e) => e.type === 'resolved');
     assert.ok(resolved && resolved.type === 'resolved');
     assert.equal(resolved.plan.ignored, 10_000 + IGNORED_BY_SELECTION.length);
-    assert.ok(resolved.plan.files.some((f) => f.path === '__init__.py'));
+    assert.ok(resolved.plan.files.some((f) => f.path === 'special_tokens_map.json'));
     assert.equal(treePages(h), Math.ceil((h.files.length + 10_000) / 1000), 'every page of 1,000 asked once');
     assert.equal((await checkCompleteness(result.snapshotDir)).complete, true);
   });

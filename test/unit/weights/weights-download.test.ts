@@ -65,9 +65,9 @@ function options(cache: string, extra: Partial<DownloadOptions> = {}): DownloadO
   return { cacheDir: cache, endpoint: hub.endpoint, retry: FAST_RETRY, freeBytes: PLENTY, onEvent: (e) => events.push(e), events, ...extra };
 }
 
-/** The files we fetch from the fake repository: all top-level ones but README, .gitattributes and the image. */
+/** The files we fetch from the fake repository: all top-level ones but README, .gitattributes, the image and the Python file. */
 function selected(): FakeHub['files'] {
-  return hub.files.filter((f) => !['README.md', '.gitattributes', 'images/logo.png'].includes(f.path));
+  return hub.files.filter((f) => !['README.md', '.gitattributes', 'images/logo.png', 'tokenization_chatglm.py'].includes(f.path));
 }
 
 test('a full download verifies every file, links the snapshot into the blobs and writes the manifest last', async () => {

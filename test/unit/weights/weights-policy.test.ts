@@ -36,15 +36,15 @@ test('the tested snapshot in the code is the one in ../shared/reference', () => 
   assert.deepEqual(TESTED_SNAPSHOT.files.map(([p, s, h]) => ({ path: p, size: s, sha256: h })), j.files.map(({ path, size, sha256 }) => ({ path, size, sha256 })));
 });
 
-test('selection: the tested snapshot has only .bin shards: config, tokenizer, remote code, license, the bin index and 7 shards', () => {
+test('selection: the tested snapshot has only .bin shards: config, tokenizer, license, the bin index and 7 shards (no Python file)', () => {
   const { format, files } = selectFiles(real);
   assert.equal(format, 'bin');
   assert.deepEqual(files.map((f) => f.path), [
-    'MODEL_LICENSE', 'config.json', 'configuration_chatglm.py', 'modeling_chatglm.py', 'quantization.py', 'tokenization_chatglm.py',
+    'MODEL_LICENSE', 'config.json',
     'tokenizer.model', 'tokenizer_config.json', 'pytorch_model.bin.index.json',
     ...[1, 2, 3, 4, 5, 6, 7].map((i) => `pytorch_model-0000${i}-of-00007.bin`),
   ]);
-  // The selection is the whole checkpoint but README and .gitattributes: about 12.5 GB.
+  // The selection is the whole checkpoint but README, .gitattributes and the Python files: about 12.5 GB.
   assert.ok(files.reduce((n, f) => n + f.size, 0) > 12.48e9);
 });
 

@@ -19,10 +19,10 @@ export interface StubTriton {
   maxConcurrent: number;
   /** generate_stream requests running now. */
   active: number;
+  /** The one model it serves (its repository entry and every model URL): chatglm3-6b unless a test switches it. */
+  model: string;
   close(): Promise<void>;
 }
-
-const MODEL = 'chatglm3-6b';
 
 export interface StubOptions {
   /** Served as GET /metrics (Prometheus text), e.g. the scheduler's figures; absent: 404. */
@@ -43,7 +43,7 @@ export interface StubOptions {
  */
 export async function startStubTriton(options: StubOptions = {}): Promise<StubTriton> {
   const requests: StubRequest[] = [];
-  const state = { closedEarly: 0, active: 0, maxConcurrent: 0, cut: new Set<string>(), model: 'READY' as 'READY' | 'UNAVAILABLE' | 'LOADING' };
+  const state = { closedEarly: 0, active: 0, maxConcurrent: 0, cut: new Set<string>(), name: 'chatglm3-6b', model: 'READY' as 'READY' | 'UNAVAILABLE' | 'LOADING' };
   const sockets = new Set<import('node:net').Socket>();
   const server: Server = createServer((req, res) => void handle(req, res));
   server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
@@ -55,6 +55,7 @@ export async function startStubTriton(options: StubOptions = {}): Promise<StubTr
     let body: Record<string, unknown> = {};
     try { body = text ? JSON.parse(text) as Record<string, unknown> : {}; } catch { /* not JSON */ }
     const path = req.url ?? '';
+    const MODEL = state.name;
     requests.push({ path, body, at: Date.now() });
     const json = (status: number, value: unknown) => { res.writeHead(status, { 'content-type': 'application/json' }); res.end(JSON.stringify(value)); };
     if (path === '/v2/health/live' || path === '/v2/health/ready') return void res.writeHead(200).end();
@@ -164,6 +165,8 @@ export async function startStubTriton(options: StubOptions = {}): Promise<StubTr
     get closedEarly() { return state.closedEarly; },
     get maxConcurrent() { return state.maxConcurrent; },
     get active() { return state.active; },
+    get model() { return state.name; },
+    set model(name: string) { state.name = name; },
     close: () => new Promise<void>((resolve) => {
       for (const s of sockets) s.destroy();
       server.close(() => resolve());
