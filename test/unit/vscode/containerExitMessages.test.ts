@@ -45,6 +45,7 @@ function editDeps(explainFailure: ((e: unknown) => Promise<unknown>) | undefined
     settings: { current: settings },
     log: { info() {}, error() {}, warn() {} },
     client: () => client,
+    modelName: () => 'chatglm3-6b',
     track: <T>(request: Promise<T>) => request,
     ...(explainFailure ? { explainFailure } : {}),
   } as unknown as Parameters<EditModule['editSelection']>[1];
