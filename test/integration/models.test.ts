@@ -5,7 +5,7 @@
 // prompt token count and THUDM's greedy tokens (golden.json) say so.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -20,6 +20,7 @@ interface RunningTriton { url: string; stop(): Promise<void> }
 interface TritonProcessModule {
   startTritonServer(options: { repository: string; env?: Record<string, string> }): Promise<RunningTriton>;
   modelRepositorySource: string;
+  snapshotRepositorySource(work: string): string;
   testingPythonPath: string;
   projectRoot: string;
   tinyEngine: string;
@@ -59,9 +60,7 @@ describe('one repository entry per catalog model on tritonserver', { timeout: 60
     tp = (await import(pathToFileURL(join(__dirname, '../support/triton-process.mjs')).href)) as TritonProcessModule;
     work = mkdtempSync(join(tmpdir(), 'models-it-'));
     repository = join(work, 'model_repository');
-    source = join(work, 'source/model_repository');
-    cpSync(tp.modelRepositorySource, source, { recursive: true, filter: (p) => !p.includes('__pycache__') });
-    cpSync(join(tp.modelRepositorySource, '../warmup_requests.json'), join(work, 'source/warmup_requests.json'));
+    source = tp.snapshotRepositorySource(work);
     await install({ model: 'chatglm3-6b', engine: tp.tinyEngine });
     // The stub embeds Debian's Python, which sees the virtual environment's packages (tiktoken, safetensors) only
     // through PYTHONPATH, as triton/tests/test_glm4_server.py runs it.

@@ -2,7 +2,7 @@
 // which restarts the statistics (only the warmup's 2 inferences remain), so the inference count tells whether
 // a load reloaded the model.
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -16,6 +16,7 @@ interface RunningTriton { url: string; stop(): Promise<void> }
 interface TritonProcessModule {
   startTritonServer(options: { repository: string }): Promise<RunningTriton>;
   modelRepositorySource: string;
+  snapshotRepositorySource(work: string): string;
   tinyEngine: string;
 }
 
@@ -52,10 +53,7 @@ describe('installed repository on tritonserver', { timeout: 300_000 }, () => {
     tp = (await import(pathToFileURL(join(__dirname, '../support/triton-process.mjs')).href)) as TritonProcessModule;
     work = mkdtempSync(join(tmpdir(), 'repository-it-'));
     repository = join(work, 'model_repository');
-    // A snapshot of the source, so later installs compare against exactly what the first one copied.
-    source = join(work, 'source/model_repository');
-    cpSync(tp.modelRepositorySource, source, { recursive: true, filter: (p) => !p.includes('__pycache__') });
-    cpSync(join(tp.modelRepositorySource, '../warmup_requests.json'), join(work, 'source/warmup_requests.json'));
+    source = tp.snapshotRepositorySource(work);
     await install({});
     server = await tp.startTritonServer({ repository });
     client = new TestTritonClient({ baseUrl: server.url });

@@ -26,6 +26,7 @@ interface RunningTriton {
 interface TritonProcessModule {
   startTritonServer(options: { repository: string; restrictedKey?: string; env?: Record<string, string>; startTimeoutMs?: number }): Promise<RunningTriton>;
   modelRepositorySource: string;
+  snapshotRepositorySource(work: string): string;
   tinyEngine: string;
 }
 
@@ -72,10 +73,7 @@ describe('Triton client against tritonserver', { timeout: 600_000 }, () => {
     tp = (await import(pathToFileURL(join(__dirname, '../support/triton-process.mjs')).href)) as TritonProcessModule;
     work = mkdtempSync(join(tmpdir(), 'triton-client-it-'));
     repository = join(work, 'model_repository');
-    // A snapshot of the source, so later installs compare against exactly what the first one copied.
-    source = join(work, 'source/model_repository');
-    cpSync(tp.modelRepositorySource, source, { recursive: true, filter: (p) => !p.includes('__pycache__') });
-    cpSync(join(tp.modelRepositorySource, '../warmup_requests.json'), join(work, 'source/warmup_requests.json'));
+    source = tp.snapshotRepositorySource(work);
     // The repository as the extension installs it, with the settings this CPU-only machine needs.
     // A long queue delay makes the batching assertion independent of how slow this machine is.
     await installRepository({ source, destination: repository, settings: { ...cpuSettings(), queueDelayMs: 300 } });

@@ -71,6 +71,17 @@ export function prepareTestRepository(dest, overrides = {}, source = modelReposi
 }
 
 /**
+ * A snapshot of the packaged repository source and its warmup requests under `work/source`, so that later installs
+ * compare against exactly what the first one copied; returns the snapshot's model_repository folder.
+ */
+export function snapshotRepositorySource(work) {
+  const source = join(work, 'source/model_repository');
+  cpSync(modelRepositorySource, source, { recursive: true, filter: (p) => !p.includes('__pycache__') });
+  cpSync(join(modelRepositorySource, '../warmup_requests.json'), join(work, 'source/warmup_requests.json'));
+  return source;
+}
+
+/**
  * `count` different free loopback ports, held open together while they are chosen: asking for one free port
  * several times in a row can return the same port twice, and tritonserver then refuses to start.
  */
