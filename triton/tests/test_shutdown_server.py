@@ -43,3 +43,25 @@ def test_unload_while_answers_stream_then_load_again_answers_and_the_stub_never_
     log = server.log()
     assert log.count("chatglm3: finalized") == 2
     assert "Fatal Python error" not in log and "Signal (11)" not in log, log[-3000:]
+
+
+def test_server_exit_with_answers_streaming_ends_them_and_the_stub_cleanly(tmp_path):
+    """SIGTERM while 2 answers stream: Triton 2.51 waits for its HTTP connections first, with the model still ready,
+    so the answers run to their end; then finalize(), exit status 0 and no stub crash."""
+    server = TritonServer(workdir=tmp_path, env=PACED)
+    try:
+        server.start()
+        server.load()
+        streams = [OpenStream(server, body(f"exit with me {i}", 200)) for i in range(2)]
+        for s in streams:
+            assert s.next_event() is not None
+        process, server.process = server.process, None
+        os.killpg(process.pid, signal.SIGTERM)
+        finals = [s.rest()[-1] for s in streams]
+        assert process.wait(60) == 0
+    finally:
+        server.stop()
+    assert [f.get("completion_tokens") for f in finals] == [200, 200], finals
+    log = server.log()
+    assert "Signal (15) received" in log and log.count("chatglm3: finalized") == 1
+    assert "Fatal Python error" not in log and "Signal (11)" not in log, log[-3000:]
