@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 import faulthandler
 import json
-import sys
 from typing import Dict, Optional
 
 import triton_python_backend_utils as pb_utils
@@ -41,7 +40,10 @@ class TritonPythonModel:
     def initialize(self, args: Dict[str, str]) -> None:
         # A crash of the stub process (a segfault in its C++ side) then leaves "Fatal Python error" and the Python
         # stacks in the server log (the stub's stderr), where tests and users look, instead of a silent exit.
-        faulthandler.enable(sys.stderr)
+        try:
+            faulthandler.enable()
+        except (AttributeError, ValueError, OSError):  # no usable stderr: run without it rather than fail the load
+            pass
         config = json.loads(args["model_config"])
         params = {k: v.get("string_value", "") for k, v in config.get("parameters", {}).items()}
         self.decoupled = bool(pb_utils.using_decoupled_model_transaction_policy(config))
