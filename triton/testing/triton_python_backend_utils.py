@@ -7,7 +7,7 @@ InferenceResponse, response sender, TritonError, Logger, MetricFamily). This fil
 call signatures as far as model.py uses them, with the same checks that matter (numpy unicode arrays are
 rejected, a closed response sender refuses to send, FINAL is a flag), plus test hooks that the real module
 does not have: `InferenceRequest.cancel()`, `InferenceResponseSender.responses`, `Logger.records`,
-`MetricFamily.registry`, `set_model_ready()`.
+`MetricFamily.registry`, `set_model_ready()`, `stub_phase()`.
 
 The Triton stub does not read PYTHONPATH (see triton/README.md), so this file never shadows the real module.
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import struct
 import threading
+import weakref
 from typing import Dict, List, Optional
 
 import numpy as np
@@ -234,20 +235,27 @@ class Logger:
 
 
 class Metric:
-    """Like Triton (prometheus-cpp underneath), metrics with the same family name and labels share one value."""
+    """Like Triton (prometheus-cpp underneath), metrics with the same family name and labels share one value.
+
+    Like the real stub, a metric must neither be written nor freed once the stub began to finalize (test hooks
+    `stub_phase`, `MetricFamily.late_writes`, `MetricFamily.live`): the real stub's Metric destructor calls into
+    the stub, and at its teardown that is a segfault (chatglm/serving/metrics.py, Metrics.close)."""
 
     def __init__(self, family: "MetricFamily", labels: Dict[str, str]):
-        self._family = family
+        self._kind = family.kind  # not the family itself: the family holds its metrics, as Triton's does
         self._key = (family.name, tuple(sorted((labels or {}).items())))
         MetricFamily.values.setdefault(self._key, 0.0)
+        MetricFamily.live.add(self)
 
     def increment(self, value: float) -> None:
-        if self._family.kind == MetricFamily.COUNTER and value < 0:
+        _count_late_write()
+        if self._kind == MetricFamily.COUNTER and value < 0:
             raise TritonModelException("Counter metrics cannot be decremented")
         MetricFamily.values[self._key] += value
 
     def set(self, value: float) -> None:
-        if self._family.kind != MetricFamily.GAUGE:
+        _count_late_write()
+        if self._kind != MetricFamily.GAUGE:
             raise TritonModelException("Only gauge metrics can be set")
         MetricFamily.values[self._key] = value
 
@@ -259,8 +267,10 @@ class MetricFamily:
     COUNTER = 0
     GAUGE = 1
     HISTOGRAM = 2
-    registry: Dict[str, "MetricFamily"] = {}  # name → latest family, test hook
+    registry: "weakref.WeakValueDictionary[str, MetricFamily]" = weakref.WeakValueDictionary()  # name → live family
     values: Dict[tuple, float] = {}  # (name, labels) → value, test hook
+    live: "weakref.WeakSet[Metric]" = weakref.WeakSet()  # metrics not yet freed, test hook
+    late_writes = 0  # writes made while the stub finalizes or after (stub_phase), test hook
 
     def __init__(self, name: str, description: str, kind: int):
         if kind not in (self.COUNTER, self.GAUGE, self.HISTOGRAM):
@@ -281,6 +291,21 @@ class MetricFamily:
         metric = Metric(self, labels or {})
         self.metrics.append(metric)
         return metric
+
+
+_phase = "running"  # test hook: stub_phase
+
+
+def stub_phase(phase: str) -> None:
+    """Test hook: "running", "finalizing" (the stub called finalize()) or "torn_down" (finalize() returned)."""
+    global _phase
+    assert phase in ("running", "finalizing", "torn_down"), phase
+    _phase = phase
+
+
+def _count_late_write() -> None:
+    if _phase != "running":
+        MetricFamily.late_writes += 1
 
 
 # ------------------------------------------------------------------ BLS model control (injected by the real stub)

@@ -32,7 +32,7 @@ def load_instance(name: str, kind: str, device_id: str, placed: list):
 
 def series_labels(model, metric_name: str):
     """The label sets of one instance's series of a family (the stand-in keys each series by name and labels)."""
-    metric = getattr(model.metrics, next(a for a, (n, _, _) in FAMILIES.items() if n == metric_name))
+    metric = model.metrics._series[next(a for a, (n, _, _) in FAMILIES.items() if n == metric_name)]  # the stand-in's
     name, labels = metric._key
     assert name == metric_name
     return [dict(labels)]

@@ -14,6 +14,7 @@ triton/README.md.
 from __future__ import annotations
 
 import dataclasses
+import faulthandler
 import json
 from typing import Dict, Optional
 
@@ -37,6 +38,12 @@ from chatglm.serving.request import RequestError, parse_request, plan_prompt
 
 class TritonPythonModel:
     def initialize(self, args: Dict[str, str]) -> None:
+        # A crash of the stub process (a segfault in its C++ side) then leaves "Fatal Python error" and the Python
+        # stacks in the server log (the stub's stderr), where tests and users look, instead of a silent exit.
+        try:
+            faulthandler.enable()
+        except (AttributeError, ValueError, OSError):  # no usable stderr: run without it rather than fail the load
+            pass
         config = json.loads(args["model_config"])
         params = {k: v.get("string_value", "") for k, v in config.get("parameters", {}).items()}
         self.decoupled = bool(pb_utils.using_decoupled_model_transaction_policy(config))
@@ -65,16 +72,22 @@ class TritonPythonModel:
         self.max_context: Optional[int] = self.engine.max_context if step_engine else None
         self.metrics = Metrics(args.get("model_name", "chatglm3-6b"), args.get("model_version", "1"),
                                args.get("model_instance_name", "0"), device)
-        self.metrics.describe_weights(getattr(self.engine, "quantization", "none"),
-                                      str(getattr(self.engine, "dtype", params.get("dtype", "float16"))).replace("torch.", ""))
-        self.readiness = readiness_probe(args, config) if self.continuous else None
-        if self.continuous:
-            self.scheduler = ContinuousScheduler(self.engine, SchedulerLimits(
-                options.max_active_rows, options.max_waiting, options.prefill_token_budget, options.stream_interval_s,
-                options.prefill_stall_target,
-            ), self.metrics, ready_probe=self.readiness)
-        else:
-            self.scheduler = PerExecuteScheduler(self.engine, self.metrics, options.stream_interval_s)
+        try:
+            self.metrics.describe_weights(getattr(self.engine, "quantization", "none"), str(getattr(
+                self.engine, "dtype", params.get("dtype", "float16"))).replace("torch.", ""))
+            self.readiness = readiness_probe(args, config) if self.continuous else None
+            if self.continuous:
+                self.scheduler = ContinuousScheduler(self.engine, SchedulerLimits(
+                    options.max_active_rows, options.max_waiting, options.prefill_token_budget,
+                    options.stream_interval_s, options.prefill_stall_target,
+                ), self.metrics, ready_probe=self.readiness)
+            else:
+                self.scheduler = PerExecuteScheduler(self.engine, self.metrics, options.stream_interval_s)
+        except BaseException:
+            # The stub skips finalize() after a failed initialize(): the metrics must be freed here (Metrics.close).
+            self.metrics.close()
+            self.engine.close()
+            raise
         log.info(
             f"engine {options.engine} on {device}, scheduler {scheduler}, decoupled={self.decoupled}, "
             f"max_active_rows={options.max_active_rows}, max_waiting={options.max_waiting}, "
@@ -140,6 +153,12 @@ class TritonPythonModel:
             channel.send_final(error_response(message, code))
 
     def finalize(self) -> None:
+        """Unload or server exit. Nothing of ours may call into the stub once this returns (the stub then tears
+        itself down): the metrics close first (no write from here on, their objects freed now: Metrics.close),
+        then the scheduler stops its threads, joins them and ends the open requests."""
+        metrics = getattr(self, "metrics", None)
+        if metrics is not None:
+            metrics.close()
         scheduler = getattr(self, "scheduler", None)
         if scheduler is not None:
             scheduler.close()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict
-from typing import Dict, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import triton_python_backend_utils as pb_utils
 
@@ -45,26 +45,69 @@ class Metrics:
         self._labels = labels
         # MetricFamily is injected by the stub at run time (it is absent while Triton auto-completes the config).
         kinds = {COUNTER: pb_utils.MetricFamily.COUNTER, GAUGE: pb_utils.MetricFamily.GAUGE}
-        self._families = []
+        # Every write goes through `operate` (the one guard), and only this object holds the stub's objects.
+        self._lock = threading.Lock()
+        self._closed = False
+        self._families: List[Any] = []
+        self._series: Dict[str, Any] = {}
         for attribute, (name, description, kind) in FAMILIES.items():
             family = pb_utils.MetricFamily(name, description, kinds[kind])
             self._families.append(family)
-            setattr(self, attribute, family.Metric(labels=labels))
+            self._series[attribute] = family.Metric(labels=labels)
+            setattr(self, attribute, Series(self, attribute))
 
     def describe_weights(self, quantization: str, dtype: str) -> None:
         """An info metric (value 1) whose labels say how the weights run, for Server Status and `triton-chatglm stats`."""
         family = pb_utils.MetricFamily(WEIGHTS_INFO[0], WEIGHTS_INFO[1], pb_utils.MetricFamily.GAUGE)
         self._families.append(family)
-        self.weights_info = family.Metric(labels={**self._labels, "quantization": quantization, "dtype": dtype})
+        self._series["weights_info"] = family.Metric(labels={**self._labels, "quantization": quantization, "dtype": dtype})
+        self.weights_info = Series(self, "weights_info")
         self.weights_info.set(1)
 
     def apply(self, counts: Dict[str, float], gauges: Dict[str, float]) -> None:
         """Counter increments and gauge values by attribute name (each one an IPC round trip to the server)."""
         for attribute, value in counts.items():
             if value:
-                getattr(self, attribute).increment(value)
+                self.operate(attribute, "increment", value)
         for attribute, value in gauges.items():
-            getattr(self, attribute).set(value)
+            self.operate(attribute, "set", value)
+
+    def close(self) -> None:
+        """finalize() calls this first: no write after it (one in flight ends first), and the stub's Metric and
+        MetricFamily objects are freed now, while the stub can still tell the server; then the series leave
+        /metrics. Freed at the stub's own teardown instead, they crash it (Python backend 24.10: the destructor
+        asks for the stub instance, already gone, gets a new one without shared memory and dereferences it:
+        SIGSEGV in Metric::SaveToSharedMemory) and the series stay on /metrics."""
+        with self._lock:
+            self._closed = True
+            series, families = self._series, self._families
+            self._series, self._families = {}, []
+        series.clear()  # the metrics before their families, as the stub's MetricFamily clears its own on delete
+        families.clear()
+
+    def operate(self, attribute: str, operation: str, *value: float) -> Optional[float]:
+        """`operation` (increment, set, value) on one metric, unless closed (then None): each is an IPC call."""
+        with self._lock:
+            if self._closed:
+                return None
+            return getattr(self._series[attribute], operation)(*value)
+
+
+class Series:
+    """One metric of the instance (`.increment` / `.set` / `.value`, as pb_utils' Metric), through Metrics.operate."""
+
+    def __init__(self, owner: Metrics, attribute: str):
+        self._owner = owner
+        self._attribute = attribute
+
+    def increment(self, value: float) -> None:
+        self._owner.operate(self._attribute, "increment", value)
+
+    def set(self, value: float) -> None:
+        self._owner.operate(self._attribute, "set", value)
+
+    def value(self) -> Optional[float]:
+        return self._owner.operate(self._attribute, "value")
 
 
 class MetricsBuffer:

@@ -31,6 +31,7 @@ class Responder:
         self._probe_interval = probe_interval
         self._next_probe = 0.0
         self.unloading = False
+        self._abandoned = False  # set when close() gave up waiting: the thread then stops at its next job
         self._jobs: "queue.SimpleQueue" = queue.SimpleQueue()
         self._poll_done = threading.Event()
         self._poll_started: Optional[int] = None  # the iteration whose check is in flight
@@ -69,15 +70,22 @@ class Responder:
         return found
 
     def close(self, timeout: float) -> bool:
-        """Sends what is queued, then stops; False if the thread did not stop in time."""
+        """Sends what is queued (without asking Triton about readiness any more: finalize has begun, and at
+        server exit the question breaks the stub, see readiness.py), then stops; False if the thread did not stop
+        in time, and then it drops whatever it would still do: nothing may call into the stub once finalize()
+        returned."""
+        self._ready_probe = None
         self._jobs.put(None)
         self._thread.join(timeout)
-        return not self._thread.is_alive()
+        if self._thread.is_alive():
+            self._abandoned = True
+            return False
+        return True
 
     def _run(self) -> None:
         while True:
             job = self._jobs.get()
-            if job is None:
+            if job is None or self._abandoned:
                 return
             if job[0] == "call":
                 try:
