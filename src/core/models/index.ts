@@ -1,3 +1,4 @@
 export * from './catalog';
 export * from './choice';
 export * from './modelChoices';
+export * from './checkpointModel';
