@@ -1608,12 +1608,14 @@ async function downloadJourney(extensionsDir) {
     const dialog = wb.page.locator('.monaco-dialog-box');
     await dialog.waitFor({ timeout: 30_000 });
     const asked = ((await dialog.textContent()) ?? '').replace(/\s+/g, ' ');
-    for (const part of ['Download ChatGLM3-6B', `Into: ${cache}`, 'Free there:', hub.endpoint, 'THUDM/chatglm3-6b at main', 'a newer snapshot than the one tested']) {
+    // The licence too: its name, URL and key terms, accepted here once for this model (commercial use after registration).
+    for (const part of ['Download ChatGLM3-6B', `Into: ${cache}`, 'Free there:', hub.endpoint, 'THUDM/chatglm3-6b at main', 'a newer snapshot than the one tested',
+      'Licence: ChatGLM3-6B Model License (https://huggingface.co/THUDM/chatglm3-6b/blob/main/MODEL_LICENSE)', 'Free for academic research.', 'accepting this licence']) {
       if (!asked.includes(part)) throw new Error(`the confirmation does not say "${part}": ${asked}`);
     }
     if (hub.stats.bytes !== 0) throw new Error(`${hub.stats.bytes} bytes fetched before the confirmation`);
     await shot('download-confirm.png');
-    await dialog.locator('.monaco-button', { hasText: /^Download$/ }).click();
+    await dialog.locator('.monaco-button', { hasText: /^Accept Licence and Download$/ }).click();
     const progress = await wb.waitForNotification(/Downloading ChatGLM3-6B/, { timeout: 30_000 });
     const status = await wb.waitForStatus(/ChatGLM: downloading \d+ %/, { timeout: 30_000 });
     await waitForRow(chat, 'weights', 'pending', { timeout: 10_000 });

@@ -2,3 +2,4 @@ export * from './catalog';
 export * from './choice';
 export * from './modelChoices';
 export * from './checkpointModel';
+export * from './licenseGate';

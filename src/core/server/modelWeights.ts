@@ -48,3 +48,21 @@ export async function resolveModelWeights(model: CatalogModel, weightsPath: stri
 export function effectiveWeightsPath(resolved: ModelWeights, weightsPath: string): string {
   return resolved.source === 'none' ? weightsPath : resolved.path;
 }
+
+/**
+ * Whether a downloaded (or found) snapshot of `model` is written into `weightsPath`: yes when the setting is empty,
+ * unusable or holds that model already; no when it holds another catalog model's checkpoint, which keeps serving
+ * that model (the snapshot is found in the cache without the setting).
+ */
+export async function replacesWeightsSetting(weightsPath: string, model: Pick<CatalogModel, 'id'>): Promise<boolean> {
+  const path = weightsPath.trim();
+  if (!path) return true;
+  let config: unknown;
+  try {
+    config = JSON.parse(await readFile(join(path, 'config.json'), 'utf8'));
+  } catch {
+    return true;
+  }
+  const identity = identifyCheckpoint(config);
+  return identity.kind === 'unknown' || checkpointServes(identity, model);
+}
