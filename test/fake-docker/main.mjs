@@ -302,7 +302,9 @@ async function containerLaunch(dir, id, command, publish, volumes, env) {
   const mirror = repoMount ? {
     source: join(repoMount.source, repoInContainer.slice(repoMount.target.length)),
     dest: models,
-    patch: {},
+    // Test knob: another test engine than the tiny one (e.g. checkpoint_engine:CheckpointEngine, which runs the
+    // mounted checkpoint: the GLM-4 journey's glm4-tiny).
+    patch: process.env.FAKE_DOCKER_ENGINE ? { engine: process.env.FAKE_DOCKER_ENGINE } : {},
     volumes: volumes.filter((v) => v.target.startsWith('/weights')),
   } : undefined;
   const hostPortFor = async (containerPort) => publish.find((p) => p.containerPort === containerPort)?.hostPort ?? await freePort();
