@@ -4,7 +4,7 @@
 // repository and the tiny engine. Journeys 1-7 share one window (as a user's session would); the failure and
 // Chinese journeys get fresh ones; the extension-host mocha suite runs last through @vscode/test-electron's runTests
 // with code-server standing in for the VS Code executable. Results: console + JUnit XML (--junit=<file>).
-// Options: --only=main|failures|zh|setup|untrusted|edit|theme|context|download|lm|complete|extension-host runs one group; see README.md for the environment knobs.
+// Options: --only=main|failures|zh|setup|untrusted|edit|theme|context|download|lm|complete|glm4|extension-host runs one group; see README.md for the environment knobs.
 // --only=docker (the real Docker Engine; only when named) is run by test/docker/run-stage.mjs, which starts the daemon.
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -18,6 +18,7 @@ import { installStubLanguagePack } from './language-pack.mjs';
 import { modelPickerJourney } from './modelPicker.mjs';
 import { realDockerJourneys } from './realDocker.mjs';
 import { completionJourney } from './completion.mjs';
+import { glm4Journey } from './glm4.mjs';
 import { runExtensionHostSuite } from './extension-host.mjs';
 import { pictureQuestions, scriptedAnswers } from './scripted-answers.mjs';
 
@@ -1936,7 +1937,7 @@ async function main() {
   const want = (...keys) => !only || keys.some((k) => parts.some((p) => p === k || p.startsWith(k)));
   // The real-docker group needs the docker stage's daemon and image: run only when named.
   const realDocker = parts.includes('docker');
-  const ui = realDocker || want('1', '2', '3', '4', '5', '6', '7', 'main', '8', 'failures', '9', 'zh', '10', 'setup', 'untrusted', 'edit', 'theme', 'context', 'download', 'lm', 'complete');
+  const ui = realDocker || want('1', '2', '3', '4', '5', '6', '7', 'main', '8', 'failures', '9', 'zh', '10', 'setup', 'untrusted', 'edit', 'theme', 'context', 'download', 'lm', 'complete', 'glm4');
   const desktopSuite = want('extension-host') && process.env.E2E_VSCODE;
   if (ui || !desktopSuite) codeServerBin(); // fails early with the install hint
   let vsix, extensionsDir;
@@ -1963,6 +1964,7 @@ async function main() {
     });
   }
   if (want('complete')) await completionJourney(extensionsDir, { journey, windowConfig, windowEnv, title, docScreenshot, workspace });
+  if (want('glm4')) await glm4Journey(extensionsDir, { journey, windowConfig, windowEnv, openChat, ask, watchAnswer, waitForRow, clickSetup, runningContainers, root, workspace });
   if (want('extension-host')) {
     const cfg = await windowConfig('exthost');
     const r = await runExtensionHostSuite({ cfg, env: windowEnv(cfg), folder: workspace, dir: join(root, 'exthost') });
