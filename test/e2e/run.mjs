@@ -1627,7 +1627,9 @@ async function downloadJourney(extensionsDir) {
     if (!ok.text.includes(snapshot) || !/a newer snapshot than the one tested/.test(ok.text)) throw new Error(`weights row: ${ok.text}`);
     const machine = JSON.parse(readFileSync(join(server.userDataDir, 'Machine/settings.json'), 'utf8'));
     if (machine['tritonChatglm.weightsPath'] !== snapshot) throw new Error(`remote settings have weightsPath ${machine['tritonChatglm.weightsPath']}`);
-    const selected = hub.files.filter((f) => !['README.md', '.gitattributes', 'images/logo.png'].includes(f.path));
+    // Never the repository's Python files (its remote code), nor README, .gitattributes and sub-folders.
+    const selected = hub.files.filter((f) => !['README.md', '.gitattributes', 'images/logo.png'].includes(f.path) && !f.path.endsWith('.py'));
+    if (existsSync(join(snapshot, 'tokenization_chatglm.py'))) throw new Error('the remote code was downloaded');
     const total = selected.reduce((n, f) => n + f.size, 0);
     if (hub.stats.bytes !== total) throw new Error(`the Hub served ${hub.stats.bytes} bytes for ${total}`);
     if (!existsSync(join(snapshot, '~triton-chatglm-download.json'))) throw new Error('no manifest');
