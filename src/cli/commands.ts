@@ -63,7 +63,8 @@ function requireManaged(cfg: CliConfig): void {
  * the Hugging Face cache (the extension's rule). Neither and no --weights: a usage error naming the model.
  */
 async function requireWeights(cfg: CliConfig, io: CliIo): Promise<SessionSettings> {
-  const settings = await withModelWeights(sessionSettingsFromCli(cfg, io), hubCacheCandidates(process.env));
+  // The cache `download` uses (--dir, else the Hub's own) first, then the usual places.
+  const settings = await withModelWeights(sessionSettingsFromCli(cfg, io), hubCacheCandidates(process.env, undefined, [cfg.downloadDir]));
   if (!settings.server.weightsPath) {
     const model = chosenModel(cfg.model);
     throw new UsageError(`"${cfg.command}" needs the weights of ${model.displayName}: none are in the Hugging Face cache. Run \`triton-chatglm download --model ${model.id}\`, or pass --weights DIR (or TRITON_CHATGLM_WEIGHTS).`);

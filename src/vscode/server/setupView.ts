@@ -43,7 +43,7 @@ export function checkLabel(id: PreflightCheckId): string {
     case 'daemon': return vscode.l10n.t('Docker daemon');
     case 'nvidia-runtime': return vscode.l10n.t('NVIDIA Container Toolkit');
     case 'image': return vscode.l10n.t('Serving image');
-    case 'weights': return vscode.l10n.t('ChatGLM3-6B weights');
+    case 'weights': return vscode.l10n.t('{0} weights', chosenModelNow().displayName);
     case 'ports': return vscode.l10n.t('Ports');
     case 'gpu-memory': return vscode.l10n.t('GPU memory');
   }
@@ -81,7 +81,7 @@ function busyText(state: LifecycleState): string {
 function itemDetail(item: SetupItem): string | undefined {
   switch (item.level) {
     case 'pending':
-      if (item.id === 'weights' && item.fixes.includes('cancelDownload')) return vscode.l10n.t('Downloading ChatGLM3-6B… (the notification shows the progress)');
+      if (item.id === 'weights' && item.fixes.includes('cancelDownload')) return vscode.l10n.t('Downloading {0}… (the notification shows the progress)', chosenModelNow().displayName);
       return item.id === 'image' && item.fixes.includes('cancelBuild') ? vscode.l10n.t('Building the serving image…') : vscode.l10n.t('Checking…');
     case 'ok': return okText(item.id, item.facts ?? {});
     case 'blocked': return item.blockedBy === 'docker' ? vscode.l10n.t('Checked once Docker is installed.') : vscode.l10n.t('Checked once the Docker daemon answers.');
