@@ -44,7 +44,7 @@ export function presentError(error: unknown): ErrorPresentation {
       case 'weights-invalid':
         return { code: error.code, message: vscode.l10n.t('The weights directory does not look like a {0} checkpoint.', chosenModelNow().displayName), fix: vscode.l10n.t('Download it (Download Weights), or choose the folder that contains its config.json, tokenizer and weight files (Choose Weights Folder…).'), actions: ['downloadWeights', 'chooseWeights'] };
       case 'gpu-memory-low':
-        return { code: error.code, message: vscode.l10n.t('The GPU may not have enough free memory for ChatGLM3-6B (about 13 GB).'), fix: vscode.l10n.t('Close the programs that use the GPU, or choose another GPU in the settings.'), actions: ['openSettings'] };
+        return { code: error.code, message: vscode.l10n.t('The GPU may not have enough free memory for {0}.', chosenModelNow().displayName), fix: vscode.l10n.t('Close the programs that use the GPU, or choose another GPU in the settings.'), actions: ['openSettings'] };
       case 'settings-invalid':
         return { code: error.code, message: vscode.l10n.t('A server setting is invalid: {0}', error.message), fix: vscode.l10n.t('Correct it in the settings.'), actions: ['openSettings'] };
       case 'ulimit-denied':

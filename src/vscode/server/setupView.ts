@@ -124,8 +124,8 @@ function gpuPlanText(g: GpuMemory, v: GpuPlanVerdict): string {
   if (v.kind === 'runs') {
     const p = v.plan;
     return p.quantization === 'int8'
-      ? vscode.l10n.t('{0}: ChatGLM3 runs with int8 weights (about {1} GB) and {2} rows × {3} tokens.', head, gb(p.weights), p.rows, p.context)
-      : vscode.l10n.t('{0}: ChatGLM3 runs with float16 weights (about {1} GB) and {2} rows × {3} tokens.', head, gb(p.weights), p.rows, p.context);
+      ? vscode.l10n.t('{0}: {1} runs with int8 weights (about {2} GB) and {3} rows × {4} tokens.', head, chosenModelNow().displayName, gb(p.weights), p.rows, p.context)
+      : vscode.l10n.t('{0}: {1} runs with float16 weights (about {2} GB) and {3} rows × {4} tokens.', head, chosenModelNow().displayName, gb(p.weights), p.rows, p.context);
   }
   const n = v.needed;
   const short = n.quantization === 'int8'
@@ -158,7 +158,7 @@ function problemText(item: SetupItem): string | undefined {
   if (error.code === 'gpu-memory-low') {
     const gpus = gpuText(item.facts ?? {});
     if (item.facts?.gpuPlans?.length && gpus) return gpus;
-    return `${gpus ? `${gpus} ` : ''}${vscode.l10n.t('ChatGLM3-6B needs about {0} GB per copy; loading may fail.', gib(item.facts?.requiredMiB ?? 0))}`;
+    return `${gpus ? `${gpus} ` : ''}${vscode.l10n.t('{0} needs about {1} GB per copy; loading may fail.', chosenModelNow().displayName, gib(item.facts?.requiredMiB ?? 0))}`;
   }
   return errorText(presentError(error));
 }
