@@ -8,6 +8,7 @@
 // checks and their last report are in setupChecks.ts. Every state the policy reaches goes through the lifecycle
 // state machine; the front ends show it and word it.
 import { modelEntryName } from '../models/choice';
+import { abortError } from '../util/abort';
 import type { PreflightReport, ServerHandle } from '../server';
 import { canInfer, MODEL_FAILED_CODE } from '../state/lifecycle';
 import { SessionConnection, type AttachResult, type ServerReport } from './connection';
@@ -167,6 +168,7 @@ export class ServerSession<C extends SessionClient> {
     const handle = await this.cancellable('start', async (report, signal) => {
       report.step('preparing-repository');
       const settings = await this.withWeights(configured);
+      if (signal.aborted) throw abortError(); // stopped while the weights were looked for
       await this.install(settings);
       this.connection.warnIfExposed(settings.server.bindAddress, 'will be');
       // Configured settings: the preflight names what is missing (a weights folder not chosen yet); the
@@ -271,6 +273,7 @@ export class ServerSession<C extends SessionClient> {
     if (!this.state.dispatch({ type: 'loadRequested' })) return false;
     const loaded = await this.cancellable('load', async (report, signal) => {
       const settings = await this.withWeights(this.deps.settings());
+      if (signal.aborted) throw abortError(); // unloaded while the weights were looked for
       let unloadFirst = faulted || (wasReady && options.fresh === true);
       if (settings.mode === 'managed') {
         report.step('writing-config');

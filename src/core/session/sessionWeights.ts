@@ -8,7 +8,8 @@ import type { SessionSettings } from './sessionSettings';
 
 export async function withModelWeights(settings: SessionSettings, cacheDirs: readonly string[]): Promise<SessionSettings> {
   const model = catalogModel(settings.server.model);
-  if (settings.mode !== 'managed' || !model) return settings;
+  // No cache to look in: only the setting counts, which is what is configured already.
+  if (settings.mode !== 'managed' || !model || cacheDirs.length === 0) return settings;
   const configured = settings.server.weightsPath;
   const path = effectiveWeightsPath(await resolveModelWeights(model, configured, cacheDirs), configured);
   if (path === configured) return settings;
