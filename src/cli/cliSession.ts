@@ -6,6 +6,7 @@ import { parseSettings } from '../core/settings/settingsParser';
 import type { ExtensionSettings } from '../core/settings/settingsSchema';
 import { LifecycleMachine } from '../core/state/lifecycle';
 import type { TritonClient } from '../core/triton';
+import { hubCacheCandidates } from '../core/weights/hubCache';
 import type { CliConfig } from './options';
 
 export interface CliIo {
@@ -94,6 +95,8 @@ export function openSession(cfg: CliConfig, io: CliIo): CliSession {
   const timeoutMs = cfg.timeoutS !== undefined ? cfg.timeoutS * 1000 : undefined;
   const session: CliSession['session'] = new ServerSession({
     ...productionParts(log, timeoutMs !== undefined ? { livenessTimeoutMs: timeoutMs } : {}),
+    // The chosen model's snapshot: in the cache `download` uses (--dir) first, then the usual places.
+    weightsCaches: () => hubCacheCandidates(process.env, undefined, [cfg.downloadDir]),
     state,
     settings: () => settings,
     ui: terminalUi(io, (): string => session.modelName),

@@ -8,9 +8,10 @@ import { failureCause } from '../core/chat/failureCause';
 import type { ChatMessage, ChatRequest } from '../core/chat/messages';
 import { DEFAULT_OPENAI_HOST, DEFAULT_OPENAI_PORT, isLoopbackHost, modelSamplingDefaults, startOpenAiServer } from '../core/openai';
 import { DEFAULT_MODEL_SETTINGS } from '../core/repository';
-import { modelTitle as named } from '../core/models/choice';
+import { chosenModel, modelTitle as named } from '../core/models/choice';
 import { logsArgs, resolveSettings, ServerError, type PreflightCheck } from '../core/server';
-import { containerManager, type ModelReport } from '../core/session';
+import { containerManager, withModelWeights, type ModelReport, type SessionSettings } from '../core/session';
+import { hubCacheCandidates } from '../core/weights/hubCache';
 import { metricsFigures } from '../core/status/statusModel';
 import type { TritonClient } from '../core/triton';
 import { sleep } from '../core/util/abort';
@@ -57,8 +58,18 @@ function requireManaged(cfg: CliConfig): void {
   if (cfg.url) throw new UsageError(`"${cfg.command}" manages the local container; it cannot be used with --url.`);
 }
 
-function requireWeights(cfg: CliConfig): void {
-  if (!cfg.weightsPath) throw new UsageError(`"${cfg.command}" needs the ChatGLM3-6B weights: --weights DIR (or TRITON_CHATGLM_WEIGHTS).`);
+/**
+ * The session's settings with the chosen model's weights: --weights when it holds that model, else its snapshot in
+ * the Hugging Face cache (the extension's rule). Neither and no --weights: a usage error naming the model.
+ */
+async function requireWeights(cfg: CliConfig, io: CliIo): Promise<SessionSettings> {
+  // The cache `download` uses (--dir, else the Hub's own) first, then the usual places.
+  const settings = await withModelWeights(sessionSettingsFromCli(cfg, io), hubCacheCandidates(process.env, undefined, [cfg.downloadDir]));
+  if (!settings.server.weightsPath) {
+    const model = chosenModel(cfg.model);
+    throw new UsageError(`"${cfg.command}" needs the weights of ${model.displayName}: none are in the Hugging Face cache. Run \`triton-chatglm download --model ${model.id}\`, or pass --weights DIR (or TRITON_CHATGLM_WEIGHTS).`);
+  }
+  return settings;
 }
 
 /** Runs `fn` and then lets go of the server (the container keeps running). */
@@ -162,8 +173,7 @@ function checkLine(c: PreflightCheck): string {
 
 async function preflight(cfg: CliConfig, io: CliIo): Promise<number> {
   requireManaged(cfg);
-  requireWeights(cfg);
-  const m = containerManager(resolveSettings(sessionSettingsFromCli(cfg, io).server), terminalLog(cfg, io));
+  const m = containerManager(resolveSettings((await requireWeights(cfg, io)).server), terminalLog(cfg, io));
   try {
     const report = await m.preflight({ signal: io.signal });
     if (cfg.json) io.out(`${JSON.stringify({ ok: report.ok, checks: report.checks.map((c) => ({ id: c.id, level: c.level, code: c.error?.code, message: c.error?.message, fix: c.error?.fix, blockedBy: c.blockedBy, note: c.note })) })}\n`);
@@ -194,7 +204,7 @@ async function runBuild(io: CliIo, { session, settings }: CliSession): Promise<v
 
 async function start(cfg: CliConfig, io: CliIo, restart: boolean): Promise<number> {
   requireManaged(cfg);
-  requireWeights(cfg);
+  await requireWeights(cfg, io);
   return using(openSession(cfg, io), async (cli) => {
     if (cfg.buildImage) {
       const m = containerManager(resolveSettings(cli.settings.server), cli.log);

@@ -1,10 +1,14 @@
-// `triton-chatglm download`: the core's weights download with the terminal as its face — a progress bar redrawn on
-// stderr when it is a terminal, one line per file otherwise, or one JSON event a line on stdout with --json. The
-// weights folder is printed last on stdout (pass it as --weights). Ctrl+C keeps what was received.
+// `triton-chatglm download [--model ID]`: the core's weights download of the chosen model with the terminal as its
+// face — its licence first (and --accept-license once for a licence that limits commercial use), then a progress
+// bar redrawn on stderr when it is a terminal, one line per file otherwise, or one JSON event a line on stdout with
+// --json. The weights folder is printed last on stdout. Ctrl+C keeps what was received.
+import { chosenModel } from '../core/models/choice';
+import { licenseGate, licenseNotice } from '../core/models/licenseGate';
 import { escapeForMessage } from '../core/text/escapeForMessage';
 import { downloadWeights, formatBytes, type DownloadEvent } from '../core/weights';
 import type { CliIo } from './cliSession';
-import type { CliConfig } from './options';
+import { licenseAccepted, rememberLicense } from './licenseMemory';
+import { UsageError, type CliConfig } from './options';
 import { EXIT } from './reportError';
 
 const BAR = 24;
@@ -21,7 +25,7 @@ function rate(bytesPerSecond: number | undefined): string {
 }
 
 /** What the user reads for each event (the JSON mode prints the events themselves); `verbose` adds debug lines. */
-export function downloadPrinter(io: CliIo, tty: boolean, verbose = false): (e: DownloadEvent) => void {
+export function downloadPrinter(io: CliIo, tty: boolean, verbose = false, title = 'ChatGLM3-6B'): (e: DownloadEvent) => void {
   let current = '';
   let barShown = false;
   const clearBar = () => {
@@ -32,7 +36,7 @@ export function downloadPrinter(io: CliIo, tty: boolean, verbose = false): (e: D
     switch (e.type) {
       case 'resolved': {
         const p = e.plan;
-        io.err(`ChatGLM3-6B: ${p.repo} at ${p.revision} (commit ${p.commit.slice(0, 12)}), ${p.files.length} files, ${formatBytes(p.totalBytes)}, ${p.format}\n`);
+        io.err(`${title}: ${p.repo} at ${p.revision} (commit ${p.commit.slice(0, 12)}), ${p.files.length} files, ${formatBytes(p.totalBytes)}, ${p.format}\n`);
         io.err(`into ${p.snapshotDir}\n`);
         if (p.newerThanTested) io.err('note: a newer snapshot than the one tested (it is used all the same)\n');
         if (p.presentBytes > 0) io.err(`resuming: ${formatBytes(p.presentBytes)} of ${formatBytes(p.totalBytes)} already here\n`);
@@ -72,9 +76,17 @@ export function downloadPrinter(io: CliIo, tty: boolean, verbose = false): (e: D
 }
 
 export async function download(cfg: CliConfig, io: CliIo): Promise<number> {
-  const print = cfg.json ? (e: DownloadEvent) => io.out(`${JSON.stringify(e.type === 'resolved' ? { type: e.type, ...e.plan, files: e.plan.files.map((f) => f.path) } : e)}\n`) : downloadPrinter(io, io.tty === true, cfg.verbose);
+  const model = chosenModel(cfg.model);
+  const license = licenseNotice(model, 'en');
+  if (licenseGate(model, cfg.acceptLicense || (await licenseAccepted(cfg.licenseDir, model.id))) === 'ask') {
+    throw new UsageError(`${model.displayName} is under the ${license.name} (${license.url}): ${license.keyTerms} Read it, then run the download again with --accept-license (asked once for this model).`);
+  }
+  if (cfg.acceptLicense) await rememberLicense(cfg.licenseDir, model.id);
+  if (!cfg.json) io.err(`licence: ${license.name} (${license.url})\n`);
+  const print = cfg.json ? (e: DownloadEvent) => io.out(`${JSON.stringify(e.type === 'resolved' ? { type: e.type, ...e.plan, files: e.plan.files.map((f) => f.path) } : e)}\n`) : downloadPrinter(io, io.tty === true, cfg.verbose, model.displayName);
   try {
     const result = await downloadWeights({
+      model,
       cacheDir: cfg.downloadDir,
       ...(cfg.revision ? { revision: cfg.revision } : {}),
       ...(cfg.endpoint ? { endpoint: cfg.endpoint } : {}),
@@ -84,7 +96,7 @@ export async function download(cfg: CliConfig, io: CliIo): Promise<number> {
     });
     if (!cfg.json) {
       io.out(`${result.snapshotDir}\n`);
-      io.err(`start with: triton-chatglm start --weights ${result.snapshotDir}  (or set TRITON_CHATGLM_WEIGHTS)\n`);
+      io.err(`start with: triton-chatglm start --model ${model.id}  (it finds this snapshot in the cache; or pass --weights ${result.snapshotDir})\n`);
     }
     return EXIT.ok;
   } catch (e) {

@@ -97,7 +97,7 @@ export interface CliConfig {
   openaiApiKey?: string;
   /** download: the Hugging Face cache root the snapshot goes into ($HF_HUB_CACHE, $HF_HOME/hub, ~/.cache/huggingface/hub). */
   downloadDir: string;
-  /** download: branch, tag or commit (default main). */
+  /** download: branch, tag or commit (default: the model's catalog revision). */
   revision?: string;
   /** download: the Hub endpoint or a mirror (HF_ENDPOINT). */
   endpoint?: string;
@@ -108,6 +108,10 @@ export interface CliConfig {
   raiseUlimits: boolean;
   preflight: boolean;
   buildImage: boolean;
+  /** download: the model's licence is accepted (asked once per model; remembered in licenseDir). */
+  acceptLicense: boolean;
+  /** Where accepted licences are remembered: $XDG_DATA_HOME/triton-chatglm (or ~/.local/share/triton-chatglm). */
+  licenseDir: string;
   json: boolean;
   verbose: boolean;
   help: boolean;
@@ -126,6 +130,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv, cwd = 
         'no-preflight': { type: 'boolean' },
         'no-ulimits': { type: 'boolean' },
         'build-image': { type: 'boolean' },
+        'accept-license': { type: 'boolean' },
         follow: { type: 'boolean', short: 'f' },
         json: { type: 'boolean' },
         verbose: { type: 'boolean', short: 'v' },
@@ -244,6 +249,8 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv, cwd = 
     raiseUlimits: v['no-ulimits'] !== true,
     preflight: v['no-preflight'] !== true,
     buildImage: v['build-image'] === true,
+    acceptLicense: v['accept-license'] === true,
+    licenseDir: join(dataHome(env), 'triton-chatglm'),
     json: v.json === true,
     verbose: v.verbose === true,
     help,
@@ -251,10 +258,13 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv, cwd = 
   };
 }
 
+function dataHome(env: NodeJS.ProcessEnv): string {
+  return env.XDG_DATA_HOME || join(env.HOME || env.USERPROFILE || '.', '.local', 'share');
+}
+
 /** Where `start` writes the rendered model repository: $XDG_DATA_HOME or ~/.local/share. */
 export function defaultRepositoryPath(env: NodeJS.ProcessEnv): string {
-  const base = env.XDG_DATA_HOME || join(env.HOME || env.USERPROFILE || '.', '.local', 'share');
-  return join(base, 'triton-chatglm', 'model_repository');
+  return join(dataHome(env), 'triton-chatglm', 'model_repository');
 }
 
 export const USAGE = `Usage: triton-chatglm <command> [options]
@@ -277,8 +287,9 @@ Commands:
   logs                   print the container's log (--follow, --tail N)
   serve-openai           an OpenAI-compatible endpoint (/v1/chat/completions, /v1/completions, /v1/models) in
                          front of the running server, until Ctrl+C
-  download               download ChatGLM3-6B (12.5 GB) from the Hugging Face Hub into its cache, resumable and
-                         verified; prints the weights folder to pass as --weights
+  download               download the chosen model (--model; ChatGLM3-6B, 12.5 GB, by default) from the Hugging
+                         Face Hub into its cache, resumable and verified; prints the weights folder (start finds
+                         it there by itself); a licence that limits commercial use needs --accept-license once
   team ...               a team server: N tritonservers behind an nginx proxy with TLS and per-user keys
                          (\`triton-chatglm team --help\`)
 
@@ -307,7 +318,9 @@ Options (environment variable in brackets):
                              (a team server's API key: the TRITON_CHATGLM_KEY environment variable only)
   --dir DIR                  download: the Hugging Face cache to use (default $HF_HUB_CACHE, $HF_HOME/hub or
                              ~/.cache/huggingface/hub)
-  --revision REV             download: branch, tag or commit (default main) [TRITON_CHATGLM_WEIGHTS_REVISION]
+  --revision REV             download: branch, tag or commit (default: the model's catalog revision, a pinned
+                             commit for GLM-4-9B-Chat) [TRITON_CHATGLM_WEIGHTS_REVISION]
+  --accept-license           download: accept the model's licence (its name, terms and URL are printed first)
   --endpoint URL             download: the Hub or a mirror, e.g. https://hf-mirror.com [HF_ENDPOINT]
                              (a token for gated repositories is read from HF_TOKEN)
   --host IP                  serve-openai: address to listen on (default 127.0.0.1; any other needs an API key)

@@ -42,8 +42,8 @@ const CLI_SERVER_FIXES: Partial<Record<ServerErrorCode, string>> = {
   'image-missing': 'Run `triton-chatglm build-image` (or `triton-chatglm start --build-image`), or pass --image of an image you have.',
   'port-allocated': 'Stop the program that uses the port, or pick free ports with --port (gRPC and metrics use the next two).',
   'name-conflict': 'Remove that container (`docker rm -f <name>`) or pick another name with --container.',
-  'weights-missing': 'Pass the ChatGLM3-6B checkpoint directory with --weights (config.json, tokenizer.model, *.safetensors).',
-  'weights-invalid': 'Pass the ChatGLM3-6B checkpoint directory with --weights (config.json, tokenizer.model, *.safetensors).',
+  'weights-missing': 'Run `triton-chatglm download --model ID` for the chosen model (start then finds it in the Hugging Face cache), or pass its checkpoint directory with --weights.',
+  'weights-invalid': 'Pass the chosen model\'s checkpoint directory with --weights (its config.json, tokenizer.model, weight files), or run `triton-chatglm download --model ID`.',
   'container-exited': 'Run `triton-chatglm start` again (a --history file is left as it was); `triton-chatglm logs` shows the last lines.',
   'ulimit-denied': 'Pass --no-ulimits (the server then runs without --ulimit memlock/stack).',
 };

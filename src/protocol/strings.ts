@@ -115,7 +115,7 @@ export const DEFAULT_STRINGS = {
   'setupLevel.unknown': 'Unknown',
   'setupLevel.skipped': 'Skipped',
   'setupLevel.pending': 'In progress',
-  'setupFix.downloadWeights': 'Download ChatGLM3-6B (12.5 GB)',
+  'setupFix.downloadWeights': 'Download Weights',
   'setupFix.cancelDownload': 'Cancel Download',
   'setupFix.chooseWeights': 'Choose Weights Folder…',
   'setupFix.buildImage': 'Build Serving Image',

@@ -7,6 +7,7 @@ import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import * as esbuild from 'esbuild';
+import { catalogConfigJson } from '../support/catalogConfig';
 
 export const projectRoot = resolve(__dirname, '../..');
 export const cliPath = join(projectRoot, 'dist/cli.js');
@@ -103,7 +104,8 @@ export function makeWeights(parent: string, mode = 0o644): string {
   mkdirSync(dir, { recursive: true, mode: 0o755 });
   chmodSync(parent, 0o755);
   const files: Record<string, string> = {
-    'config.json': JSON.stringify({ model_type: 'chatglm', architectures: ['ChatGLMModel'] }),
+    // ChatGLM3-6B's shape: the weights check identifies the model by its config.json.
+    'config.json': JSON.stringify(catalogConfigJson('chatglm3-6b')),
     'tokenizer.model': 'stand-in',
     'model-00001-of-00001.safetensors': 'stand-in',
   };

@@ -6,7 +6,7 @@
 // bar's toggle turns completions off (nothing sent while off) and on again.
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { log, startCodeServer, waitFor, Workbench } from './lib.mjs';
+import { log, startCodeServer, waitFor, Workbench, writeFakeCheckpoint } from './lib.mjs';
 import { completionScript } from './scripted-answers.mjs';
 
 const FILE = 'completion_demo.py';
@@ -17,8 +17,9 @@ export async function completionJourney(extensionsDir, h) {
   const folder = join(dirname(h.workspace), 'completion-workspace');
   mkdirSync(folder, { recursive: true });
   writeFileSync(join(folder, FILE), LINES.join('\n'));
-  // Until the model setting is declared by the model-choice work, VS Code still reads it from settings.json.
-  const cfg = await h.windowConfig('complete', { 'tritonChatglm.model': 'codegeex4-all-9b' });
+  // The weights check wants the chosen model's checkpoint: a stand-in with CodeGeeX4's config.json.
+  const weights = writeFakeCheckpoint(join(dirname(h.workspace), 'weights/codegeex4-all-9b'), 'codegeex4-all-9b');
+  const cfg = await h.windowConfig('complete', { 'tritonChatglm.model': 'codegeex4-all-9b', 'tritonChatglm.weightsPath': weights });
   const server = await startCodeServer({ name: 'complete', extensionsDir, folder, remoteSettings: cfg.settings, env: h.windowEnv(cfg, { TINY_ENGINE_FILL_IN_MIDDLE: '1' }) });
   const prompts = () => (existsSync(cfg.promptLog) ? readFileSync(cfg.promptLog, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).prompt ?? '') : []);
   const cancelled = async () => {

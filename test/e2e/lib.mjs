@@ -10,6 +10,7 @@ import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { freePort } from '../support/triton-process.mjs';
+import { catalogConfigJson } from '../support/catalog-config.mjs';
 
 export { freePort };
 export const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -164,12 +165,12 @@ export function installExtension({ vsix, extensionsDir, userDataDir }) {
 }
 
 /**
- * A directory that passes the extension's checkpoint checks without being a real ChatGLM3 checkpoint (the fake
- * docker serves the tiny engine instead): config.json naming the architecture, a tokenizer and a weights file.
+ * A directory that passes the extension's checkpoint checks without being a real checkpoint (the fake docker serves
+ * the tiny engine instead): the catalog model's config.json (its shape names the model), a tokenizer, a weights file.
  */
-export function writeFakeCheckpoint(dir) {
+export function writeFakeCheckpoint(dir, model = 'chatglm3-6b') {
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'config.json'), JSON.stringify({ model_type: 'chatglm', architectures: ['ChatGLMModel'] }, null, 2));
+  writeFileSync(join(dir, 'config.json'), JSON.stringify(catalogConfigJson(model), null, 2));
   writeFileSync(join(dir, 'tokenizer.model'), 'fake sentencepiece model for end-to-end tests\n');
   writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify({ tokenizer_class: 'ChatGLMTokenizer' }));
   // safetensors layout: 8-byte little-endian header length, JSON header, data.

@@ -4,7 +4,7 @@
 // repository and the tiny engine. Journeys 1-7 share one window (as a user's session would); the failure and
 // Chinese journeys get fresh ones; the extension-host mocha suite runs last through @vscode/test-electron's runTests
 // with code-server standing in for the VS Code executable. Results: console + JUnit XML (--junit=<file>).
-// Options: --only=main|failures|zh|setup|untrusted|edit|theme|context|download|lm|complete|extension-host runs one group; see README.md for the environment knobs.
+// Options: --only=main|failures|zh|setup|untrusted|edit|theme|context|download|lm|complete|glm4|extension-host runs one group; see README.md for the environment knobs.
 // --only=docker (the real Docker Engine; only when named) is run by test/docker/run-stage.mjs, which starts the daemon.
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -18,6 +18,7 @@ import { installStubLanguagePack } from './language-pack.mjs';
 import { modelPickerJourney } from './modelPicker.mjs';
 import { realDockerJourneys } from './realDocker.mjs';
 import { completionJourney } from './completion.mjs';
+import { glm4Journey } from './glm4.mjs';
 import { runExtensionHostSuite } from './extension-host.mjs';
 import { pictureQuestions, scriptedAnswers } from './scripted-answers.mjs';
 
@@ -1608,12 +1609,14 @@ async function downloadJourney(extensionsDir) {
     const dialog = wb.page.locator('.monaco-dialog-box');
     await dialog.waitFor({ timeout: 30_000 });
     const asked = ((await dialog.textContent()) ?? '').replace(/\s+/g, ' ');
-    for (const part of ['Download ChatGLM3-6B', `Into: ${cache}`, 'Free there:', hub.endpoint, 'THUDM/chatglm3-6b at main', 'a newer snapshot than the one tested']) {
+    // The licence too: its name, URL and key terms, accepted here once for this model (commercial use after registration).
+    for (const part of ['Download ChatGLM3-6B', `Into: ${cache}`, 'Free there:', hub.endpoint, 'THUDM/chatglm3-6b at main', 'a newer snapshot than the one tested',
+      'Licence: ChatGLM3-6B Model License (https://huggingface.co/THUDM/chatglm3-6b/blob/main/MODEL_LICENSE)', 'Free for academic research.', 'accepting this licence']) {
       if (!asked.includes(part)) throw new Error(`the confirmation does not say "${part}": ${asked}`);
     }
     if (hub.stats.bytes !== 0) throw new Error(`${hub.stats.bytes} bytes fetched before the confirmation`);
     await shot('download-confirm.png');
-    await dialog.locator('.monaco-button', { hasText: /^Download$/ }).click();
+    await dialog.locator('.monaco-button', { hasText: /^Accept Licence and Download$/ }).click();
     const progress = await wb.waitForNotification(/Downloading ChatGLM3-6B/, { timeout: 30_000 });
     const status = await wb.waitForStatus(/ChatGLM: downloading \d+ %/, { timeout: 30_000 });
     await waitForRow(chat, 'weights', 'pending', { timeout: 10_000 });
@@ -1624,7 +1627,9 @@ async function downloadJourney(extensionsDir) {
     if (!ok.text.includes(snapshot) || !/a newer snapshot than the one tested/.test(ok.text)) throw new Error(`weights row: ${ok.text}`);
     const machine = JSON.parse(readFileSync(join(server.userDataDir, 'Machine/settings.json'), 'utf8'));
     if (machine['tritonChatglm.weightsPath'] !== snapshot) throw new Error(`remote settings have weightsPath ${machine['tritonChatglm.weightsPath']}`);
-    const selected = hub.files.filter((f) => !['README.md', '.gitattributes', 'images/logo.png'].includes(f.path));
+    // Never the repository's Python files (its remote code), nor README, .gitattributes and sub-folders.
+    const selected = hub.files.filter((f) => !['README.md', '.gitattributes', 'images/logo.png'].includes(f.path) && !f.path.endsWith('.py'));
+    if (existsSync(join(snapshot, 'tokenization_chatglm.py'))) throw new Error('the remote code was downloaded');
     const total = selected.reduce((n, f) => n + f.size, 0);
     if (hub.stats.bytes !== total) throw new Error(`the Hub served ${hub.stats.bytes} bytes for ${total}`);
     if (!existsSync(join(snapshot, '~triton-chatglm-download.json'))) throw new Error('no manifest');
@@ -1934,7 +1939,7 @@ async function main() {
   const want = (...keys) => !only || keys.some((k) => parts.some((p) => p === k || p.startsWith(k)));
   // The real-docker group needs the docker stage's daemon and image: run only when named.
   const realDocker = parts.includes('docker');
-  const ui = realDocker || want('1', '2', '3', '4', '5', '6', '7', 'main', '8', 'failures', '9', 'zh', '10', 'setup', 'untrusted', 'edit', 'theme', 'context', 'download', 'lm', 'complete');
+  const ui = realDocker || want('1', '2', '3', '4', '5', '6', '7', 'main', '8', 'failures', '9', 'zh', '10', 'setup', 'untrusted', 'edit', 'theme', 'context', 'download', 'lm', 'complete', 'glm4');
   const desktopSuite = want('extension-host') && process.env.E2E_VSCODE;
   if (ui || !desktopSuite) codeServerBin(); // fails early with the install hint
   let vsix, extensionsDir;
@@ -1961,6 +1966,7 @@ async function main() {
     });
   }
   if (want('complete')) await completionJourney(extensionsDir, { journey, windowConfig, windowEnv, title, docScreenshot, workspace });
+  if (want('glm4')) await glm4Journey(extensionsDir, { journey, windowConfig, windowEnv, openChat, ask, watchAnswer, waitForRow, clickSetup, runningContainers, root, workspace });
   if (want('extension-host')) {
     const cfg = await windowConfig('exthost');
     const r = await runExtensionHostSuite({ cfg, env: windowEnv(cfg), folder: workspace, dir: join(root, 'exthost') });

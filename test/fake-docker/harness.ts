@@ -5,6 +5,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { delimiter, join, resolve } from 'node:path';
+import { catalogConfigJson } from '../support/catalogConfig';
 
 export const fakeDockerPath = resolve(__dirname, 'docker');
 /**
@@ -69,7 +70,7 @@ export function createFakeDocker(env: NodeJS.ProcessEnv = {}): FakeDocker {
 export function makeFakeWeights(parent: string): string {
   const dir = join(parent, 'chatglm3-6b');
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'config.json'), JSON.stringify({ model_type: 'chatglm', architectures: ['ChatGLMModel'] }));
+  writeFileSync(join(dir, 'config.json'), JSON.stringify(catalogConfigJson('chatglm3-6b')));
   writeFileSync(join(dir, 'tokenizer.model'), 'stand-in');
   writeFileSync(join(dir, 'model-00001-of-00001.safetensors'), 'stand-in');
   return dir;

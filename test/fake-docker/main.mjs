@@ -302,7 +302,9 @@ async function containerLaunch(dir, id, command, publish, volumes, env) {
   const mirror = repoMount ? {
     source: join(repoMount.source, repoInContainer.slice(repoMount.target.length)),
     dest: models,
-    patch: {},
+    // Test knob: another test engine than the tiny one (e.g. checkpoint_engine:CheckpointEngine, which runs the
+    // mounted checkpoint: the GLM-4 journey's glm4-tiny).
+    patch: process.env.FAKE_DOCKER_ENGINE ? { engine: process.env.FAKE_DOCKER_ENGINE } : {},
     volumes: volumes.filter((v) => v.target.startsWith('/weights')),
   } : undefined;
   const hostPortFor = async (containerPort) => publish.find((p) => p.containerPort === containerPort)?.hostPort ?? await freePort();
@@ -325,24 +327,28 @@ async function containerLaunch(dir, id, command, publish, volumes, env) {
   return { binary: cmd.binary, args: cmd.args, env: cmd.env, logFile, mirror };
 }
 
-/** The weights_path parameter (a container path) of the first model config in the mounted repository. */
-function readFirstWeightsPath(source) {
+/**
+ * The weights_path parameter (a container path) of the mounted repository's model whose weights are mounted: the
+ * repository has one entry per catalog model and only the chosen one's folder is mounted (else the first one's).
+ */
+function readMountedWeightsPath(source, volumes, toHost) {
+  const paths = [];
   for (const name of readdirSync(source)) {
     try {
       const m = /key: "weights_path" value \{ string_value: "([^"]*)" \}/.exec(readFileSync(join(source, name, 'config.pbtxt'), 'utf8'));
-      if (m) return m[1];
+      if (m) paths.push(m[1]);
     } catch { /* not a model folder */ }
   }
-  return undefined;
+  return paths.find((p) => toHost(p, volumes)) ?? paths[0];
 }
 
 /** Starts the bind-mount mirror of the model repository: a first full copy now, then it follows the host. */
 async function startMirror(cdir, spec) {
   const { patchConfigForTests } = await import('../support/triton-process.mjs');
-  const { hostWeightsPath, unreadableInContainer } = await import('./weights-view.mjs');
+  const { hostWeightsPath, toHost, unreadableInContainer } = await import('./weights-view.mjs');
   // Like a real container, links in the weights folder that point outside every mount cannot be read: the model
   // would fail to load, so the "container" says so in its log and exits (e.g. a Hub cache snapshot mounted alone).
-  const first = spec.volumes?.length ? unreadableInContainer(readFirstWeightsPath(spec.source), spec.volumes) : [];
+  const first = spec.volumes?.length ? unreadableInContainer(readMountedWeightsPath(spec.source, spec.volumes, toHost), spec.volumes) : [];
   if (first.length) throw new Error(`the weights folder holds links that do not resolve inside the container: ${first.slice(0, 3).join(', ')}`);
   const { createMirror } = await import('./bind-mount.mjs');
   const mirror = createMirror({

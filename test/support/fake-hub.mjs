@@ -4,7 +4,9 @@
 // (the "CDN": another origin, so a token must never reach it), 401 for a gated repository without the token, 404
 // for unknown repositories, revisions and files, and THUDM/chatglm3-6b answering as a redirect to
 // zai-org/chatglm3-6b (the rename). It serves ../shared/fixtures/chatglm3-tiny laid out as a repository: the
-// checkpoint split into two safetensors shards with their index, the config, tokenizer stand-ins and remote code.
+// checkpoint split into two safetensors shards with their index, the config, tokenizer stand-ins and remote code;
+// and, beside it, ../shared/fixtures/glm4-tiny (GLM-4's layout: its tiktoken rank file, config, shards, licence) as
+// THUDM/glm-4-9b-chat at the catalog's pinned commit and as THUDM/codegeex4-all-9b at main (`extraRepos`).
 // Knobs (hub.knobs, changeable between requests): cut a response at a byte, corrupt a byte, be slow; and the
 // hostile modes of #31: endless pagination, next-page links to another origin, metadata and file requests that fail
 // (429/5xx with Retry-After, 403 with a reason) or stall, another X-Repo-Commit. The tree listing is paginated as
@@ -23,11 +25,36 @@ const here = dirname(fileURLToPath(import.meta.url));
 export const projectRoot = resolve(here, '..', '..');
 
 /** The tiny checkpoint (CI has ../shared beside the clone; TRITON_CHATGLM_SHARED names another place). */
-export function tinyFixtureDir() {
+export function tinyFixtureDir(name = 'chatglm3-tiny') {
   const shared = process.env.TRITON_CHATGLM_SHARED ?? resolve(projectRoot, '..', 'shared');
-  const dir = join(shared, 'fixtures', 'chatglm3-tiny');
-  if (!existsSync(join(dir, 'model.safetensors'))) throw new Error(`the tiny checkpoint is missing: ${dir} (../shared/fixtures/chatglm3-tiny beside the repository)`);
+  const dir = join(shared, 'fixtures', name);
+  if (!existsSync(join(dir, 'model.safetensors'))) throw new Error(`the tiny checkpoint is missing: ${dir} (../shared/fixtures/${name} beside the repository)`);
   return dir;
+}
+
+/** GLM-4-9B-Chat's pinned revision in the catalog (the download asks for it), and CodeGeeX4's fake main commit. */
+export const GLM4_REPO = 'THUDM/glm-4-9b-chat';
+export const GLM4_COMMIT = JSON.parse(readFileSync(join(projectRoot, 'triton/model_repository/chatglm3-6b/1/chatglm/catalog.json'), 'utf8'))
+  .models.find((m) => m.id === 'glm-4-9b-chat').hub.revision;
+export const CODEGEEX4_REPO = 'THUDM/codegeex4-all-9b';
+export const CODEGEEX4_COMMIT = 'c0de9e0400000000000000000000000000000004';
+
+/** glm4-tiny laid out as GLM-4's repository: the real tokenizer files, the shards, its index, licence and remote-code stand-ins. */
+export function glm4RepositoryFiles({ fixtureDir = tinyFixtureDir('glm4-tiny'), shards = 2 } = {}) {
+  const { shards: parts, index } = splitSafetensors(readFileSync(join(fixtureDir, 'model.safetensors')), shards, (i, n) => `model-${String(i + 1).padStart(5, '0')}-of-${String(n).padStart(5, '0')}.safetensors`);
+  const text = (s) => Buffer.from(s);
+  return [
+    { path: '.gitattributes', data: text('*.safetensors filter=lfs diff=lfs merge=lfs -text\ntokenizer.model filter=lfs diff=lfs merge=lfs -text\n'), lfs: false },
+    { path: 'README.md', data: text('# glm4-tiny (test repository)\n'), lfs: false },
+    { path: 'LICENSE', data: text('The GLM-4 License (test stand-in)\n'), lfs: false },
+    { path: 'config.json', data: readFileSync(join(fixtureDir, 'config.json')), lfs: false },
+    { path: 'tokenizer_config.json', data: readFileSync(join(fixtureDir, 'tokenizer_config.json')), lfs: false },
+    { path: 'tokenization_chatglm.py', data: text('# stand-in for the tokenizer remote code (tests)\n'), lfs: false },
+    { path: 'modeling_chatglm.py', data: text('# stand-in for the model remote code (tests)\n'), lfs: false },
+    { path: 'tokenizer.model', data: readFileSync(join(fixtureDir, 'tokenizer.model')), lfs: true },
+    { path: 'model.safetensors.index.json', data: text(JSON.stringify(index, null, 2)), lfs: false },
+    ...parts.map((p) => ({ ...p, lfs: true })),
+  ];
 }
 
 export const CANONICAL_REPO = 'zai-org/chatglm3-6b';
@@ -113,7 +140,8 @@ export function testTls() {
 }
 
 /**
- * Starts the fake Hub and its CDN. Options: files (default: the tiny repository), commit, gated (401 without
+ * Starts the fake Hub and its CDN. Options: files (default: the tiny repository), commit, extraRepos ([{ repo,
+ * commit, files }] served beside it; default GLM-4-9B-Chat and CodeGeeX4 from glm4-tiny), gated (401 without
  * `Bearer <token>`), token, extraListing (entries added to the tree listing as is: hostile names), pageSize (tree
  * entries per page, 1000 as the Hub), tls ({ key, cert }: both servers speak https), noSiblings (the model info
  * does not count the files, as some mirrors).
@@ -134,9 +162,16 @@ export function testTls() {
  */
 export async function startFakeHub(options = {}) {
   const commit = options.commit ?? FAKE_COMMIT;
-  const repoFiles = (options.files ?? tinyRepositoryFiles()).map((f) => ({ ...f, size: f.data.length, oid: gitOid(f.data), sha256: sha256(f.data) }));
-  const byPath = new Map(repoFiles.map((f) => [f.path, f]));
-  const bySha = new Map(repoFiles.filter((f) => f.lfs).map((f) => [f.sha256, f]));
+  const prepare = (files) => files.map((f) => ({ ...f, size: f.data.length, oid: gitOid(f.data), sha256: sha256(f.data) }));
+  const repoFiles = prepare(options.files ?? tinyRepositoryFiles());
+  const extraRepos = options.extraRepos ?? [
+    { repo: GLM4_REPO, commit: GLM4_COMMIT, files: glm4RepositoryFiles() },
+    { repo: CODEGEEX4_REPO, commit: CODEGEEX4_COMMIT, files: glm4RepositoryFiles() },
+  ];
+  /** Every repository served: its commit (also answered to as main), its files by path; the first is ChatGLM3's. */
+  const repos = new Map([[CANONICAL_REPO, { commit, files: repoFiles }], ...extraRepos.map((r) => [r.repo, { commit: r.commit, files: prepare(r.files) }])]);
+  for (const r of repos.values()) r.byPath = new Map(r.files.map((f) => [f.path, f]));
+  const bySha = new Map([...repos.values()].flatMap((r) => r.files.filter((f) => f.lfs).map((f) => [f.sha256, f])));
   const fresh = () => ({
     cut: undefined, corrupt: undefined, bytesPerSecond: 0, ignoreRange: false, redirectTo: undefined,
     endlessPages: false, nextPageOrigin: undefined, failMetadata: undefined, stallMetadata: undefined, failFile: undefined, repoCommit: undefined,
@@ -253,10 +288,12 @@ export async function startFakeHub(options = {}) {
     const resolveRoute = /^\/([^/]+\/[^/]+)\/resolve\/([^/]+)\/(.+)$/.exec(path);
     const repo = api?.[1] ?? resolveRoute?.[1];
     if (!repo) return json(res, 404, { error: 'not found' });
-    if (repo !== CANONICAL_REPO) return json(res, 404, { error: 'Repository not found' }, { 'x-error-code': 'RepoNotFound' });
+    const served = repos.get(repo);
+    if (!served) return json(res, 404, { error: 'Repository not found' }, { 'x-error-code': 'RepoNotFound' });
     if (!authorized(req)) return json(res, 401, { error: `Access to model ${repo} is restricted. You must have access to it and be authenticated to access it.` }, { 'x-error-code': 'GatedRepo' });
     const rev = api?.[3] ?? resolveRoute?.[2];
-    if (rev !== 'main' && rev !== commit) return json(res, 404, { error: `Invalid rev id: ${rev}` }, { 'x-error-code': 'RevisionNotFound' });
+    const extraListing = repo === CANONICAL_REPO ? (options.extraListing ?? []) : [];
+    if (rev !== 'main' && rev !== served.commit) return json(res, 404, { error: `Invalid rev id: ${rev}` }, { 'x-error-code': 'RevisionNotFound' });
     if (api) {
       if (take(knobs.stallMetadata, knobs.stallMetadata?.route === api[2])) return; // never answered (closed with the server)
       const failure = take(knobs.failMetadata, knobs.failMetadata?.route === api[2]);
@@ -265,15 +302,15 @@ export async function startFakeHub(options = {}) {
     if (api?.[2] === 'revision') {
       return json(res, 200, {
         _id: '6540ab12cd34ef5678901234', id: repo, private: false, pipeline_tag: 'text-generation', gated: options.gated ? 'manual' : false,
-        downloads: 1, likes: 1, lastModified: '2024-01-01T00:00:00.000Z', sha: commit,
-        ...(options.noSiblings ? {} : { siblings: [...repoFiles.map((f) => ({ rfilename: f.path })), ...(options.extraListing ?? []).map((e) => ({ rfilename: e.path }))] }),
+        downloads: 1, likes: 1, lastModified: '2024-01-01T00:00:00.000Z', sha: served.commit,
+        ...(options.noSiblings ? {} : { siblings: [...served.files.map((f) => ({ rfilename: f.path })), ...extraListing.map((e) => ({ rfilename: e.path }))] }),
       });
     }
     if (api?.[2] === 'tree') {
-      const entries = [...repoFiles.map((f) => ({
+      const entries = [...served.files.map((f) => ({
         type: 'file', oid: f.oid, size: f.size, path: f.path,
         ...(f.lfs ? { lfs: { oid: f.sha256, size: f.size, pointerSize: 134 } } : {}),
-      })), ...(options.extraListing ?? [])];
+      })), ...extraListing];
       const cursor = Number(url.searchParams.get('cursor') ?? 0);
       const page = entries.slice(cursor, cursor + pageSize);
       const more = knobs.endlessPages || cursor + pageSize < entries.length;
@@ -281,11 +318,11 @@ export async function startFakeHub(options = {}) {
       next.searchParams.set('cursor', String(cursor + pageSize));
       return json(res, 200, page, more ? { link: `<${next.href}>; rel="next"` } : {});
     }
-    const f = byPath.get(resolveRoute[3]);
+    const f = served.byPath.get(resolveRoute[3]);
     if (!f) return json(res, 404, { error: 'Entry not found' }, { 'x-error-code': 'EntryNotFound' });
     const failure = take(knobs.failFile, knobs.failFile?.file === f.path);
     if (failure) return fail(res, failure);
-    const linked = { 'x-repo-commit': knobs.repoCommit ?? commit, 'x-linked-size': String(f.size), 'x-linked-etag': `"${f.lfs ? f.sha256 : f.oid}"` };
+    const linked = { 'x-repo-commit': knobs.repoCommit ?? served.commit, 'x-linked-size': String(f.size), 'x-linked-etag': `"${f.lfs ? f.sha256 : f.oid}"` };
     if (f.lfs) {
       const target = knobs.redirectTo ?? `${cdnOrigin}/cdn/${f.sha256}?expires=1`;
       res.writeHead(302, { location: target, ...linked });
@@ -301,6 +338,8 @@ export async function startFakeHub(options = {}) {
     cdnOrigin,
     commit,
     files: repoFiles,
+    /** Every repository served by name: { commit, files }. */
+    repos: Object.fromEntries([...repos].map(([name, r]) => [name, { commit: r.commit, files: r.files }])),
     knobs,
     stats,
     log,

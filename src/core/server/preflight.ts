@@ -12,7 +12,8 @@ import { CHATGLM3_FP16_MIB, gpuMemoryProblem, probeGpusWithNvidiaSmi, selectedGp
 import { checkPortFree } from './ports';
 import type { ServerSettings } from './settings';
 import { snapshotStatus } from '../weights/downloadManifest';
-import { validateWeights } from './weights';
+import { validateWeights, weightsFix } from './weights';
+import { catalogModel, DEFAULT_MODEL_ID } from '../models/catalog';
 import { firstUnreadable, type FileUser } from './readable';
 import { hostIds, isPodman } from './runEnvironment';
 import { configuredUlimits, podmanLimitsProblem, readContainersConf, readHostLimits } from './podmanLimits';
@@ -224,12 +225,14 @@ async function imagePresent(docker: DockerCli, image: string, signal: AbortSigna
 
 async function weights(s: ServerSettings, user: FileUser | undefined): Promise<Outcome> {
   const path = s.weightsPath;
+  // An unknown model is the settings check's to report; the weights are checked against the default meanwhile.
+  const model = catalogModel(s.model) ?? catalogModel(DEFAULT_MODEL_ID)!;
   if (!path.trim()) {
-    throw new ServerError({ code: 'weights-missing', message: 'No weights folder is set.', fix: 'Choose the folder of the ChatGLM3-6B checkpoint (config.json, tokenizer.model, *.safetensors).' });
+    throw new ServerError({ code: 'weights-missing', message: `No weights folder is set and the Hugging Face cache has no complete ${model.hub.repo}: ${model.displayName} has no weights here.`, fix: weightsFix(model) });
   }
   const facts = { weightsPath: path };
   try {
-    await validateWeights(path);
+    await validateWeights(path, model);
   } catch (e) {
     if (e instanceof ServerError) return { level: 'error', error: e, facts };
     throw e;
@@ -241,7 +244,7 @@ async function weights(s: ServerSettings, user: FileUser | undefined): Promise<O
       if (file) return { level: 'error', error: unreadable(file, user), facts };
     }
   }
-  const snapshot = await snapshotStatus(path);
+  const snapshot = await snapshotStatus(path, model.hub.testedCommit);
   return { level: 'ok', facts: snapshot ? { ...facts, weightsSnapshot: snapshot } : facts };
 }
 

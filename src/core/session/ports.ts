@@ -98,6 +98,11 @@ export interface SessionDeps<C extends SessionClient> {
   /** Settings as configured; attach, stop and build use them unvalidated, start validates them first. */
   createContainer(settings: ServerSettings): ContainerControl;
   installRepository(options: InstallOptions): Promise<InstallResult>;
+  /**
+   * The Hugging Face caches searched for the chosen model's weights when `weightsPath` does not hold that model
+   * (sessionWeights.ts); none given: only the setting counts.
+   */
+  weightsCaches?(): readonly string[];
   timers: Timers;
   /** Told when the client changes (connected, reconnected, gone). */
   onClientChanged?(client: C | undefined): void;

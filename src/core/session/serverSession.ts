@@ -8,6 +8,7 @@
 // checks and their last report are in setupChecks.ts. Every state the policy reaches goes through the lifecycle
 // state machine; the front ends show it and word it.
 import { modelEntryName } from '../models/choice';
+import { abortError } from '../util/abort';
 import type { PreflightReport, ServerHandle } from '../server';
 import { canInfer, MODEL_FAILED_CODE } from '../state/lifecycle';
 import { SessionConnection, type AttachResult, type ServerReport } from './connection';
@@ -15,6 +16,7 @@ import { pendingModelSwitch, type ModelSwitch } from './modelSwitch';
 import { failure, isCancellation } from './observe';
 import type { ContainerControl, ProgressReport, SessionClient, SessionDeps, SessionOptions } from './ports';
 import type { SessionSettings } from './sessionSettings';
+import { withModelWeights } from './sessionWeights';
 import { isSetupProblem, withStartFailure } from './setup';
 import { gpuPreflight, serverDown, SetupChecks, type SetupSnapshot } from './setupChecks';
 
@@ -158,13 +160,15 @@ export class ServerSession<C extends SessionClient> {
    * missing prerequisite (every check reported in `setup`) is "setup needed", anything else a server error.
    */
   async start(options: { preflight?: boolean; offerLoad?: boolean } = {}): Promise<ServerHandle | undefined> {
-    const settings = this.deps.settings();
-    if (settings.mode !== 'managed') return undefined;
+    const configured = this.deps.settings();
+    if (configured.mode !== 'managed') return undefined;
     if (!this.state.dispatch({ type: 'startRequested' })) return undefined;
     let container: ContainerControl | undefined;
     const turn = this.checks.nextTurn();
     const handle = await this.cancellable('start', async (report, signal) => {
       report.step('preparing-repository');
+      const settings = await this.withWeights(configured);
+      if (signal.aborted) throw abortError(); // stopped while the weights were looked for
       await this.install(settings);
       this.connection.warnIfExposed(settings.server.bindAddress, 'will be');
       // Configured settings: the preflight names what is missing (a weights folder not chosen yet); the
@@ -268,7 +272,8 @@ export class ServerSession<C extends SessionClient> {
     const faulted = this.state.current.model === 'failed' && this.state.current.modelError?.code === MODEL_FAILED_CODE;
     if (!this.state.dispatch({ type: 'loadRequested' })) return false;
     const loaded = await this.cancellable('load', async (report, signal) => {
-      const settings = this.deps.settings();
+      const settings = await this.withWeights(this.deps.settings());
+      if (signal.aborted) throw abortError(); // unloaded while the weights were looked for
       let unloadFirst = faulted || (wasReady && options.fresh === true);
       if (settings.mode === 'managed') {
         report.step('writing-config');
@@ -353,6 +358,13 @@ export class ServerSession<C extends SessionClient> {
   }
 
   // ---- plumbing -----------------------------------------------------------------------------------------------
+
+  /** The settings with the chosen model's weights resolved (the setting, else its Hub cache snapshot). */
+  private async withWeights(settings: SessionSettings): Promise<SessionSettings> {
+    const resolved = await withModelWeights(settings, this.deps.weightsCaches?.() ?? []);
+    if (resolved.server.weightsPath !== settings.server.weightsPath) this.log.info(`Weights of ${resolved.server.model}: ${resolved.server.weightsPath} (the Hugging Face cache; weightsPath holds another model or none).`);
+    return resolved;
+  }
 
   private async install(settings: SessionSettings): Promise<string[]> {
     const result = await this.deps.installRepository({ source: settings.repository.source, destination: settings.repository.destination, settings: settings.model });

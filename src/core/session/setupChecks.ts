@@ -6,6 +6,7 @@ import type { ServerState } from '../state/lifecycle';
 import { failure } from './observe';
 import type { SessionClient, SessionDeps } from './ports';
 import type { SessionSettings } from './sessionSettings';
+import { withModelWeights } from './sessionWeights';
 
 /** No server of ours runs and none is on its way: the setup checks may run (a running one holds the ports). */
 export const serverDown = (server: ServerState) => server === 'stopped' || server === 'setup' || server === 'error';
@@ -52,14 +53,17 @@ export class SetupChecks<C extends SessionClient> {
     const turn = ++this.checkTurn;
     this.checksRunning++;
     this.deps.onSetupChanged?.();
-    const container = this.deps.createContainer(settings.server);
+    let container: ReturnType<SessionDeps<C>['createContainer']> | undefined;
     try {
+      // The chosen model's weights: the setting when it holds that model, else its snapshot in the Hub cache.
+      const resolved = await withModelWeights(settings, this.deps.weightsCaches?.() ?? []);
+      container = this.deps.createContainer(resolved.server);
       const report = await container.preflight(gpuPreflight(settings));
       // A start that began meanwhile ran its own checks; this report must not move its state.
       if (serverDown(this.state.current.server)) this.show(report, turn);
       return report;
     } finally {
-      container.dispose();
+      container?.dispose();
       this.checksRunning--;
       this.deps.onSetupChanged?.();
     }

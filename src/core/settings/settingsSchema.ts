@@ -102,7 +102,8 @@ export const SETTINGS = {
   model: spec({ default: DEFAULT_MODEL_ID, validate: isModelId, scope: 'machine', restricted: true, effect: 'restartServer' }),
   weightsPath: spec({ default: '', validate: absolutePathOrEmpty, scope: 'machine', restricted: true, effect: 'restartServer' }),
   /** Download Weights: the revision of the chosen model's Hub repository, and the Hub or a mirror (empty: https://huggingface.co). */
-  weightsRevision: spec({ default: 'main', validate: gitRevision, scope: 'machine', restricted: true, effect: 'none' }),
+  // Empty: the chosen model's catalog revision (a pinned commit where the catalog pins one).
+  weightsRevision: spec({ default: '', validate: (v: unknown): v is string => v === '' || gitRevision(v), scope: 'machine', restricted: true, effect: 'none' }),
   hubEndpoint: spec({ default: '', validate: httpUrlOrEmpty, scope: 'machine', restricted: true, effect: 'none' }),
   autoStart: spec({ default: false, validate: isBool, scope: 'machine', restricted: true, effect: 'none' }),
   // The HF engine is test-only (triton/testing/hf_engine.py): the extension offers the native engine alone.

@@ -126,22 +126,37 @@ function wanted(f: HubFile): boolean {
   return SUPPORT_FILE.test(p) || SAFETENSORS_SHARD.test(p) || BIN_SHARD.test(p);
 }
 
+/** What a model's repository must hold (the catalog's `files`): its required files and its weight formats, preferred first. */
+export interface RepositoryFiles {
+  repo: string;
+  required: readonly string[];
+  weights: readonly WeightFormat[];
+}
+
+/** ChatGLM3-6B's, as before the catalog: config and tokenizer, safetensors else bin. */
+export const CHATGLM_FILES: RepositoryFiles = { repo: CHATGLM_REPO, required: ['config.json', 'tokenizer.model'], weights: ['safetensors', 'bin'] };
+
 /**
- * The files to fetch: config, tokenizer files and license (no Python files), then one weight format only — `*.safetensors`
- * with their index when the revision has them, else `pytorch_model-*.bin` with its index. Top-level files only.
- * The listing rules (checkListing) hold for these; the other entries are ignored.
+ * The files to fetch: config, tokenizer files and license (no Python files), then one weight format only — the
+ * first of `spec.weights` the revision has (`*.safetensors` with their index, or `pytorch_model-*.bin` with
+ * its index). Top-level files only. The listing rules (checkListing) hold for these; the other entries are ignored.
+ * A revision without a required file or a weight format the model allows is refused before anything is fetched.
  */
-export function selectFiles(listing: readonly HubFile[]): FileSelection {
+export function selectFiles(listing: readonly HubFile[], spec: RepositoryFiles = CHATGLM_FILES): FileSelection {
   const top = listing.filter(wanted);
   checkListing(top);
-  const safetensors = top.filter((f) => SAFETENSORS_SHARD.test(f.path));
-  const bins = top.filter((f) => BIN_SHARD.test(f.path));
-  const format: WeightFormat | undefined = safetensors.length ? 'safetensors' : bins.length ? 'bin' : undefined;
-  if (!format) throw new ListingError(CHATGLM_REPO, 'has neither *.safetensors nor pytorch_model*.bin weight files');
+  const shardsOf = (f: WeightFormat) => top.filter((x) => (f === 'safetensors' ? SAFETENSORS_SHARD : BIN_SHARD).test(x.path));
+  const format = spec.weights.find((f) => shardsOf(f).length > 0);
+  if (!format) {
+    const names = spec.weights.map((f) => (f === 'safetensors' ? '*.safetensors' : 'pytorch_model*.bin'));
+    throw new ListingError(spec.repo, names.length > 1 ? `has neither ${names.join(' nor ')} weight files` : `has no ${names[0]} weight files`);
+  }
+  const missing = spec.required.find((name) => !top.some((f) => f.path === name));
+  if (missing) throw new ListingError(spec.repo, `has no ${missing}`);
   const index = format === 'safetensors' ? 'model.safetensors.index.json' : 'pytorch_model.bin.index.json';
   const support = top.filter((f) => SUPPORT_FILE.test(f.path) && !WEIGHT_INDEXES.includes(f.path));
   const indexFile = top.filter((f) => f.path === index);
-  const shards = (format === 'safetensors' ? safetensors : bins).slice().sort(byPath);
+  const shards = shardsOf(format).slice().sort(byPath);
   const files = [...support.sort(byPath), ...indexFile, ...shards];
   return { format, files, ignored: listing.length - top.length };
 }

@@ -8,7 +8,7 @@
 // which a listing could name; such a file is not read any more: those folders are checked like the user's own.)
 import { lstat, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { indexShards, isTestedCommit, RESERVED_NAMES } from './chatglmRepository';
+import { indexShards, RESERVED_NAMES, TESTED_SNAPSHOT } from './chatglmRepository';
 
 export const MANIFEST_NAME = '~triton-chatglm-download.json';
 
@@ -110,7 +110,9 @@ export async function snapshotCommit(dir: string): Promise<string | undefined> {
 }
 
 /** 'tested' / 'newer' than the snapshot our checks used; undefined when the folder does not say. */
-export async function snapshotStatus(dir: string): Promise<'tested' | 'newer' | undefined> {
+export async function snapshotStatus(dir: string, testedCommit: string | null = TESTED_SNAPSHOT.commit): Promise<'tested' | 'newer' | undefined> {
   const commit = await snapshotCommit(dir);
-  return commit === undefined ? undefined : isTestedCommit(commit) ? 'tested' : 'newer';
+  // A model without a tested commit (the catalog's null) gets no remark either way.
+  if (commit === undefined || testedCommit === null) return undefined;
+  return commit === testedCommit ? 'tested' : 'newer';
 }

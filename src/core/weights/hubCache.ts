@@ -70,14 +70,14 @@ async function refsByCommit(repoDir: string): Promise<Map<string, string[]>> {
 }
 
 /**
- * Complete ChatGLM3-6B snapshots in the given caches, best first (one that refs/main names, then the newest).
- * `isCheckpoint` is the weights check the checklist runs (config, tokenizer, weight files) — passed in so this
- * module stays below the server layer.
+ * Complete snapshots of a repository (`repos`: its name and aliases; ChatGLM3-6B's by default) in the given caches,
+ * best first (one that refs/main names, then the newest). `isCheckpoint` is the weights check the checklist runs
+ * (config of the chosen model, tokenizer, weight files) — passed in so this module stays below the server layer.
  */
-export async function findCachedSnapshots(cacheDirs: readonly string[], isCheckpoint: (dir: string) => Promise<boolean>): Promise<CachedSnapshot[]> {
+export async function findCachedSnapshots(cacheDirs: readonly string[], isCheckpoint: (dir: string) => Promise<boolean>, repos: readonly string[] = CHATGLM_REPO_ALIASES): Promise<CachedSnapshot[]> {
   const found: (CachedSnapshot & { mtimeMs: number })[] = [];
   for (const cacheDir of cacheDirs) {
-    for (const repo of CHATGLM_REPO_ALIASES) {
+    for (const repo of repos) {
       const repoDir = repoFolder(cacheDir, repo);
       const commits = await readdir(join(repoDir, 'snapshots')).catch(() => [] as string[]);
       if (!commits.length) continue;

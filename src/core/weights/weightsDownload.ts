@@ -1,4 +1,4 @@
-// Downloading ChatGLM3-6B into the Hugging Face cache: resolve the revision, take the listing's files we need (one
+// Downloading a catalog model (ChatGLM3-6B by default) into the Hugging Face cache: resolve the revision, take the listing's files we need (one
 // weight format), check the free space against what is still to fetch, then fetch each file into
 // blobs/<id>.incomplete (resumed where it stopped), verify it, rename it to its blob and link it into the snapshot.
 // The manifest is written at the start (complete: false) and last (complete: true). One policy for VS Code and
@@ -6,7 +6,9 @@
 import { copyFile, lstat, mkdir, readFile, rename, rm, statfs, symlink, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { createHash } from 'node:crypto';
-import { CHATGLM_REPO, DEFAULT_REVISION, isTestedCommit, ListingError, selectFiles, type HubFile, type WeightFormat } from './chatglmRepository';
+import { ListingError, selectFiles, type HubFile, type WeightFormat } from './chatglmRepository';
+import { chosenModel } from '../models/choice';
+import type { CatalogModel } from '../models/catalog';
 import { writeManifest, type DownloadManifest, type ManifestFile } from './downloadManifest';
 import { DownloadError, formatBytes, isAbort } from './downloadErrors';
 import { transferFile, DEFAULT_RETRY, type RetryPolicy } from './fileTransfer';
@@ -18,7 +20,10 @@ import { escapeForMessage } from '../text/escapeForMessage';
 export interface DownloadOptions {
   /** The cache root the snapshot goes into (the Hub cache by default, see defaultHubCache). */
   cacheDir: string;
+  /** The catalog model to fetch: its repository, revision, files and tested commit (ChatGLM3-6B by default). */
+  model?: CatalogModel;
   repo?: string;
+  /** A branch, tag or commit; empty: the model's catalog revision (a pinned commit where the catalog pins one). */
   revision?: string;
   /** The endpoint setting (tritonChatglm.hubEndpoint / HF_ENDPOINT); https://huggingface.co when empty. */
   endpoint?: string;
@@ -32,6 +37,8 @@ export interface DownloadOptions {
 }
 
 export interface DownloadPlan {
+  /** The catalog model's id. */
+  model: string;
   repo: string;
   revision: string;
   commit: string;
@@ -43,7 +50,7 @@ export interface DownloadPlan {
   /** Bytes already on disk (finished blobs and partial files), which are not fetched again. */
   presentBytes: number;
   snapshotDir: string;
-  /** The commit is not the one our checks were run with (still accepted). */
+  /** The commit is not the one our checks were run with (still accepted); false for a model with no tested commit. */
   newerThanTested: boolean;
 }
 
@@ -118,13 +125,14 @@ function diskFull(e: unknown, dir: string): unknown {
 
 /** Resolves the revision and works out what is left to fetch; reads the disk, writes nothing. */
 export async function planDownload(o: DownloadOptions, access: HubAccess): Promise<DownloadPlan> {
-  const repo = o.repo ?? CHATGLM_REPO;
-  const revision = o.revision?.trim() || DEFAULT_REVISION;
+  const model = o.model ?? chosenModel(undefined);
+  const repo = o.repo ?? model.hub.repo;
+  const revision = o.revision?.trim() || model.hub.revision;
   checkTokenTransport(access.endpoint, access.token);
   const { commit, files: listing } = await resolveRevision(access, repo, revision);
   let selection: ReturnType<typeof selectFiles>;
   try {
-    selection = selectFiles(listing);
+    selection = selectFiles(listing, { repo, required: model.files.required, weights: model.files.weights });
   } catch (e) {
     if (e instanceof ListingError) throw new DownloadError('listing-refused', e.message, { file: e.entry, repo, revision });
     throw e;
@@ -138,7 +146,8 @@ export async function planDownload(o: DownloadOptions, access: HubAccess): Promi
     else presentBytes += Math.min(f.size, (await sizeIfFile(`${blob}.incomplete`)) ?? 0);
   }
   const totalBytes = files.reduce((n, f) => n + f.size, 0);
-  return { repo, revision, commit, format, files, ignored, totalBytes, presentBytes, snapshotDir, newerThanTested: !isTestedCommit(commit) };
+  const newerThanTested = model.hub.testedCommit !== null && commit !== model.hub.testedCommit;
+  return { model: model.id, repo, revision, commit, format, files, ignored, totalBytes, presentBytes, snapshotDir, newerThanTested };
 }
 
 /** Throws `space-low` (with both figures and the folder) when what is left does not fit with the margin. */

@@ -7,6 +7,7 @@ import { isServerError } from '../../core/server';
 import { isTritonError } from '../../core/triton';
 import { COMMANDS, type CommandId } from '../commandIds';
 import type { Log } from '../log';
+import { chosenModelNow } from '../config/chosenModel';
 
 export type ErrorAction = 'buildImage' | 'openSettings' | 'showLogs' | 'startServer' | 'loadModel' | 'reloadModel' | 'restartServer' | 'chooseWeights' | 'downloadWeights' | 'setTeamKey';
 
@@ -39,11 +40,11 @@ export function presentError(error: unknown): ErrorPresentation {
       case 'container-exited':
         return { code: error.code, message: error.exitCode !== undefined ? vscode.l10n.t('The server stopped: the Triton container exited with code {0}.', error.exitCode) : vscode.l10n.t('The server stopped: the Triton container exited.'), fix: vscode.l10n.t('Your conversations are kept. Read the server log, then restart the server.'), actions: ['startServer', 'showLogs'] };
       case 'weights-missing':
-        return { code: error.code, message: vscode.l10n.t('The ChatGLM3-6B weights were not found.'), fix: vscode.l10n.t('Download them (Download Weights), or choose the folder of a ChatGLM3-6B checkpoint you have (Choose Weights Folder…).'), actions: ['downloadWeights', 'chooseWeights'] };
+        return { code: error.code, message: vscode.l10n.t('The {0} weights were not found.', chosenModelNow().displayName), fix: vscode.l10n.t('Download them (Download Weights), or choose the folder of a {0} checkpoint you have (Choose Weights Folder…).', chosenModelNow().displayName), actions: ['downloadWeights', 'chooseWeights'] };
       case 'weights-invalid':
-        return { code: error.code, message: vscode.l10n.t('The weights directory does not look like a ChatGLM3-6B checkpoint.'), fix: vscode.l10n.t('Choose the folder that contains config.json, the tokenizer and the weight files (Choose Weights Folder…).'), actions: ['chooseWeights'] };
+        return { code: error.code, message: vscode.l10n.t('The weights directory does not look like a {0} checkpoint.', chosenModelNow().displayName), fix: vscode.l10n.t('Download it (Download Weights), or choose the folder that contains its config.json, tokenizer and weight files (Choose Weights Folder…).'), actions: ['downloadWeights', 'chooseWeights'] };
       case 'gpu-memory-low':
-        return { code: error.code, message: vscode.l10n.t('The GPU may not have enough free memory for ChatGLM3-6B (about 13 GB).'), fix: vscode.l10n.t('Close the programs that use the GPU, or choose another GPU in the settings.'), actions: ['openSettings'] };
+        return { code: error.code, message: vscode.l10n.t('The GPU may not have enough free memory for {0}.', chosenModelNow().displayName), fix: vscode.l10n.t('Close the programs that use the GPU, or choose another GPU in the settings.'), actions: ['openSettings'] };
       case 'settings-invalid':
         return { code: error.code, message: vscode.l10n.t('A server setting is invalid: {0}', error.message), fix: vscode.l10n.t('Correct it in the settings.'), actions: ['openSettings'] };
       case 'ulimit-denied':

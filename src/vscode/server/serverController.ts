@@ -75,7 +75,7 @@ export class ServerController implements vscode.Disposable {
       const ms = clock.observe(state, Date.now());
       if (ms !== undefined) void memory.update(LAST_LOAD_KEY, ms);
     }));
-    this.setup = new SetupController({ session: this.session, startChatglm: () => this.startChatglm(), settings, store, log, tritonDir: paths.tritonDir, ...(paths.secrets ? { secrets: paths.secrets } : {}) });
+    this.setup = new SetupController({ session: this.session, startChatglm: () => this.startChatglm(), settings, store, log, tritonDir: paths.tritonDir, memory, ...(paths.secrets ? { secrets: paths.secrets } : {}) });
   }
 
   get tritonClient(): TritonClient | undefined {

@@ -32,6 +32,8 @@ export interface SetupDeps {
   tritonDir: string;
   /** Where the Hugging Face token is kept (the extension's SecretStorage). */
   secrets?: vscode.SecretStorage;
+  /** Where accepted model licences are remembered (the extension's globalState). */
+  memory?: vscode.Memento;
 }
 
 export class SetupController implements vscode.Disposable {
@@ -47,7 +49,7 @@ export class SetupController implements vscode.Disposable {
 
   constructor(private readonly deps: SetupDeps) {
     this.image = new ImageBuild(deps.session, deps.settings, deps.store, deps.log, deps.tritonDir);
-    this.weights = new WeightsDownloader(deps.settings, deps.secrets, deps.log);
+    this.weights = new WeightsDownloader(deps.settings, deps.secrets, deps.log, deps.memory);
     this.subscriptions.push(this.image, this.weights, this.emitter, deps.store.onDidChange(() => this.changed()), this.weights.onDidChange(() => this.changed()));
     this.changed();
   }

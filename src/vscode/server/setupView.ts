@@ -1,6 +1,7 @@
 // The core's setup model in words: each check's name and what it found or what to do (localized here; the core
 // keeps codes and facts), the headline, and the `setup` message the chat view's checklist is drawn from.
 import * as vscode from 'vscode';
+import { chosenModelNow } from '../config/chosenModel';
 import { gib, ServerError, WeightsError, type CheckFacts, type GpuMemory, type GpuPlanVerdict, type PreflightCheckId } from '../../core/server';
 import type { SetupFix, SetupItem, SetupModel, SetupPhase, SetupPrimary } from '../../core/session';
 import type { LifecycleFailure, LifecycleState } from '../../core/state/lifecycle';
@@ -42,7 +43,7 @@ export function checkLabel(id: PreflightCheckId): string {
     case 'daemon': return vscode.l10n.t('Docker daemon');
     case 'nvidia-runtime': return vscode.l10n.t('NVIDIA Container Toolkit');
     case 'image': return vscode.l10n.t('Serving image');
-    case 'weights': return vscode.l10n.t('ChatGLM3-6B weights');
+    case 'weights': return vscode.l10n.t('{0} weights', chosenModelNow().displayName);
     case 'ports': return vscode.l10n.t('Ports');
     case 'gpu-memory': return vscode.l10n.t('GPU memory');
   }
@@ -80,7 +81,7 @@ function busyText(state: LifecycleState): string {
 function itemDetail(item: SetupItem): string | undefined {
   switch (item.level) {
     case 'pending':
-      if (item.id === 'weights' && item.fixes.includes('cancelDownload')) return vscode.l10n.t('Downloading ChatGLM3-6B… (the notification shows the progress)');
+      if (item.id === 'weights' && item.fixes.includes('cancelDownload')) return vscode.l10n.t('Downloading {0}… (the notification shows the progress)', chosenModelNow().displayName);
       return item.id === 'image' && item.fixes.includes('cancelBuild') ? vscode.l10n.t('Building the serving image…') : vscode.l10n.t('Checking…');
     case 'ok': return okText(item.id, item.facts ?? {});
     case 'blocked': return item.blockedBy === 'docker' ? vscode.l10n.t('Checked once Docker is installed.') : vscode.l10n.t('Checked once the Docker daemon answers.');
@@ -123,8 +124,8 @@ function gpuPlanText(g: GpuMemory, v: GpuPlanVerdict): string {
   if (v.kind === 'runs') {
     const p = v.plan;
     return p.quantization === 'int8'
-      ? vscode.l10n.t('{0}: ChatGLM3 runs with int8 weights (about {1} GB) and {2} rows × {3} tokens.', head, gb(p.weights), p.rows, p.context)
-      : vscode.l10n.t('{0}: ChatGLM3 runs with float16 weights (about {1} GB) and {2} rows × {3} tokens.', head, gb(p.weights), p.rows, p.context);
+      ? vscode.l10n.t('{0}: {1} runs with int8 weights (about {2} GB) and {3} rows × {4} tokens.', head, chosenModelNow().displayName, gb(p.weights), p.rows, p.context)
+      : vscode.l10n.t('{0}: {1} runs with float16 weights (about {2} GB) and {3} rows × {4} tokens.', head, chosenModelNow().displayName, gb(p.weights), p.rows, p.context);
   }
   const n = v.needed;
   const short = n.quantization === 'int8'
@@ -148,15 +149,16 @@ function problemText(item: SetupItem): string | undefined {
   if (!error) return undefined;
   if (error instanceof WeightsError) return weightsText(error);
   if (error.code === 'weights-missing') {
+    const model = chosenModelNow();
     return item.facts?.weightsPath
-      ? vscode.l10n.t('The folder {0} does not exist or cannot be read. Choose the folder of the ChatGLM3-6B checkpoint.', item.facts.weightsPath)
-      : vscode.l10n.t('No weights folder is chosen yet. Choose the folder of the ChatGLM3-6B checkpoint (config.json, tokenizer.model, *.safetensors).');
+      ? vscode.l10n.t('The folder {0} does not exist or cannot be read. Choose the folder of the {1} checkpoint.', item.facts.weightsPath, model.displayName)
+      : vscode.l10n.t('{0} has no weights yet: no weights folder holds it and the Hugging Face cache has no {1}. Download it, or choose the folder of its checkpoint (config.json, tokenizer.model, *.safetensors).', model.displayName, model.hub.repo);
   }
   if (error.code === 'image-missing') return vscode.l10n.t('{0} is not on this machine. Build it from the extension\'s Dockerfile (the first build downloads several GB), or set another image.', item.facts?.image ?? '');
   if (error.code === 'gpu-memory-low') {
     const gpus = gpuText(item.facts ?? {});
     if (item.facts?.gpuPlans?.length && gpus) return gpus;
-    return `${gpus ? `${gpus} ` : ''}${vscode.l10n.t('ChatGLM3-6B needs about {0} GB per copy; loading may fail.', gib(item.facts?.requiredMiB ?? 0))}`;
+    return `${gpus ? `${gpus} ` : ''}${vscode.l10n.t('{0} needs about {1} GB per copy; loading may fail.', chosenModelNow().displayName, gib(item.facts?.requiredMiB ?? 0))}`;
   }
   return errorText(presentError(error));
 }
@@ -168,13 +170,14 @@ export function weightsText(error: WeightsError): string {
       case 'no-config': return vscode.l10n.t('config.json is missing');
       case 'config-unreadable': return vscode.l10n.t('config.json is not valid JSON');
       case 'not-chatglm': return vscode.l10n.t('config.json does not describe a ChatGLM model');
+      case 'other-model': return error.holds ? vscode.l10n.t('it holds {0}', error.holds) : vscode.l10n.t('its config.json describes a model shape the catalog does not list');
       case 'no-tokenizer': return vscode.l10n.t('tokenizer.model is missing');
       case 'no-weight-files': return vscode.l10n.t('there are no weight files (*.safetensors or *.bin)');
       case 'download-incomplete': return vscode.l10n.t('its download has not finished (download again to resume)');
       case 'files-missing': return vscode.l10n.t('files its weight index or download manifest names are missing');
     }
   });
-  return vscode.l10n.t('{0} is not a ChatGLM3-6B checkpoint: {1}.', error.path, parts.join(vscode.l10n.t('; ')));
+  return vscode.l10n.t('{0} is not a {1} checkpoint: {2}.', error.path, error.chosen, parts.join(vscode.l10n.t('; ')));
 }
 
 /** Codes whose words are localized by presentError (the lifecycle keeps only the code and the English text). */

@@ -1,6 +1,7 @@
-// "Download ChatGLM3-6B (12.5 GB)" (the checklist's button, and ChatGLM: Download Weights): a complete snapshot
-// already in a Hugging Face cache is offered first (Use it); otherwise the revision is resolved and the user sees
-// where the weights go, how much is free there and the source before anything is fetched. Then a cancellable
+// "Download …" (the checklist's button, and ChatGLM: Download Weights) for the chosen model: a complete snapshot of
+// it already in a Hugging Face cache is offered first (Use it); otherwise the revision is resolved and the user sees
+// where the weights go, how much is free there, the source and the model's licence (accepted once per model where
+// it limits commercial use) before anything is fetched. Then a cancellable
 // progress notification (bytes, rate, time left) and `ChatGLM: downloading 41 %` in the status bar; at the end the
 // weights setting is written where it applies (SettingsService.update, as Choose Weights Folder… does) and the
 // settings change re-runs the checks. The policy is the core's (src/core/weights); the token lives in
@@ -8,10 +9,14 @@
 import { statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import * as vscode from 'vscode';
-import { validateWeights } from '../../core/server';
+import type { CatalogModel } from '../../core/models/catalog';
+import { chosenModelNow } from '../config/chosenModel';
+import { chosenModel } from '../../core/models/choice';
+import { licenseAcceptanceKey, licenseGate, licenseLanguage, licenseNotice } from '../../core/models/licenseGate';
+import { cachedModelSnapshots, replacesWeightsSetting } from '../../core/server';
 import {
-  CHATGLM_REPO, checkSpace, defaultHubCache, downloadWeights, findCachedSnapshots, formatBytes, hubCacheCandidates, hubUrl, isAbort,
-  isDownloadError, parseEndpoint, planDownload, spaceMargin, TESTED_SNAPSHOT, type CachedSnapshot, type DownloadError, type DownloadEvent, type DownloadPlan,
+  checkSpace, defaultHubCache, downloadWeights, formatBytes, hubCacheCandidates, hubUrl, isAbort,
+  isDownloadError, parseEndpoint, planDownload, spaceMargin, type CachedSnapshot, type DownloadError, type DownloadEvent, type DownloadPlan,
 } from '../../core/weights';
 import { VSCODE_COMMANDS } from '../commandIds';
 import type { SettingsService } from '../config/settingsService';
@@ -48,12 +53,12 @@ export function downloadErrorText(e: DownloadError): string {
     case 'hub-unauthorized': {
       const said = f.serverReason ? ` ${vscode.l10n.t('The server said: "{0}".', f.serverReason)}` : '';
       return (f.tokenSent
-        ? vscode.l10n.t('{0} refused access to {1} although the Hugging Face token was sent: the token is not accepted for it, or the model\'s terms are not accepted on its page.', f.endpoint ?? '', f.repo ?? f.file ?? CHATGLM_REPO)
-        : vscode.l10n.t('{0} refused access to {1}: the repository is gated or private, or the token is not accepted. Set a Hugging Face token that can read it.', f.endpoint ?? '', f.repo ?? CHATGLM_REPO)) + said;
+        ? vscode.l10n.t('{0} refused access to {1} although the Hugging Face token was sent: the token is not accepted for it, or the model\'s terms are not accepted on its page.', f.endpoint ?? '', f.repo ?? f.file ?? chosenModelNow().hub.repo)
+        : vscode.l10n.t('{0} refused access to {1}: the repository is gated or private, or the token is not accepted. Set a Hugging Face token that can read it.', f.endpoint ?? '', f.repo ?? chosenModelNow().hub.repo)) + said;
     }
     case 'hub-not-found': return f.file
       ? vscode.l10n.t('{0} was not found on the Hub.', f.file)
-      : vscode.l10n.t('{0} has no {1} at revision "{2}". Check the tritonChatglm.weightsRevision and tritonChatglm.hubEndpoint settings.', f.endpoint ?? '', f.repo ?? CHATGLM_REPO, f.revision ?? '');
+      : vscode.l10n.t('{0} has no {1} at revision "{2}". Check the tritonChatglm.weightsRevision and tritonChatglm.hubEndpoint settings.', f.endpoint ?? '', f.repo ?? chosenModelNow().hub.repo, f.revision ?? '');
     case 'hub-error': return vscode.l10n.t('The Hub answered something unexpected ({0}). Try again later, or set another endpoint.', e.message);
     case 'network': return vscode.l10n.t('The download failed on the network ({0}). What was received is kept: download again to resume.', e.message);
     case 'listing-refused': return vscode.l10n.t('The Hub\'s file list was refused as unsafe ({0}). Nothing was written.', f.file ?? '');
@@ -74,7 +79,17 @@ export class WeightsDownloader implements vscode.Disposable {
   private controller: AbortController | undefined;
   private statusItem: vscode.StatusBarItem | undefined;
 
-  constructor(private readonly settings: SettingsService, private readonly secrets: vscode.SecretStorage | undefined, private readonly log: Log) {}
+  constructor(
+    private readonly settings: SettingsService,
+    private readonly secrets: vscode.SecretStorage | undefined,
+    private readonly log: Log,
+    /** Where accepted licences are remembered (globalState); none: asked at every download. */
+    private readonly memory?: vscode.Memento,
+  ) {}
+
+  private get model(): CatalogModel {
+    return chosenModel(this.settings.current.model);
+  }
 
   get downloading(): boolean {
     return this.controller !== undefined;
@@ -89,7 +104,7 @@ export class WeightsDownloader implements vscode.Disposable {
     if (!this.secrets) return false;
     const value = await vscode.window.showInputBox({
       title: vscode.l10n.t('Hugging Face Token'),
-      prompt: vscode.l10n.t('A token that can read {0} (for gated or private repositories). It is kept in VS Code\'s secret storage. Leave empty to remove it.', CHATGLM_REPO),
+      prompt: vscode.l10n.t('A token that can read {0} (for gated or private repositories). It is kept in VS Code\'s secret storage. Leave empty to remove it.', this.model.hub.repo),
       placeHolder: 'hf_…',
       password: true,
       ignoreFocusOut: true,
@@ -104,7 +119,8 @@ export class WeightsDownloader implements vscode.Disposable {
   /** The whole flow; resolves with the weights folder now set, or undefined. */
   async run(): Promise<string | undefined> {
     if (this.controller) return undefined;
-    const existing = await this.offerCached();
+    const model = this.model;
+    const existing = await this.offerCached(model);
     if (existing !== 'download') return existing;
     const s = this.settings.current;
     const cacheDir = defaultHubCache(process.env);
@@ -116,44 +132,54 @@ export class WeightsDownloader implements vscode.Disposable {
       return undefined;
     }
     const token = (await this.secrets?.get(TOKEN_KEY)) || undefined;
-    const options = { cacheDir, revision: s.weightsRevision, endpoint: hubUrl(endpoint), ...(token ? { token } : {}) };
+    const options = { model, cacheDir, revision: s.weightsRevision, endpoint: hubUrl(endpoint), ...(token ? { token } : {}) };
     let plan: DownloadPlan;
     let free: number;
     try {
-      plan = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Asking {0} for ChatGLM3-6B…', endpoint.host) }, () => planDownload(options, { endpoint, ...(token ? { token } : {}) }));
+      plan = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Asking {0} for {1}…', endpoint.host, model.displayName) }, () => planDownload(options, { endpoint, ...(token ? { token } : {}) }));
       free = await freeBytes(cacheDir);
       await checkSpace(plan, cacheDir, async () => free);
     } catch (e) {
       return this.failed(e);
     }
-    if (!(await this.confirm(plan, endpoint, cacheDir, free))) return undefined;
+    if (!(await this.confirm(model, plan, endpoint, cacheDir, free))) return undefined;
     return this.fetch(options);
   }
 
+  /** Writes the folder into weightsPath unless that holds another model's checkpoint (then the cache finds it). */
+  private async useWeights(model: CatalogModel, dir: string): Promise<void> {
+    if (await replacesWeightsSetting(this.settings.current.weightsPath, model)) {
+      await this.settings.update('weightsPath', dir);
+      this.log.info(`weightsPath set to ${dir}`);
+    } else {
+      this.log.info(`weightsPath left on ${this.settings.current.weightsPath} (another model's checkpoint); ${model.displayName} is found in the Hugging Face cache: ${dir}`);
+    }
+  }
+
   /** A complete snapshot already in a Hub cache: Use it (no request), or download anyway. */
-  private async offerCached(): Promise<string | undefined | 'download'> {
+  private async offerCached(model: CatalogModel): Promise<string | undefined | 'download'> {
     let found: CachedSnapshot[] = [];
     try {
-      found = await findCachedSnapshots(hubCacheCandidates(process.env), (d) => validateWeights(d).then(() => true, () => false));
+      found = await cachedModelSnapshots(model, hubCacheCandidates(process.env));
     } catch (e) {
-      this.log.warn(`looking for ChatGLM3-6B in the Hugging Face cache failed: ${(e as Error).message}`);
+      this.log.warn(`looking for ${model.displayName} in the Hugging Face cache failed: ${(e as Error).message}`);
     }
     const best = found[0];
     if (!best) return 'download';
     const use = vscode.l10n.t('Use it');
     const again = vscode.l10n.t('Download Anyway');
-    const newer = best.commit !== TESTED_SNAPSHOT.commit ? ` ${vscode.l10n.t('It is a newer snapshot than the one tested.')}` : '';
+    const tested = model.hub.testedCommit;
+    const newer = tested !== null && best.commit !== tested ? ` ${vscode.l10n.t('It is a newer snapshot than the one tested.')}` : '';
     const picked = await vscode.window.showInformationMessage(
-      vscode.l10n.t('ChatGLM3-6B is already in the Hugging Face cache: {0}.', best.snapshotDir) + newer, use, again);
+      vscode.l10n.t('{0} is already in the Hugging Face cache: {1}.', model.displayName, best.snapshotDir) + newer, use, again);
     if (picked === use) {
-      await this.settings.update('weightsPath', best.snapshotDir);
-      this.log.info(`weightsPath set to the cached snapshot ${best.snapshotDir}`);
+      await this.useWeights(model, best.snapshotDir);
       return best.snapshotDir;
     }
     return picked === again ? 'download' : undefined;
   }
 
-  private async confirm(plan: DownloadPlan, endpoint: URL, cacheDir: string, free: number): Promise<boolean> {
+  private async confirm(model: CatalogModel, plan: DownloadPlan, endpoint: URL, cacheDir: string, free: number): Promise<boolean> {
     const left = plan.totalBytes - plan.presentBytes;
     const lines = [
       vscode.l10n.t('From: {0} ({1} at {2}, commit {3})', endpoint.origin + endpoint.pathname.replace(/\/$/, ''), plan.repo, plan.revision, plan.commit.slice(0, 12)),
@@ -162,20 +188,38 @@ export class WeightsDownloader implements vscode.Disposable {
     ];
     if (plan.presentBytes > 0) lines.push(vscode.l10n.t('Resuming: {0} of {1} already here.', formatBytes(plan.presentBytes), formatBytes(plan.totalBytes)));
     if (plan.newerThanTested) lines.push(vscode.l10n.t('This is a newer snapshot than the one tested; it is used all the same.'));
-    const go = vscode.l10n.t('Download');
-    const picked = await vscode.window.showInformationMessage(
-      vscode.l10n.t('Download ChatGLM3-6B ({0})?', formatBytes(left)),
-      { modal: true, detail: lines.join('\n') },
-      go,
-    );
-    return picked === go;
+    // The licence, in VS Code's language; one that limits commercial use is accepted once per model.
+    const license = licenseNotice(model, licenseLanguage(vscode.env.language));
+    lines.push('', vscode.l10n.t('Licence: {0} ({1})', license.name, license.url), license.keyTerms);
+    const key = licenseAcceptanceKey(model);
+    const ask = licenseGate(model, this.memory?.get<boolean>(key) === true) === 'ask';
+    if (ask) lines.push(vscode.l10n.t('Downloading means accepting this licence (asked once for {0}).', model.displayName));
+    const go = ask ? vscode.l10n.t('Accept Licence and Download') : vscode.l10n.t('Download');
+    const read = vscode.l10n.t('Read Licence');
+    for (;;) {
+      const picked = await vscode.window.showInformationMessage(
+        vscode.l10n.t('Download {0} ({1})?', model.displayName, formatBytes(left)),
+        { modal: true, detail: lines.join('\n') },
+        go, read,
+      );
+      if (picked === read) {
+        await vscode.env.openExternal(vscode.Uri.parse(license.url));
+        continue;
+      }
+      if (picked !== go) return false;
+      if (ask) {
+        await this.memory?.update(key, true);
+        this.log.info(`licence of ${model.id} accepted: ${license.name} (${license.url})`);
+      }
+      return true;
+    }
   }
 
   private setDownloading(on: boolean): void {
     void vscode.commands.executeCommand(VSCODE_COMMANDS.setContext, DOWNLOADING_KEY, on);
     if (on) {
       this.statusItem ??= vscode.window.createStatusBarItem('tritonChatglm.weightsDownload', vscode.StatusBarAlignment.Left, 99);
-      this.statusItem.name = vscode.l10n.t('ChatGLM3-6B Download');
+      this.statusItem.name = vscode.l10n.t('{0} Download', this.model.displayName);
       this.statusItem.text = `$(cloud-download) ${vscode.l10n.t('ChatGLM: downloading {0} %', 0)}`;
       this.statusItem.show();
     } else {
@@ -185,13 +229,14 @@ export class WeightsDownloader implements vscode.Disposable {
     this.emitter.fire();
   }
 
-  private async fetch(options: { cacheDir: string; revision: string; endpoint: string; token?: string }): Promise<string | undefined> {
+  private async fetch(options: { model: CatalogModel; cacheDir: string; revision: string; endpoint: string; token?: string }): Promise<string | undefined> {
+    const model = options.model;
     const controller = new AbortController();
     this.controller = controller;
     this.setDownloading(true);
-    this.log.info(`weights download: ${CHATGLM_REPO}@${options.revision} from ${options.endpoint} into ${options.cacheDir}`);
+    this.log.info(`weights download: ${model.hub.repo}@${options.revision || model.hub.revision} from ${options.endpoint} into ${options.cacheDir}`);
     try {
-      const result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Downloading ChatGLM3-6B'), cancellable: true }, async (progress, cancel) => {
+      const result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Downloading {0}', model.displayName), cancellable: true }, async (progress, cancel) => {
         cancel.onCancellationRequested(() => controller.abort());
         let lastPct = 0;
         const onEvent = (e: DownloadEvent) => {
@@ -212,10 +257,10 @@ export class WeightsDownloader implements vscode.Disposable {
         };
         return downloadWeights({ ...options, signal: controller.signal, onEvent });
       });
-      await this.settings.update('weightsPath', result.snapshotDir);
+      await this.useWeights(model, result.snapshotDir);
       this.log.info(`weights download complete: ${result.snapshotDir} (commit ${result.commit}, ${formatBytes(result.fetchedBytes)} fetched)${result.newerThanTested ? '; a newer snapshot than the one tested' : ''}`);
       const newer = result.newerThanTested ? ` ${vscode.l10n.t('It is a newer snapshot than the one tested.')}` : '';
-      void vscode.window.showInformationMessage(vscode.l10n.t('ChatGLM3-6B is downloaded and verified: {0}.', result.snapshotDir) + newer);
+      void vscode.window.showInformationMessage(vscode.l10n.t('{0} is downloaded and verified: {1}.', model.displayName, result.snapshotDir) + newer);
       return result.snapshotDir;
     } catch (e) {
       return this.failed(e);

@@ -2,6 +2,7 @@
 // window), the folder checked with the core's weights check (or its only sub-folder that is a checkpoint), and
 // the setting written where it applies (SettingsService.update: remote settings in a remote window).
 import * as vscode from 'vscode';
+import { chosenModel } from '../../core/models/choice';
 import { isServerError, locateWeights, WeightsError } from '../../core/server';
 import type { SettingsService } from '../config/settingsService';
 import { errorText, presentError } from '../errors/presentError';
@@ -11,12 +12,13 @@ import { weightsText } from './setupView';
 /** Resolves with the folder now set, or undefined when the person gave up. */
 export async function chooseWeightsFolder(settings: SettingsService, log: Log): Promise<string | undefined> {
   let start = settings.current.weightsPath;
+  const model = chosenModel(settings.current.model);
   for (;;) {
     const picked = await vscode.window.showOpenDialog({
       canSelectFolders: true,
       canSelectFiles: false,
       canSelectMany: false,
-      title: vscode.l10n.t('Choose the ChatGLM3-6B weights folder'),
+      title: vscode.l10n.t('Choose the {0} weights folder', model.displayName),
       openLabel: vscode.l10n.t('Use as Weights Folder'),
       ...(start ? { defaultUri: vscode.Uri.file(start) } : {}),
     });
@@ -29,7 +31,7 @@ export async function chooseWeightsFolder(settings: SettingsService, log: Log): 
     }
     const dir = uri.fsPath;
     try {
-      const found = await locateWeights(dir);
+      const found = await locateWeights(dir, model);
       await settings.update('weightsPath', found);
       log.info(`weightsPath set to ${found}${found !== dir ? ` (the checkpoint inside ${dir})` : ''}`);
       return found;

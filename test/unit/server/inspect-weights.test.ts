@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { parseInspect, runtimesIncludeNvidia, ServerError, validateWeights } from '../../../src/core/server';
+import { catalogConfigJson } from '../../support/catalogConfig';
 
 // Shape of real `docker container inspect` output for an NGC image (entrypoint script, so Args holds the command).
 const realInspect = JSON.stringify([{
@@ -57,11 +58,12 @@ function checkpoint(t: { after(fn: () => void): void }, files: Record<string, st
   return dir;
 }
 
-const goodConfig = JSON.stringify({ model_type: 'chatglm', architectures: ['ChatGLMModel'] });
+const goodConfig = JSON.stringify(catalogConfigJson('chatglm3-6b'));
 
 test('a ChatGLM3 checkpoint passes (safetensors or bin)', async (t) => {
   await validateWeights(checkpoint(t, { 'config.json': goodConfig, 'tokenizer.model': 'x', 'model-00001-of-00007.safetensors': 'x' }));
-  await validateWeights(checkpoint(t, { 'config.json': JSON.stringify({ architectures: ['ChatGLMModel'] }), 'tokenizer.model': 'x', 'pytorch_model-00001-of-00007.bin': 'x' }));
+  const { model_type: _type, ...byArchitecture } = catalogConfigJson('chatglm3-6b');
+  await validateWeights(checkpoint(t, { 'config.json': JSON.stringify(byArchitecture), 'tokenizer.model': 'x', 'pytorch_model-00001-of-00007.bin': 'x' }));
 });
 
 test('weights: missing directory, a file, and each missing part are reported', async (t) => {

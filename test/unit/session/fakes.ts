@@ -1,9 +1,9 @@
 // Fakes for the server session: a container layer, a Triton client and timers that the test drives by hand, so
 // the policy is checked step by step and event by event, never by waiting for real time to pass.
-import type { InstallResult } from '../../../src/core/repository';
+import type { InstallResult, ModelSettings } from '../../../src/core/repository';
 import {
   PREFLIGHT_CHECKS, ServerError, type LineStream, type PreflightCheck, type PreflightCheckId, type PreflightReport, type ServerHandle,
-  type ServerStatus, type StartOptions,
+  type ServerSettings, type ServerStatus, type StartOptions,
 } from '../../../src/core/server';
 import {
   ServerSession, type ContainerControl, type Disposable, type SessionClient, type SessionSettings, type SessionStep, type Timers,
@@ -218,7 +218,7 @@ export function sessionSettings(mode: ServerMode): SessionSettings {
   };
 }
 
-export function harness(options: { mode?: ServerMode; watch?: boolean; weightsPath?: string; autoStart?: boolean; recheckSetup?: boolean; model?: string } = {}) {
+export function harness(options: { mode?: ServerMode; watch?: boolean; weightsPath?: string; autoStart?: boolean; recheckSetup?: boolean; model?: string; weightsCaches?: string[] } = {}) {
   const mode = options.mode ?? 'managed';
   const state = new LifecycleMachine(mode);
   const client = new FakeClient();
@@ -228,6 +228,9 @@ export function harness(options: { mode?: ServerMode; watch?: boolean; weightsPa
   const shown: { context: string; error: unknown }[] = [];
   const logged: string[] = [];
   const installs: string[][] = [];
+  /** The container settings and model settings each operation used (the resolved weights among them). */
+  const created: ServerSettings[] = [];
+  const installed: Partial<ModelSettings>[] = [];
   const repository = { changed: [] as string[] };
   let offers = 0;
   const offerSignals: AbortSignal[] = [];
@@ -259,18 +262,21 @@ export function harness(options: { mode?: ServerMode; watch?: boolean; weightsPa
     },
     createClient: () => client,
     createContainer: (server) => {
+      created.push(server);
       if (model !== undefined) container.model = server.model;
       return container;
     },
     installRepository: async (o): Promise<InstallResult> => {
       installs.push([o.source, o.destination]);
+      installed.push(o.settings ?? {});
       return { path: o.destination, modelPath: `${o.destination}/${MODEL}`, entries: [MODEL], changed: [...repository.changed] };
     },
     timers,
+    ...(options.weightsCaches ? { weightsCaches: () => options.weightsCaches! } : {}),
     onSetupChanged: () => { setupChanges++; },
   }, { watch: options.watch ?? true, loadProgressIntervalMs: 1_000, unloadTimeoutMs: 60_000, recheckSetup: options.recheckSetup ?? false });
   return {
-    session, state, client, container, timers, steps, shown, logged, installs, repository,
+    session, state, client, container, timers, steps, shown, logged, installs, created, installed, repository,
     offers: () => offers, offerSignals, answerOffer: (fn: (stale: AbortSignal) => Promise<boolean>) => { offerAnswer = fn; },
     setupChanges: () => setupChanges,
     /** Another model chosen (tritonChatglm.model changed). */

@@ -79,7 +79,7 @@ test('nothing set up: "setup needed" (warning colour, never the error state) and
   assert.match(item('docker')?.detail ?? '', /Docker was not found/);
   assert.equal(item('daemon')?.detail, 'Checked once Docker is installed.');
   assert.deepEqual(item('weights')?.fixes, ['downloadWeights', 'chooseWeights']);
-  assert.match(item('weights')?.detail ?? '', /No weights folder is chosen yet/);
+  assert.match(item('weights')?.detail ?? '', /ChatGLM3-6B has no weights yet: no weights folder holds it/);
   // Walkthrough steps complete on these.
   assert.equal(fake.rec.context.get('tritonChatglm.setup.dockerReady'), false);
   assert.equal(fake.rec.context.get('tritonChatglm.setup.weightsReady'), false);

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, test } from 'node:test';
 import { validateWeights } from '../../../src/core/server';
+import { catalogConfigJson } from '../../support/catalogConfig';
 import {
   cacheRepoOf, checkListing, defaultHubCache, findCachedSnapshots, hubCacheCandidates, MANIFEST_NAME, parseEndpoint, selectFiles,
   spaceMargin, TESTED_SNAPSHOT, writeManifest, type HubFile, checkScheme, checkTokenTransport, isLoopbackHost, listingLimits,
@@ -102,6 +103,9 @@ test('cache roots: HF_HUB_CACHE, then HF_HOME/hub, then ~/.cache/huggingface/hub
   assert.deepEqual(hubCacheCandidates({ HF_HUB_CACHE: '/c', HF_HOME: '/h' }, '/home/u'), ['/c', '/h/hub', '/home/u/.cache/huggingface/hub']);
 });
 
+/** ChatGLM3-6B's config.json (the weights check identifies the model by its shape). */
+const CONFIG = JSON.stringify(catalogConfigJson('chatglm3-6b'));
+
 /** A snapshot laid out as huggingface-cli leaves it: links into ../../blobs, refs/main. */
 function cliSnapshot(cache: string, repoFolder: string, commit: string, opts: { dropShard?: boolean; manifest?: 'incomplete' } = {}): string {
   const repo = join(cache, repoFolder);
@@ -112,7 +116,7 @@ function cliSnapshot(cache: string, repoFolder: string, commit: string, opts: { 
   mkdirSync(join(repo, 'refs'), { recursive: true });
   writeFileSync(join(repo, 'refs', 'main'), commit);
   const files: Record<string, string> = {
-    'config.json': JSON.stringify({ model_type: 'chatglm' }),
+    'config.json': CONFIG,
     'tokenizer.model': 'tok',
     'model.safetensors.index.json': JSON.stringify({ weight_map: { a: 'model-00001-of-00002.safetensors', b: 'model-00002-of-00002.safetensors' } }),
     'model-00001-of-00002.safetensors': 'one',
@@ -150,7 +154,7 @@ test('the weights check: a folder without a manifest is accepted as before, but 
   await assert.rejects(validateWeights(cliSnapshot(cache, 'models--THUDM--chatglm3-6b', 'c'.repeat(40), { dropShard: true })), /files its weight index/);
   const plain = join(tmp(), 'my-weights');
   mkdirSync(plain);
-  writeFileSync(join(plain, 'config.json'), JSON.stringify({ model_type: 'chatglm' }));
+  writeFileSync(join(plain, 'config.json'), CONFIG);
   writeFileSync(join(plain, 'tokenizer.model'), 'x');
   writeFileSync(join(plain, 'model.safetensors'), 'x');
   await validateWeights(plain);
@@ -161,7 +165,7 @@ test('the weights check: our folder needs its manifest complete, and every file 
   const snap = cliSnapshot(cache, 'models--THUDM--chatglm3-6b', 'a'.repeat(40), { manifest: 'incomplete' });
   await assert.rejects(validateWeights(snap), /not finished/);
   const base = { version: 1 as const, repo: 'THUDM/chatglm3-6b', revision: 'main', commit: 'a'.repeat(40), endpoint: 'https://huggingface.co', format: 'safetensors' as const, startedAt: '' };
-  await writeManifest(snap, { ...base, complete: true, files: [{ path: 'config.json', size: JSON.stringify({ model_type: 'chatglm' }).length, sha256: sha('0') }] });
+  await writeManifest(snap, { ...base, complete: true, files: [{ path: 'config.json', size: CONFIG.length, sha256: sha('0') }] });
   await validateWeights(snap);
   await writeManifest(snap, { ...base, complete: true, files: [{ path: 'config.json', size: 9999, sha256: sha('0') }] });
   await assert.rejects(validateWeights(snap), /files its weight index or download manifest/);
