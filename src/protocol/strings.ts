@@ -75,6 +75,8 @@ export const DEFAULT_STRINGS = {
   linkInactiveRefused: 'This link does not open: only well-formed http, https and mailto addresses do.',
   /** A link of the part of the answer still streaming. */
   linkPending: 'The link opens once this part of the answer is complete.',
+  /** A link of a very long answer's last block that could not be checked as part of the whole block. */
+  linkUnchecked: 'This link does not open: this very long answer is not rendered again as a whole, so the link could not be checked.',
   'server.unknown': 'Checking the Triton server…',
   'server.stopped': 'The Triton server is not running.',
   'server.starting': 'The Triton server is starting…',

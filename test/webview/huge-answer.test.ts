@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DEFAULT_STRINGS } from '../../src/protocol';
+import { WHOLE_RENDER_MAX } from '../../src/webview/chat/streaming';
 import { assistant, READY_SERVER, startHarness, stateMsg, user, type Harness } from './support/harness';
 import { hugeAnswer, type HugeAnswerKind } from './support/long-block-cost';
 import { FAST_FRAMES } from './support/page-scripts';
@@ -41,12 +42,14 @@ describe('a huge answer while it streams', () => {
       assert.ok(during.open <= 2, JSON.stringify(during));
       assert.equal(during.skippable, during.groups - during.open);
       await panel.send({ type: 'messageDone', conversationId: 'c', messageId: 'a', status: 'complete', finishReason: 'stop' });
-      await panel.page.waitForFunction(() => document.querySelector('article[data-id="a"]')?.getAttribute('data-render-frames'));
+      await panel.page.waitForFunction(() => document.querySelector('article[data-id="a"]')?.getAttribute('data-render-settled') === 'true');
       const d = await panel.page.locator('article[data-id="a"]').evaluate((e) => ({ ...(e as HTMLElement).dataset }));
       assert.ok(Number(d.renderFrames) >= text.length / DELTA, JSON.stringify(d));
       // The delta, the rest of the open block (under 2 KB before a cut is looked for) and a table's header rows.
       assert.ok(Number(d.renderMaxFrameChars) <= DELTA + 2048 + 1024, JSON.stringify(d));
-      assert.equal(await panel.page.locator('article[data-id="a"] .stream-group').count(), 0, 'the final render replaces the groups');
+      // Longer than WHOLE_RENDER_MAX: it keeps its groups when it ends (long-answer-end.test.ts).
+      assert.ok(text.length > WHOLE_RENDER_MAX);
+      assert.equal(await panel.page.locator('article[data-id="a"] .stream-group').count(), during.groups, 'the groups stay when the answer ends');
       assert.deepEqual(panel.errors, []);
       await panel.page.close();
     });

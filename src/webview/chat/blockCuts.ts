@@ -2,7 +2,9 @@
 // re-rendered: between top-level blocks, between list items, between table rows (the header is kept as context
 // for the rows after the cut), between blockquote children, between lines of indented code, and inside a
 // paragraph at a word or sentence boundary where no inline construct (code span, link, emphasis) is open. These
-// cuts only shape the view while streaming: the finished answer is rendered once as a whole.
+// cuts only shape the view while streaming: the finished answer is rendered once as a whole (up to
+// WHOLE_RENDER_MAX, streaming.ts; a longer one keeps its pieces, and only list-item and table-row cuts let its links
+// go live).
 import type { BlockOutline } from './markdown';
 
 export type OpenBlockKind = 'paragraph' | 'list' | 'table' | 'blockquote' | 'code' | 'other';

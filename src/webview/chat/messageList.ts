@@ -105,8 +105,9 @@ export class MessageList {
     const node = this.nodes.get(view.id);
     if (!node) return;
     if (node.streaming) {
-      node.streaming.finalize(view.content);
-      publishRenderStats(node.article, node.streaming.times);
+      const times = node.streaming.times;
+      node.streaming.finalize(view.content, () => publishRenderStats(node.article, times));
+      publishRenderStats(node.article, times);
       node.streaming = undefined;
     }
     node.view = { ...view };

@@ -12,16 +12,25 @@ export interface RenderStats {
   firstTenthAvgMs: number;
   lastTenthAvgMs: number;
   finalizeMs: number;
+  /** Markdown characters rendered when the answer ended (the whole answer, or a long one's rest). */
+  finalizeChars: number;
+  /** Nothing is left to render (a long answer renders its pieces again over some frames after it ended). */
+  settled: boolean;
   /** The most markdown source one frame rendered (characters): the work per frame, which must not grow. */
   maxFrameChars: number;
+  /** The most markdown one frame rendered again after a long answer ended (a group, see pieceGroups.ts). */
+  maxRefreshChars: number;
 }
 
 /** The render times of one streamed answer; with RENDER_STATS off every method does nothing. */
 export class FrameTimes {
   private readonly frameMs: number[] = [];
   private finalizeMs = 0;
+  private finalizeChars = 0;
+  private isSettled = false;
   private frameChars = 0;
   private maxFrameChars = 0;
+  private maxRefreshChars = 0;
 
   /** A start time for `frame`/`finalized` (0 when off). */
   start(): number {
@@ -41,7 +50,19 @@ export class FrameTimes {
   }
 
   finalized(start: number): void {
-    if (RENDER_STATS) this.finalizeMs = performance.now() - start;
+    if (!RENDER_STATS) return;
+    this.finalizeMs = performance.now() - start;
+    this.finalizeChars = this.frameChars;
+    this.frameChars = 0;
+  }
+
+  /** `chars` of markdown rendered again in the current frame, after the answer ended. */
+  refreshed(chars: number): void {
+    if (RENDER_STATS) this.maxRefreshChars = Math.max(this.maxRefreshChars, chars);
+  }
+
+  settled(): void {
+    if (RENDER_STATS) this.isSettled = true;
   }
 
   stats(): RenderStats {
@@ -55,7 +76,10 @@ export class FrameTimes {
       firstTenthAvgMs: avg(this.frameMs.slice(0, tenth)),
       lastTenthAvgMs: avg(this.frameMs.slice(n - tenth)),
       finalizeMs: this.finalizeMs,
+      finalizeChars: this.finalizeChars,
+      settled: this.isSettled,
       maxFrameChars: this.maxFrameChars,
+      maxRefreshChars: this.maxRefreshChars,
     };
   }
 }
@@ -69,5 +93,8 @@ export function publishRenderStats(article: HTMLElement, times: FrameTimes): voi
   article.dataset.renderFirstTenthMs = stats.firstTenthAvgMs.toFixed(3);
   article.dataset.renderLastTenthMs = stats.lastTenthAvgMs.toFixed(3);
   article.dataset.renderFinalizeMs = stats.finalizeMs.toFixed(2);
+  article.dataset.renderFinalizeChars = String(stats.finalizeChars);
+  article.dataset.renderSettled = String(stats.settled);
   article.dataset.renderMaxFrameChars = String(stats.maxFrameChars);
+  article.dataset.renderMaxRefreshChars = String(stats.maxRefreshChars);
 }

@@ -13,8 +13,12 @@
 // finished group with `content-visibility: auto`, so that the page lays out and paints only the groups near the view
 // however long the answer (a 2 MB list or table would otherwise be laid out again on every frame); older groups out
 // of view keep only their markdown until they come near the view again (pieceGroups.ts). When the answer ends it is
-// rendered once as a whole, so the final view
-// is exactly what rendering the whole answer gives (constructs spanning cuts, loose lists, reference links).
+// rendered once as a whole, so the final view is exactly what rendering the whole answer gives (constructs spanning
+// cuts, loose lists, reference links) -- up to WHOLE_RENDER_MAX. A longer answer costs seconds to render (and lay
+// out) as a whole, in one task: it keeps its pieces instead. Its rest is rendered as a last piece; the pieces of its
+// last block are rendered again in their final form, one group per frame (parked groups when they come back), with
+// live links where the block was cut only between list items or table rows (a link cannot span those, nor turn into
+// code across them); elsewhere its links stay inactive and say why.
 import type { Strings } from '../../protocol';
 import { BlockScanner } from './blockScanner';
 import { chooseCut, forcedCut, kindOf, type Cut, type OpenBlockKind } from './blockCuts';
@@ -29,6 +33,14 @@ import { FrameTimes } from './renderStats';
 const SOFT_LIMIT = 2048;
 /** Beyond this a cut is made even where no construct boundary allows a clean one. */
 const HARD_LIMIT = 16_384;
+/**
+ * Longest answer rendered again as a whole when it ends (about 0.7 ms per KB here: 2 MB took 1.2-1.7 s, see
+ * bench/README.md); a longer one keeps its streamed pieces.
+ */
+export const WHOLE_RENDER_MAX = 128 * 1024;
+
+/** How a piece's links are rendered: live, or inactive saying why (its block is still streaming, or never checked). */
+type LinkMode = 'live' | 'pending' | 'unchecked';
 interface OpenBlock {
   kind: OpenBlockKind;
   /** Rendered before the live text (a table's header rows), not shown again. */
@@ -63,6 +75,10 @@ export class StreamingRenderer {
   /** Live length at which the next cut is tried. */
   private cutAt = SOFT_LIMIT;
   private frame = 0;
+  /** Whether the live text starts at a cut no link can span (see commitPiece). */
+  private atCleanCut = true;
+  /** Set when a long answer ended and kept its pieces: they render in their final form from then on. */
+  private ended = false;
   /** Benchmark-only frame timings (recorded only in builds with RENDER_STATS on). */
   readonly times = new FrameTimes();
 
@@ -91,32 +107,72 @@ export class StreamingRenderer {
     if (!this.frame) this.frame = requestAnimationFrame(() => { this.frame = 0; this.renderFrame(); });
   }
 
-  /** Renders the whole text once, in its final form, and stops. */
-  finalize(finalText?: string): void {
+  /**
+   * Shows the text in its final form and stops: rendered once as a whole, or for an answer longer than
+   * WHOLE_RENDER_MAX its rest rendered as a last piece and its pieces rendered again over the next frames.
+   * `onSettled` runs when nothing is left to do.
+   */
+  finalize(finalText?: string, onSettled: () => void = () => undefined): void {
     if (this.frame) { cancelAnimationFrame(this.frame); this.frame = 0; }
-    if (finalText !== undefined) this.text = finalText;
     const t0 = this.times.start();
-    this.body.replaceChildren(this.renderMarkdown(this.text));
+    const continues = finalText === undefined || finalText.startsWith(this.text);
+    if (finalText !== undefined && continues && finalText.length > this.text.length) this.fresh.push(finalText.slice(this.text.length));
+    if (finalText !== undefined) this.text = finalText;
+    if (this.text.length <= WHOLE_RENDER_MAX || !continues) {
+      this.body.replaceChildren(this.renderMarkdown(this.text));
+      this.times.finalized(t0);
+      this.onRendered();
+      this.times.settled();
+      onSettled();
+      return;
+    }
+    this.update(false); // what arrived since the last frame (the rest below renders the open block's text)
+    this.ended = true;
+    const rest = this.tailText.slice(this.softEnd - this.stableEnd);
+    this.openFence?.pre.remove();
+    this.openFence = undefined;
+    this.live.replaceChildren();
+    if (rest) this.commitPiece(rest, true);
+    this.stable.end(false); // stable chunks were complete blocks: already in their final form
+    this.soft.end(true);
     this.times.finalized(t0);
     this.onRendered();
+    const step = () => {
+      const t1 = this.times.start();
+      const chars = this.soft.refreshNext();
+      if (chars < 0) { this.frame = 0; this.times.settled(); onSettled(); return; }
+      this.times.refreshed(chars);
+      this.onRendered();
+      this.times.frame(t1);
+      this.frame = requestAnimationFrame(step);
+    };
+    this.frame = requestAnimationFrame(step);
   }
 
-  /** `open`: the markdown is (part of) the block still streaming, whose links must not be live yet. */
-  private renderMarkdown(markdown: string, open = false): DocumentFragment {
+  /** `links`: how the links of the markdown are rendered (see LinkMode). */
+  private renderMarkdown(markdown: string, links: LinkMode = 'live'): DocumentFragment {
     this.times.work(markdown.length);
-    return this.build(markdown, open);
+    return this.build(markdown, links);
   }
 
   /** The DOM of `markdown` (uncounted: a parked group is rendered again outside the frames). */
-  private build(markdown: string, open: boolean): DocumentFragment {
+  private build(markdown: string, links: LinkMode): DocumentFragment {
     const frag = this.md.render(markdown);
-    decorateCodeBlocks(frag, this.strings());
-    if (open) disarmLinks(frag, this.strings());
+    const strings = this.strings();
+    decorateCodeBlocks(frag, strings);
+    if (links !== 'live') disarmLinks(frag, links === 'pending' ? strings.linkPending : strings.linkUnchecked);
     return frag;
   }
 
   private renderFrame(): void {
     const t0 = this.times.start();
+    this.update();
+    this.onRendered(); // inside the timing: keeping the view at the bottom forces a layout
+    if (this.text.length > 0) this.times.frame(t0);
+  }
+
+  /** Renders the text that arrived since the last update (`tail`: also the open block, else only stable blocks). */
+  private update(tail = true): void {
     const fresh = this.fresh.join('');
     this.fresh = [];
     this.tailText += fresh;
@@ -124,17 +180,16 @@ export class StreamingRenderer {
     if (!fenceOpen) this.liveText += fresh;
     const boundary = this.scanner.feed(fresh);
     if (boundary > this.stableEnd) this.commitStable(boundary);
+    if (!tail) return;
     const fence = this.scanner.openFence;
     if (fence && fence.start >= this.softEnd) this.renderOpenFence(fence.start, fence.codeStart, fence.info, fenceOpen && this.openFence ? fresh : '');
     else this.renderLive();
-    this.onRendered(); // inside the timing: keeping the view at the bottom forces a layout
-    if (this.text.length > 0) this.times.frame(t0);
   }
 
   private commitStable(boundary: number): void {
     const rest = this.tailText.slice(boundary - this.stableEnd);
     const chunk = this.tailText.slice(0, boundary - this.stableEnd);
-    this.stable.append(this.renderMarkdown(chunk), chunk.length, () => this.build(chunk, false));
+    this.stable.append(this.renderMarkdown(chunk), chunk.length, () => this.build(chunk, 'live'));
     this.tailText = rest;
     this.liveText = rest;
     this.stableEnd = boundary;
@@ -146,6 +201,7 @@ export class StreamingRenderer {
     this.renderedLive = undefined;
     this.block = freshBlock();
     this.cutAt = SOFT_LIMIT;
+    this.atCleanCut = true;
   }
 
   /** `fresh`: the text that arrived this frame, when the fence was already open before it. */
@@ -155,7 +211,7 @@ export class StreamingRenderer {
       return;
     }
     // What precedes the opener is complete: commit it once. The code so far goes in at once.
-    if (start > this.softEnd) this.commitPiece(this.liveText.slice(0, start - this.softEnd));
+    if (start > this.softEnd) this.commitPiece(this.liveText.slice(0, start - this.softEnd), true);
     const code = this.liveText.slice(codeStart - this.softEnd);
     this.softEnd = start;
     this.liveText = '';
@@ -174,36 +230,43 @@ export class StreamingRenderer {
     while (live.length >= this.cutAt) {
       const cut = this.findCut(live);
       if (!cut) { this.cutAt = live.length + SOFT_LIMIT / 2; break; }
-      this.commitPiece(live.slice(0, cut.offset));
+      this.commitPiece(live.slice(0, cut.offset), !cut.forced && (!cut.continues || cut.kind === 'list' || cut.kind === 'table'));
       this.softEnd += cut.offset;
       this.block = cut.continues ? { ...this.block, kind: cut.kind, context: cut.context } : freshBlock(cut.kind);
       live = live.slice(cut.offset);
       this.liveText = live;
       this.cutAt = SOFT_LIMIT;
     }
-    const frag = this.renderMarkdown(this.block.context + live, true);
+    const frag = this.renderMarkdown(this.block.context + live, 'pending');
     this.join(frag);
     this.live.replaceChildren(frag);
     this.renderedLive = live;
   }
 
-  private findCut(live: string): Cut | undefined {
+  private findCut(live: string): (Cut & { forced?: boolean }) | undefined {
     const outline = this.md.outline(this.block.context + live);
     const cut = chooseCut(live, this.block.context, outline, Math.min(SOFT_LIMIT / 2, live.length - 1));
     if (cut) return cut;
     if (live.length < HARD_LIMIT) return undefined;
     const last = outline[outline.length - 1];
-    return { offset: forcedCut(live, HARD_LIMIT - SOFT_LIMIT), kind: last ? kindOf(last.type) : this.block.kind, context: this.block.context, continues: true };
+    return { offset: forcedCut(live, HARD_LIMIT - SOFT_LIMIT), kind: last ? kindOf(last.type) : this.block.kind, context: this.block.context, continues: true, forced: true };
   }
 
-  /** Renders a committed piece of the open block once and appends it to the view. */
-  private commitPiece(markdown: string): void {
+  /**
+   * Renders a committed piece of the open block once and appends it to the view. `cleanEnd`: the piece ends between
+   * top-level blocks, list items or table rows (or where the text ends); a piece cut cleanly at both ends renders
+   * with live links once the answer ended and kept its pieces.
+   */
+  private commitPiece(markdown: string, cleanEnd: boolean): void {
     const source = this.block.context + markdown;
-    const frag = this.renderMarkdown(source, true);
+    const clean = this.atCleanCut && cleanEnd;
+    this.atCleanCut = cleanEnd;
+    const links = (): LinkMode => (!this.ended ? 'pending' : clean ? 'live' : 'unchecked');
+    const frag = this.renderMarkdown(source, links());
     this.join(frag);
     const last = frag.lastElementChild;
     if (last?.tagName === 'OL') this.block.olNext = Number(last.getAttribute('start') ?? '1') + last.children.length;
-    this.soft.append(frag, markdown.length, () => this.build(source, true));
+    this.soft.append(frag, markdown.length, () => this.build(source, links()));
     this.block.pieces += 1;
   }
 
@@ -224,10 +287,10 @@ export class StreamingRenderer {
 }
 
 /** Links of the open block: shown as links to be, with no target (links.ts opens only elements with one), saying so. */
-function disarmLinks(frag: DocumentFragment, strings: Strings): void {
+function disarmLinks(frag: DocumentFragment, why: string): void {
   for (const a of Array.from(frag.querySelectorAll(`a[${LINK_ATTR}]`))) {
     a.removeAttribute(LINK_ATTR);
-    a.setAttribute('title', [a.getAttribute('title'), strings.linkPending].filter(Boolean).join('\n'));
+    a.setAttribute('title', [a.getAttribute('title'), why].filter(Boolean).join('\n'));
     a.removeAttribute('role');
     a.removeAttribute('tabindex');
     a.classList.add('link-pending');

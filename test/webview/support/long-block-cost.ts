@@ -54,7 +54,9 @@ export interface LongBlockCost {
   lastTenthAvgMs: number;
   /** lastTenthAvgMs ÷ firstTenthAvgMs: 1 when a frame costs the same at the end of the block as at its start. */
   growth: number;
+  /** The render when the answer ended (for an answer over WHOLE_RENDER_MAX, the frames after it are in `maxMs`). */
   finalizeMs: number;
+  finalizeChars: number;
   /** The most markdown source one streaming frame rendered (characters). */
   maxFrameChars: number;
   /** The longest task of the page while streaming and finalizing (0 when none reached 50 ms). */
@@ -91,12 +93,15 @@ async function streamOnce(panel: Panel, messageId: string, text: string, charsPe
       await frame();
     }
     window.dispatchEvent(new MessageEvent('message', { data: { type: 'messageDone', conversationId: 'clong', messageId, status: 'complete', finishReason: 'stop' } }));
+    const article = document.querySelector(`article[data-id="${messageId}"]`) as HTMLElement;
+    // A long answer renders its groups again over the frames after it ended: wait for them (they are frames too).
+    for (let i = 0; i < 1000 && article.dataset.renderSettled !== 'true'; i += 1) await frame();
     await frame();
     await new Promise((r) => setTimeout(r, 50)); // let the observer deliver the last entries
     for (const e of observer.takeRecords()) tasks.push(e.duration);
     observer.disconnect();
     const wallMs = performance.now() - started;
-    const d = (document.querySelector(`article[data-id="${messageId}"]`) as HTMLElement).dataset;
+    const d = article.dataset;
     const first = Number(d.renderFirstTenthMs);
     const last = Number(d.renderLastTenthMs);
     return {
@@ -109,6 +114,7 @@ async function streamOnce(panel: Panel, messageId: string, text: string, charsPe
       lastTenthAvgMs: last,
       growth: first > 0 ? last / first : Number.NaN,
       finalizeMs: Number(d.renderFinalizeMs),
+      finalizeChars: Number(d.renderFinalizeChars),
       maxFrameChars: Number(d.renderMaxFrameChars),
       longestTaskMs: tasks.length ? Math.max(...tasks) : 0,
       longTasks: tasks.length,

@@ -78,7 +78,10 @@ export async function measureStreamingRenderCost(panel: Panel, options: { tokens
       firstTenthAvgMs: Number(d.renderFirstTenthMs),
       lastTenthAvgMs: Number(d.renderLastTenthMs),
       finalizeMs: Number(d.renderFinalizeMs),
+      finalizeChars: Number(d.renderFinalizeChars),
+      settled: d.renderSettled === 'true',
       maxFrameChars: Number(d.renderMaxFrameChars),
+      maxRefreshChars: Number(d.renderMaxRefreshChars),
       wallMs,
     };
   }, { tokens, perFrame });
