@@ -41,7 +41,7 @@ export async function measureClient(options: ClientBenchOptions): Promise<Record
   const client = new TritonClient({ baseUrl: server.url });
   const stop: Array<() => Promise<void>> = [() => server.stop(), () => client.close()];
   try {
-    const out: Record<string, unknown> = { server_version: server.serverVersion, max_batch_size: server.maxBatchSize, queue_delay_ms: 20 };
+    const out: Record<string, unknown> = { server_version: server.serverVersion, max_batch_size: server.maxBatchSize, queue_delay: 'Triton 0, idle gather 20 ms (committed config)' };
     if (options.only.has('overhead')) out.client_overhead = await measureOverhead(client, server.url, options);
     if (options.only.has('explain')) out.explain_fanout_unpaced = await measureExplainFanout(client, options);
     if (options.only.has('ttft')) out.ttft_unpaced = await measureTtft(client, server.url, options);

@@ -1,7 +1,7 @@
 // The extension's main journeys on a real Docker Engine (issue #27): the packaged extension in code-server, its
 // `docker` the Debian CLI talking to the docker stage's private dockerd (DOCKER_HOST) and its image the stage's CPU
 // serving image — the extension's own `docker run` arguments, unchanged. Start ChatGLM from the setup checklist, a
-// chat answer, Explain with three selections batched by Triton, Stop; then the container killed from outside while
+// chat answer, Explain with three selections generated together, Stop; then the container killed from outside while
 // an answer streams. Run by test/docker/run-stage.mjs (`run.mjs --only=docker`), which starts the daemon and builds
 // the image; never part of the e2e stage's default run.
 import { spawnSync } from 'node:child_process';
@@ -22,7 +22,7 @@ function stageDocker() {
 
 /**
  * `h`: the runner's helpers (journey, windowConfig, windowEnv, title, workspace, sample, openChat, ask, watchAnswer,
- * assistantArticles, openFile, selectLines, selectLineRange, finishedExplanations, batchStats, tritonGet, changeRemoteSettings).
+ * assistantArticles, openFile, selectLines, selectLineRange, finishedExplanations, decodeCounts, generatedTogether, tritonGet, changeRemoteSettings).
  */
 export async function realDockerJourneys(extensionsDir, h) {
   const stage = stageDocker();
@@ -79,8 +79,8 @@ export async function realDockerJourneys(extensionsDir, h) {
     log(`      answer: ${a.partials.length} partial renderings, ${a.text.length} chars`);
   }, { wb: current, needs: [d1] });
 
-  await h.journey('docker 3 Explain three selections: three threads, batched by Triton', async () => {
-    const before = h.batchStats((await h.tritonGet(cfg, `/v2/models/${MODEL}/stats`)).body);
+  await h.journey('docker 3 Explain three selections: three threads, generated together', async () => {
+    const before = await h.decodeCounts(cfg);
     await wb.clearNotifications();
     await h.openFile(wb, h.sample);
     await h.selectLines(wb, [4, 7, 10]);
@@ -88,10 +88,8 @@ export async function realDockerJourneys(extensionsDir, h) {
     const titles = await h.finishedExplanations(wb, 3);
     const places = titles.map((t) => /^Explanation of geometry\.py:(\d+): \S/.exec(t)?.[1]).sort();
     if (JSON.stringify(places) !== JSON.stringify(['10', '4', '7'])) throw new Error(`thread titles: ${JSON.stringify(titles)}`);
-    const after = h.batchStats((await h.tritonGet(cfg, `/v2/models/${MODEL}/stats`)).body);
-    const batched = Object.entries(after).filter(([size, n]) => Number(size) >= 2 && n > (before[size] ?? 0));
-    if (!batched.length) throw new Error(`no execution with batch size >= 2 during explain: before ${JSON.stringify(before)}, after ${JSON.stringify(after)}`);
-    log(`      batch executions (size: count): ${JSON.stringify(after)}`);
+    const together = await h.generatedTogether(cfg, before);
+    log(`      decode steps during explain: ${together.steps}, rows ${together.rows}`);
     await wb.runCommand(h.title('dismissAllExplanations'));
   }, { wb: current, needs: [d1] });
 

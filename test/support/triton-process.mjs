@@ -37,6 +37,7 @@ export function patchConfigForTests(text, overrides = {}) {
   let out = text.replace(/kind:\s*KIND_GPU(\s+gpus:\s*\[[^\]]*\])?/g, 'kind: KIND_CPU');
   out = setParameter(out, 'engine', overrides.engine ?? tinyEngine);
   if (overrides.scheduler !== undefined) out = setParameter(out, 'scheduler', overrides.scheduler);
+  if (overrides.scheduler === 'per_execute') out = perExecuteQueueDelay(out);
   if (overrides.maxBatchSize !== undefined) {
     out = out.replace(/^max_batch_size:\s*\d+/m, `max_batch_size: ${overrides.maxBatchSize}`);
     out = setParameter(out, 'max_active_rows', String(overrides.maxBatchSize));
@@ -53,6 +54,17 @@ export function patchConfigForTests(text, overrides = {}) {
   if (overrides.instanceCount !== undefined) out = out.replace(/count:\s*\d+(\s+kind:)/, `count: ${overrides.instanceCount}$1`);
   for (const [k, v] of Object.entries(overrides.parameters ?? {})) out = setParameter(out, k, v);
   return out;
+}
+
+/**
+ * As renderConfig.ts renders per_execute: the queue delay (the committed idle_gather_ms of the continuous
+ * scheduler) is Triton's dynamic batcher's again, the only batching that scheduler has.
+ */
+function perExecuteQueueDelay(text) {
+  const re = /^parameters \{ key: "idle_gather_ms" value \{ string_value: "([^"]*)" \} \}\n/m;
+  const ms = re.exec(text)?.[1];
+  if (ms === undefined) return text;
+  return text.replace(re, '').replace(/max_queue_delay_microseconds:\s*\d+/, `max_queue_delay_microseconds: ${Math.round(Number(ms) * 1000)}`);
 }
 
 function setParameter(text, key, value) {

@@ -30,7 +30,10 @@ def steps_of(path):
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     step_log = tmp_path_factory.mktemp("steps") / "steps.jsonl"
-    with TritonServer(env={**PACED, "TINY_ENGINE_STEP_LOG": str(step_log)}, max_batch_size=16) as srv:
+    # Triton's queue delay of 20 ms (the committed config has 0: the idle engine gathers instead) hands the 8
+    # completions to execute() together, so the batch composition below does not depend on how far apart a
+    # loaded machine delivers them; spread arrivals joining at the next iteration: test_idle_gather_standin.py.
+    with TritonServer(env={**PACED, "TINY_ENGINE_STEP_LOG": str(step_log)}, max_batch_size=16, queue_delay_us=20000) as srv:
         srv.load()
         srv.step_log = step_log
         yield srv

@@ -58,11 +58,24 @@ def patch_config(text: str, max_batch_size: Optional[int] = None, decoupled: Opt
                      out, flags=re.M)
     if decoupled is not None:
         out = re.sub(r"decoupled:\s*(true|false)", f"decoupled: {'true' if decoupled else 'false'}", out)
-    if queue_delay_us is not None:
-        out = re.sub(r"max_queue_delay_microseconds:\s*\d+", f"max_queue_delay_microseconds: {queue_delay_us}", out)
     for key, value in (parameters or {}).items():
         out = _set_parameter(out, key, value)
+    if (parameters or {}).get("scheduler") == "per_execute":
+        out = _per_execute_queue_delay(out)
+    if queue_delay_us is not None:
+        out = re.sub(r"max_queue_delay_microseconds:\s*\d+", f"max_queue_delay_microseconds: {queue_delay_us}", out)
     return out
+
+
+def _per_execute_queue_delay(text: str) -> str:
+    """As renderConfig.ts renders per_execute: the queue delay (the committed idle_gather_ms of the continuous
+    scheduler) is Triton's dynamic batcher's again, the only batching that scheduler has."""
+    pattern = re.compile(r'^parameters \{ key: "idle_gather_ms" value \{ string_value: "([^"]*)" \} \}\n', re.M)
+    match = pattern.search(text)
+    if match is None:
+        return text
+    delay = round(float(match.group(1)) * 1000)
+    return re.sub(r"max_queue_delay_microseconds:\s*\d+", f"max_queue_delay_microseconds: {delay}", pattern.sub("", text))
 
 
 def free_ports(count: int) -> list:

@@ -20,7 +20,10 @@ export interface ModelSettings {
   model: string;
   /** Most requests generated together: Triton's max_batch_size and the continuous scheduler's max_active_rows. 1..64. */
   maxBatchSize: number;
-  /** How long the batcher waits to fill a batch, ms (0..10 000; rendered in microseconds). */
+  /**
+   * How long the server waits to fill a batch, ms (0..10 000). Continuous scheduler: the idle engine's gather
+   * (`idle_gather_ms`; Triton's own delay is 0, see dynamicBatchingLines); per_execute: Triton's queue delay.
+   */
   queueDelayMs: number;
   /** Requests allowed to wait (Triton's queue and the scheduler's max_waiting); more are rejected at once. 0 = unbounded, else ..100 000. */
   maxQueueSize: number;
@@ -188,16 +191,40 @@ function dynamicBatchingLines(s: ModelSettings): string[] {
   if (tritonMaxBatchSize(s) === 1) {
     return ['# max_batch_size 1: no dynamic batcher (it would only add a 500 ms idle wait; see renderConfig.ts).'];
   }
+  if (schedulerFor(s.engine) === 'continuous') {
+    return [
+      '# No queue delay: the continuous scheduler takes every request out of this queue at once, and a request that',
+      '# arrives while answers run joins them at the next step. Only an idle engine waits to gather a burst (idle_gather_ms',
+      '# below), never for a code completion. It bounds its own queue (max_waiting, "server busy"): this one is',
+      '# max_waiting + 1024, so that a burst is refused by the model\'s bound, not by Triton\'s (triton/README.md).',
+      '# Setting: tritonChatglm.maxQueueSize.',
+      'dynamic_batching {',
+      '  max_queue_delay_microseconds: 0',
+      `  default_queue_policy { max_queue_size: ${tritonQueueSize(s)} }`,
+      '}',
+    ];
+  }
   return [
     '# Wait up to the queue delay to fill a batch; a full queue rejects at once instead of piling up.',
-    '# Settings: tritonChatglm.queueDelayMs, tritonChatglm.maxQueueSize. The continuous scheduler takes every request',
-    '# out of this queue at once and bounds its own (max_waiting, "server busy"): this queue is then max_waiting + 1024,',
-    '# so that a burst is refused by the model\'s bound, not by Triton\'s (triton/README.md, "One refusal path").',
+    '# Settings: tritonChatglm.queueDelayMs, tritonChatglm.maxQueueSize.',
     'dynamic_batching {',
     `  max_queue_delay_microseconds: ${Math.round(s.queueDelayMs * 1000)}`,
     `  default_queue_policy { max_queue_size: ${tritonQueueSize(s)} }`,
     '}',
   ];
+}
+
+/**
+ * The continuous scheduler's gather at an idle engine (ContinuousScheduler._gather): the queueDelayMs setting, which
+ * Triton's dynamic batcher used to apply to every request (20 ms on each code completion, also while answers ran).
+ */
+function idleGatherLines(s: ModelSettings): string[] {
+  if (schedulerFor(s.engine) !== 'continuous') return [];
+  return ['# Setting: tritonChatglm.queueDelayMs (how long an idle engine waits for a burst to fill its rows).', param('idle_gather_ms', String(s.queueDelayMs))];
+}
+
+function param(key: string, value: string): string {
+  return `parameters { key: "${key}" value { string_value: "${value}" } }`;
 }
 
 /**
@@ -247,7 +274,6 @@ function instanceGroupLines(s: ModelSettings): string[] {
 /** config.pbtxt text for the given (partial) settings; throws ModelSettingsError on invalid settings. */
 export function renderConfig(partial: Partial<ModelSettings> = {}): string {
   const s = resolveModelSettings(partial);
-  const param = (key: string, value: string) => `parameters { key: "${key}" value { string_value: "${value}" } }`;
   const lines = [
     `# ${chosenModel(s.model).displayName} on Triton's Python backend. This file is the default rendering of the extension's settings:`,
     '# src/core/repository/renderConfig.ts writes it again from the user\'s settings, and a test keeps the two equal.',
@@ -298,6 +324,7 @@ export function renderConfig(partial: Partial<ModelSettings> = {}): string {
     param('scheduler', schedulerFor(s.engine)),
     param('max_active_rows', String(s.maxBatchSize)),
     param('max_waiting', String(s.maxQueueSize)),
+    ...idleGatherLines(s),
     param('weights_path', s.weightsPath),
     param('dtype', s.dtype),
     param('cuda_graphs', s.cudaGraphs),

@@ -65,7 +65,7 @@ export interface TestServer {
   pid: number;
   httpPort: number;
   repository: string;
-  /** Keyless client (the model-repository API is open unless `restrictedKey` was given). */
+  /** Keyless client (the model-repository API is open unless `restrictedKey` was given), with the metrics URL. */
   client: TritonClient;
   log(): string;
   /** Adds a copy of chatglm3-6b under another name with its own overrides (e.g. decoupled off). */
@@ -104,7 +104,7 @@ export async function startTestServer(options: {
     rmSync(work, { recursive: true, force: true });
     throw e;
   }
-  const client = new TritonClient({ baseUrl: server.url, adminKey: options.restrictedKey, connections: options.clientOptions?.connections ?? 32 });
+  const client = new TritonClient({ baseUrl: server.url, metricsUrl: server.metricsUrl, adminKey: options.restrictedKey, connections: options.clientOptions?.connections ?? 32 });
   try {
     for (const m of options.load ?? [MODEL]) await client.loadModel(m, { timeoutMs: 240_000 });
   } catch (e) {

@@ -23,11 +23,11 @@ test('variants change exactly the lines they own', () => {
   assert.deepEqual(diff, [
     'max_batch_size: 4',
     'model_transaction_policy { decoupled: false }',
-    '  max_queue_delay_microseconds: 5500',
     '  default_queue_policy { max_queue_size: 0 }',
     'instance_group [ { count: 1 kind: KIND_GPU gpus: [ 1 ] } ]',
     'parameters { key: "max_active_rows" value { string_value: "4" } }',
     'parameters { key: "max_waiting" value { string_value: "0" } }',
+    'parameters { key: "idle_gather_ms" value { string_value: "5.5" } }',
     'parameters { key: "weights_path" value { string_value: "/weights/chatglm3-6b-32k" } }',
     'parameters { key: "dtype" value { string_value: "bfloat16" } }',
     'parameters { key: "cuda_graphs" value { string_value: "off" } }',
@@ -66,9 +66,23 @@ test('max_batch_size 1 gets no dynamic batcher; larger batches get the bounded q
   const single = renderConfig({ maxBatchSize: 1, maxQueueSize: 5 });
   assert.doesNotMatch(single, /dynamic_batching|max_queue_size/);
   const batched = renderConfig({ maxBatchSize: 2, maxQueueSize: 5, queueDelayMs: 3 });
-  assert.match(batched, /^dynamic_batching \{\n {2}max_queue_delay_microseconds: 3000\n {2}default_queue_policy \{ max_queue_size: 1029 \}\n\}$/m);
+  assert.match(batched, /^dynamic_batching \{\n {2}max_queue_delay_microseconds: 0\n {2}default_queue_policy \{ max_queue_size: 1029 \}\n\}$/m);
   // hf (per_execute): Triton's queue is the only one, so it is the setting itself
   assert.match(renderConfig({ maxBatchSize: 2, maxQueueSize: 5, engine: 'hf' }), /default_queue_policy \{ max_queue_size: 5 \}/);
+});
+
+test('queueDelayMs: the continuous scheduler gathers at an idle engine (Triton waits 0), per_execute keeps Triton\'s delay', async () => {
+  const continuous = renderConfig({ queueDelayMs: 7 });
+  assert.match(continuous, /^ {2}max_queue_delay_microseconds: 0$/m);
+  assert.match(continuous, /^parameters \{ key: "idle_gather_ms" value \{ string_value: "7" \} \}$/m);
+  const hf = renderConfig({ queueDelayMs: 7, engine: 'hf' });
+  assert.match(hf, /^ {2}max_queue_delay_microseconds: 7000$/m);
+  assert.doesNotMatch(hf, /key: "idle_gather_ms"/);
+  // The test servers' per_execute side is patched from the committed config the same way.
+  const tp = await import(pathToFileURL(join(root, 'test/support/triton-process.mjs')).href) as { patchConfigForTests(t: string, o?: object): string };
+  const perExecute = tp.patchConfigForTests(committed, { scheduler: 'per_execute' });
+  assert.match(perExecute, /^ {2}max_queue_delay_microseconds: 20000$/m);
+  assert.doesNotMatch(perExecute, /key: "idle_gather_ms"/);
 });
 
 test('CPU instances (tests, tiny engine) render like the test helper patches them', async () => {
@@ -89,12 +103,18 @@ test('the engine picks the scheduler: hf generates per execute(), every other en
   assert.equal(scheduler('tiny_engine:TinyEngine'), 'continuous');
   assert.equal(scheduler('hf'), 'per_execute');
   assert.equal(DEFAULT_MODEL_SETTINGS.engine, 'native');
-  const hf = renderConfig({ engine: 'hf' }).split('\n').filter((l, i) => l !== committed.split('\n')[i]);
-  assert.deepEqual(hf, [
+  const hf = renderConfig({ engine: 'hf' }).split('\n');
+  const lines = committed.split('\n');
+  assert.deepEqual(hf.filter((l) => !lines.includes(l)), [
+    '# Wait up to the queue delay to fill a batch; a full queue rejects at once instead of piling up.',
+    '# Settings: tritonChatglm.queueDelayMs, tritonChatglm.maxQueueSize.',
+    '  max_queue_delay_microseconds: 20000', // per_execute: Triton's dynamic batcher is its only batching
     '  default_queue_policy { max_queue_size: 32 }', // per_execute: Triton's queue is the only one
     'parameters { key: "engine" value { string_value: "hf" } }',
     'parameters { key: "scheduler" value { string_value: "per_execute" } }',
   ]);
+  assert.deepEqual(lines.filter((l) => !hf.includes(l) && l.startsWith('parameters')), ['parameters { key: "engine" value { string_value: "native" } }',
+    'parameters { key: "scheduler" value { string_value: "continuous" } }', 'parameters { key: "idle_gather_ms" value { string_value: "20" } }']);
 });
 
 test('maxBatchSize and maxQueueSize also bound the continuous scheduler (max_active_rows, max_waiting)', () => {

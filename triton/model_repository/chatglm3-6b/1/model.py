@@ -79,7 +79,7 @@ class TritonPythonModel:
             if self.continuous:
                 self.scheduler = ContinuousScheduler(self.engine, SchedulerLimits(
                     options.max_active_rows, options.max_waiting, options.prefill_token_budget,
-                    options.stream_interval_s, options.prefill_stall_target,
+                    options.stream_interval_s, options.prefill_stall_target, options.idle_gather_s,
                 ), self.metrics, ready_probe=self.readiness)
             else:
                 self.scheduler = PerExecuteScheduler(self.engine, self.metrics, options.stream_interval_s)

@@ -1,7 +1,9 @@
 """Scheduler `continuous` (the default): requests join a running generation at the next step.
 
 execute() only validates and calls `submit`, which queues the request (or refuses it at once when the waiting
-queue is full) and returns. One engine thread owns the model and repeats an iteration:
+queue is full) and returns. One engine thread owns the model; woken from idle by chat requests, it first waits
+briefly for the rest of a burst (`idle_gather_ms`, `_gather`; never for a completion, never while rows run), then
+repeats an iteration:
 
 1. take the latest cancellation check (chatglm/serving/responder.py): cancelled rows end at once, their slots are free;
 2. prefill (chatglm/serving/prefill_admission.py): rows still in their prompt continue, then waiting requests are
@@ -75,6 +77,7 @@ class ContinuousScheduler(PrefillAdmission, RowEndings):
         self._figures_sent = 0.0
         self.stop_ids = frozenset(int(i) for i in engine.stop_ids)
         self.steps = 0  # decode steps run; log lines and tests count in these
+        self.gathers = 0  # times the idle engine waited to gather a burst (_gather); tests count these
         bound = getattr(engine, "prefill_chunk", None)  # the native engine's memory-plan bound of one prefill pass
         self.chunks = ChunkSizer(limits.prefill_token_budget, limits.prefill_stall_target,
                                  None if bound is None else int(bound) - limits.max_active_rows)
@@ -171,6 +174,8 @@ class ContinuousScheduler(PrefillAdmission, RowEndings):
             with self._lock:
                 while not self._stopping and not self._waiting and not self._active:
                     self._lock.wait()
+                if idle:
+                    self._gather()
                 if self._stopping:
                     return
             try:
@@ -180,6 +185,29 @@ class ContinuousScheduler(PrefillAdmission, RowEndings):
                     self._model_failed(exc)
                     return
                 self._engine_failed(exc)
+
+    def _gather(self) -> None:
+        """With the lock held, on an engine that was idle and has just been handed requests: waits up to
+        `idle_gather` from the first one's arrival for more, so that a burst (8 explain selections) is admitted in
+        one iteration with the whole prefill budget instead of one alone and the rest in chunks beside its decode
+        step. It stops as soon as the waiting requests fill the free rows, and never waits for a code completion
+        (a person is typing): Triton's own queue delay, which held every request, is 0 for this scheduler
+        (renderConfig.ts). While rows run there is no wait at all: a request joins at the next iteration."""
+        if self.limits.idle_gather <= 0 or self._active or not self._waiting:
+            return
+        first = min(row.reply.received_at for row in self._waiting)
+        waited = False
+        while not self._stopping and not self._waiting.has_completion() \
+                and len(self._waiting) < self.limits.max_active_rows:
+            left = first + self.limits.idle_gather - time.monotonic()
+            if left <= 0:
+                break
+            waited = True
+            self._lock.wait(left)
+        if waited:
+            self.gathers += 1
+            log.verbose(f"idle engine gathered {len(self._waiting)} requests in "
+                        f"{1000 * (time.monotonic() - first):.1f} ms")
 
     def _iteration(self) -> None:
         self._iterations += 1

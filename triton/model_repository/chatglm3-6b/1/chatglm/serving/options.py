@@ -1,7 +1,7 @@
 """How this model instance serves, read from config.pbtxt's `parameters` (all strings) and checked at load.
 
 The request limits (prompt budget, max_new_tokens bounds, sampling defaults) live in chatglm.serving.request.Limits; this
-file holds the rest: engine, scheduler, batch and queue bounds, prefill budget and streaming interval. A bad
+file holds the rest: engine, scheduler, batch and queue bounds, prefill budget, idle gather and streaming interval. A bad
 value fails the load with a message naming the parameter.
 """
 from __future__ import annotations
@@ -20,6 +20,9 @@ MAX_ACTIVE_ROWS_LIMIT = 256
 # While rows decode, an iteration with a prompt chunk may cost this many decode-only iterations ("off": always the
 # whole prefill_token_budget); see chatglm.serving.chunk_sizer.ChunkSizer.
 DEFAULT_PREFILL_STALL_TARGET = 2.0
+# How long an idle engine waits for a burst to fill its rows, ms (the extension renders tritonChatglm.queueDelayMs
+# here and 0 as Triton's own queue delay: chatglm.serving.continuous_scheduler.ContinuousScheduler._gather).
+DEFAULT_IDLE_GATHER_MS = 0.0
 # Whether `infill` (code completion) is taken: "auto" = the catalog entry of the loaded config.json (fillInMiddle);
 # "on" / "off" = the renderer's word for the catalog model it installed (the config alone may not tell CodeGeeX4
 # from GLM-4-9B-chat: same architecture).
@@ -35,6 +38,7 @@ class ServingOptions:
     prefill_token_budget: int
     prefill_stall_target: Optional[float]  # None = off
     stream_interval_s: float
+    idle_gather_s: float
     max_context: Optional[int]  # tokens per row (prompt + answer); None = what the limits need, within the model's
     limits: Limits
     fill_in_middle: str = "auto"  # FILL_IN_MIDDLE
@@ -74,6 +78,7 @@ class ServingOptions:
             prefill_token_budget=number("prefill_token_budget", DEFAULT_PREFILL_TOKEN_BUDGET, 16, 1 << 20),
             prefill_stall_target=stall,
             stream_interval_s=number("stream_interval_ms", DEFAULT_STREAM_INTERVAL_MS, 0, 10_000, float) / 1000.0,
+            idle_gather_s=number("idle_gather_ms", DEFAULT_IDLE_GATHER_MS, 0, 10_000, float) / 1000.0,
             max_context=max_context,
             limits=Limits.from_parameters(params),
             fill_in_middle=fill_in_middle,

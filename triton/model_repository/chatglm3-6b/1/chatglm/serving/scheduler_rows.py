@@ -22,6 +22,7 @@ class SchedulerLimits:
     prefill_token_budget: int
     stream_interval: float  # seconds between two deltas of a request
     prefill_stall_target: Optional[float] = 2.0  # an iteration with a chunk ≤ this many decode steps; None = off
+    idle_gather: float = 0.0  # seconds an idle engine waits for a burst to fill its rows (ContinuousScheduler._gather)
 
 
 class Row:
@@ -58,6 +59,9 @@ class WaitingRows:
 
     def popleft(self) -> Row:
         return self._completions.popleft() if self._completions else self._chats.popleft()
+
+    def has_completion(self) -> bool:
+        return bool(self._completions)
 
     def pop_completion(self) -> Optional[Row]:
         return self._completions.popleft() if self._completions else None
