@@ -1391,7 +1391,7 @@ async function chineseJourney(vsix) {
     const startText = (await checklist.locator('.setup-actions button.primary').textContent())?.trim();
     if (startText !== zh('Start ChatGLM')) throw new Error(`Start ChatGLM reads "${startText}"`);
     const summary = (await checklist.locator('.setup-summary').textContent()) ?? '';
-    if (summary !== zh('Everything ChatGLM3 needs is in place.')) throw new Error(`checklist summary reads "${summary}"`);
+    if (summary !== zh('Everything {0} needs is in place.').replace('{0}', 'ChatGLM3-6B')) throw new Error(`checklist summary reads "${summary}"`);
     await wb.screenshot(join(resultsDir, 'screenshots', 'zh-cn-setup.png'));
     // The README's zh-cn picture: Start ChatGLM, a question in Chinese, the scripted Chinese answer.
     await checklist.locator('.setup-actions button.primary').click();

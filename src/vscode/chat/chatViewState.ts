@@ -7,6 +7,7 @@ import type { Conversation, StoredMessage } from '../../core/chat';
 import { MODEL_FAILED_CODE, type LifecycleState } from '../../core/state/lifecycle';
 import { LIMITS, type HostToWebview, type MessageView, type ServerView } from '../../protocol';
 import { toAttachmentView } from './editorContext';
+import { chosenModelNow } from '../config/chosenModel';
 
 /** Error codes whose fix is in the settings: the banner offers Open Settings. */
 const SETTINGS_ERRORS = new Set(['weights-missing', 'weights-invalid', 'settings-invalid', 'port-allocated', 'image-missing']);
@@ -45,7 +46,7 @@ function serverView(s: LifecycleState): ServerView {
   if ((err && SETTINGS_ERRORS.has(err.code)) || (s.mode === 'external' && s.server !== 'running')) actions.push('openSettings');
   const view: ServerView = { server, model, actions };
   if (err) {
-    const reason = err.code === 'model-load-failed' ? vscode.l10n.t('ChatGLM3 failed to load: {0}', err.message)
+    const reason = err.code === 'model-load-failed' ? vscode.l10n.t('{0} failed to load: {1}', chosenModelNow().displayName, err.message)
       : err.code === MODEL_FAILED_CODE ? vscode.l10n.t('The model failed: reload it. ({0})', err.message) : err.message;
     view.reason = clip(reason, LIMITS.errorText);
   }

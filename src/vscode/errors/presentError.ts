@@ -82,7 +82,7 @@ export function presentError(error: unknown): ErrorPresentation {
       case 'model-not-loaded':
         return { code: error.code, message: vscode.l10n.t('ChatGLM3 is not loaded.'), fix: vscode.l10n.t('Load the model first.'), actions: ['loadModel'] };
       case 'model-load-failed':
-        return { code: error.code, message: vscode.l10n.t('ChatGLM3 failed to load: {0}', server || error.message), fix: vscode.l10n.t('Read the server log; check GPU memory, the weights path and the model settings.'), actions: ['showLogs', 'openSettings'] };
+        return { code: error.code, message: vscode.l10n.t('{0} failed to load: {1}', chosenModelNow().displayName, server || error.message), fix: vscode.l10n.t('Read the server log; check GPU memory, the weights path and the model settings.'), actions: ['showLogs', 'openSettings'] };
       case 'model-failed':
         return { code: error.code, message: vscode.l10n.t('The model failed: reload it. ({0})', server || error.message), fix: vscode.l10n.t('Reload Model starts a new model process; if it fails again, read the server log and check the GPU.'), actions: ['reloadModel', 'showLogs'] };
       case 'server-busy':

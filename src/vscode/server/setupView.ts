@@ -37,6 +37,9 @@ export function setupMessage(model: SetupModel, state: LifecycleState, models?: 
   return { type: 'setup', setup: view };
 }
 
+/** The chosen model's name, as the checklist's texts say it. */
+const name = (): string => chosenModelNow().displayName;
+
 export function checkLabel(id: PreflightCheckId): string {
   switch (id) {
     case 'docker': return vscode.l10n.t('Docker');
@@ -53,16 +56,16 @@ function summary(model: SetupModel, state: LifecycleState): string {
   const phases: Record<SetupPhase, () => string> = {
     checking: () => vscode.l10n.t('Checking Docker, the GPU, the serving image, the weights and the ports…'),
     needed: () => [attentionText(model.attention), waitingText(model.waiting)].filter(Boolean).join(' '),
-    ready: () => vscode.l10n.t('Everything ChatGLM3 needs is in place.'),
+    ready: () => vscode.l10n.t('Everything {0} needs is in place.', name()),
     busy: () => busyText(state),
-    running: () => vscode.l10n.t('The server is running; ChatGLM3 is not loaded yet.'),
+    running: () => vscode.l10n.t('The server is running; {0} is not loaded yet.', name()),
   };
   return phases[model.phase]();
 }
 
 function attentionText(n: number): string {
   if (n === 0) return '';
-  return n === 1 ? vscode.l10n.t('1 check needs attention before ChatGLM3 can start.') : vscode.l10n.t('{0} checks need attention before ChatGLM3 can start.', n);
+  return n === 1 ? vscode.l10n.t('1 check needs attention before {0} can start.', name()) : vscode.l10n.t('{0} checks need attention before {1} can start.', n, name());
 }
 
 /** Checks that wait on a failed one are not counted as needing attention: they follow once it is fixed. */
@@ -72,10 +75,10 @@ function waitingText(n: number): string {
 }
 
 function busyText(state: LifecycleState): string {
-  if (state.server === 'starting') return vscode.l10n.t('Starting the ChatGLM3 server…');
-  if (state.server === 'stopping') return vscode.l10n.t('Stopping the ChatGLM3 server…');
-  if (state.model === 'unloading') return vscode.l10n.t('Unloading ChatGLM3…');
-  return vscode.l10n.t('Loading ChatGLM3 onto the GPU…');
+  if (state.server === 'starting') return vscode.l10n.t('Starting the {0} server…', name());
+  if (state.server === 'stopping') return vscode.l10n.t('Stopping the {0} server…', name());
+  if (state.model === 'unloading') return vscode.l10n.t('Unloading {0}…', name());
+  return vscode.l10n.t('Loading {0} onto the GPU…', name());
 }
 
 function itemDetail(item: SetupItem): string | undefined {
@@ -189,7 +192,7 @@ const WORDED_CODES = new Set<string>([
 
 /** A failure the lifecycle keeps (a crash, a failed load, what makes the setup needed), in its notification's words. */
 export function failureText(f: LifecycleFailure): string {
-  if (f.code === 'model-load-failed') return vscode.l10n.t('ChatGLM3 failed to load: {0}', f.message);
+  if (f.code === 'model-load-failed') return vscode.l10n.t('{0} failed to load: {1}', name(), f.message);
   if (WORDED_CODES.has(f.code)) return presentError(new ServerError({ code: f.code as ServerError['code'], message: f.message, fix: '' })).message;
   return f.message;
 }

@@ -74,7 +74,7 @@ test('nothing set up: "setup needed" (warning colour, never the error state) and
     ['gpu-memory', item('gpu-memory')!.level],
   ]);
   // Docker and the weights need the person; the three checks Docker blocks only wait (not "5 need attention").
-  assert.equal(setup.summary, '2 checks need attention before ChatGLM3 can start. 3 more are checked after that.');
+  assert.equal(setup.summary, '2 checks need attention before ChatGLM3-6B can start. 3 more are checked after that.');
   assert.deepEqual(item('docker')?.fixes, ['installDocker', 'openSettings']);
   assert.match(item('docker')?.detail ?? '', /Docker was not found/);
   assert.equal(item('daemon')?.detail, 'Checked once Docker is installed.');
