@@ -9,6 +9,7 @@ import {
 } from '../../core/lm';
 import { requestAnswer } from '../../core/chat/answerRunner';
 import { canInfer } from '../../core/state/lifecycle';
+import { chosenModelNow } from '../config/chosenModel';
 import type { SettingsService } from '../config/settingsService';
 import { errorText, presentError } from '../errors/presentError';
 import type { Log } from '../log';
@@ -140,7 +141,7 @@ export class ChatModelProvider implements vscode.LanguageModelChatProvider, vsco
       await this.server.startChatglm();
       if (canInfer(this.store.current)) return;
     }
-    throw new Error(vscode.l10n.t('ChatGLM3-6B is not loaded. Load it with ChatGLM: Start ChatGLM, then ask again.'));
+    throw new Error(vscode.l10n.t('{0} is not loaded. Load it with ChatGLM: Start ChatGLM, then ask again.', chosenModelNow().displayName));
   }
 
   provideTokenCount(_model: vscode.LanguageModelChatInformation, text: string | vscode.LanguageModelChatRequestMessage): Promise<number> {
