@@ -128,12 +128,12 @@ function gpuPlanText(g: GpuMemory, v: GpuPlanVerdict): string {
     const p = v.plan;
     return p.quantization === 'int8'
       ? vscode.l10n.t('{0}: {1} runs with int8 weights (about {2} GB) and {3} rows × {4} tokens.', head, chosenModelNow().displayName, gb(p.weights), p.rows, p.context)
-      : vscode.l10n.t('{0}: {1} runs with float16 weights (about {2} GB) and {3} rows × {4} tokens.', head, chosenModelNow().displayName, gb(p.weights), p.rows, p.context);
+      : vscode.l10n.t('{0}: {1} runs with 16-bit weights (about {2} GB) and {3} rows × {4} tokens.', head, chosenModelNow().displayName, gb(p.weights), p.rows, p.context);
   }
   const n = v.needed;
   const short = n.quantization === 'int8'
     ? vscode.l10n.t('{0}: not enough even with int8 weights for {1} rows × {2} tokens (about {3} GB needed)', head, n.rows, n.context, gb(n.total))
-    : vscode.l10n.t('{0}: not enough for {1} rows × {2} tokens with float16 weights (about {3} GB needed; Quantization auto or int8 needs less)', head, n.rows, n.context, gb(n.total));
+    : vscode.l10n.t('{0}: not enough for {1} rows × {2} tokens with 16-bit weights (about {3} GB needed; Quantization auto or int8 needs less)', head, n.rows, n.context, gb(n.total));
   if (!v.fits) return vscode.l10n.t('{0}; the weights alone need about {1} GB.', short, gb(n.weights));
   return vscode.l10n.t('{0}; {1} rows × {2} tokens would fit: lower Max Batch Size or the context.', short, v.fits.rows, v.fits.context);
 }
