@@ -59,19 +59,29 @@ function cli(args: string[], env: NodeJS.ProcessEnv): Promise<Run> {
 // Never fetched: README, .gitattributes, a file in a folder and any Python file (remote code).
 const selected = () => hub.files.filter((f) => !['README.md', '.gitattributes', 'images/logo.png'].includes(f.path) && !f.path.endsWith('.py'));
 
+test('download: a licence not yet accepted is refused before anything is asked of the Hub, naming the licence and the flag', async () => {
+  hub.reset();
+  const r = await cli(['download', '--dir', join(work, 'unaccepted')], { HF_ENDPOINT: hub.endpoint, XDG_DATA_HOME: join(work, 'fresh-data') });
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(r.stderr, /ChatGLM3-6B Model License \(https:\/\/huggingface\.co\/THUDM\/chatglm3-6b\/blob\/main\/MODEL_LICENSE\)/);
+  assert.match(r.stderr, /--accept-license/);
+  assert.equal(hub.log.length, 0, 'no request reached the Hub');
+  assert.ok(!existsSync(join(work, 'unaccepted')), 'nothing written');
+});
+
 test('download: HF_ENDPOINT honoured, one line per file, the weights folder printed last', async () => {
   const dir = join(work, 'plain');
-  const r = await cli(['download', '--dir', dir], { HF_ENDPOINT: hub.endpoint });
+  const r = await cli(['download', '--accept-license', '--dir', dir], { HF_ENDPOINT: hub.endpoint });
   assert.equal(r.code, 0, r.stderr);
   const snapshot = join(dir, 'models--THUDM--chatglm3-6b', 'snapshots', hub.commit);
   assert.equal(r.stdout.trim(), snapshot);
   for (const f of selected()) assert.match(r.stderr, new RegExp(`^${f.path.replace(/\./g, '\\.')} verified$`, 'm'));
   assert.ok(!r.stderr.includes('.py'), 'no Python file is fetched');
   assert.match(r.stderr, /a newer snapshot than the one tested/);
-  assert.match(r.stderr, /start with: triton-chatglm start --weights /);
+  assert.match(r.stderr, /start with: triton-chatglm start --model chatglm3-6b .*or pass --weights /);
   assert.ok(!r.stderr.includes('\r'), 'no progress bar when stderr is not a terminal');
   assert.ok(existsSync(join(snapshot, '~triton-chatglm-download.json')));
-  // Run again: nothing is fetched.
+  // Run again (the licence is remembered: no flag needed): nothing is fetched.
   hub.reset();
   const again = await cli(['download', '--dir', dir], { HF_ENDPOINT: hub.endpoint });
   assert.equal(again.code, 0, again.stderr);
@@ -80,7 +90,7 @@ test('download: HF_ENDPOINT honoured, one line per file, the weights folder prin
 });
 
 test('download --json: one event a line, resolved first and done last', async () => {
-  const r = await cli(['download', '--json', '--endpoint', hub.endpoint, '--dir', join(work, 'json')], {});
+  const r = await cli(['download', '--accept-license', '--json', '--endpoint', hub.endpoint, '--dir', join(work, 'json')], {});
   assert.equal(r.code, 0, r.stderr);
   const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; commit?: string; files?: string[] });
   assert.equal(events[0]!.type, 'resolved');
@@ -94,7 +104,7 @@ test('download: Ctrl+C keeps what was received; the next run resumes and fetches
   const dir = join(work, 'interrupted');
   hub.reset();
   hub.knobs.bytesPerSecond = 100_000;
-  const child = spawn(process.execPath, [cliPath, 'download', '--json', '--dir', dir], { env: { PATH: process.env.PATH, HOME: work, HF_ENDPOINT: hub.endpoint }, cwd: work });
+  const child = spawn(process.execPath, [cliPath, 'download', '--accept-license', '--json', '--dir', dir], { env: { PATH: process.env.PATH, HOME: work, HF_ENDPOINT: hub.endpoint }, cwd: work });
   let out = '';
   let err = '';
   child.stderr.on('data', (d: Buffer) => { err += d.toString(); });
@@ -114,7 +124,7 @@ test('download: Ctrl+C keeps what was received; the next run resumes and fetches
   assert.match(err, /what was received is kept/);
   const servedFirst = hub.stats.bytes;
   hub.knobs.bytesPerSecond = 0;
-  const r = await cli(['download', '--dir', dir], { HF_ENDPOINT: hub.endpoint });
+  const r = await cli(['download', '--accept-license', '--dir', dir], { HF_ENDPOINT: hub.endpoint });
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stderr, /resuming: .* already here/);
   const total = selected().reduce((n, f) => n + f.size, 0);
@@ -126,11 +136,11 @@ test('download from a gated repository: HF_TOKEN is sent to the endpoint only; w
   const token = 'hf_cli_test_token_0123456789';
   const gated = await startFakeHub({ gated: true, token });
   try {
-    const denied = await cli(['download', '--dir', join(work, 'gated')], { HF_ENDPOINT: gated.endpoint });
+    const denied = await cli(['download', '--accept-license', '--dir', join(work, 'gated')], { HF_ENDPOINT: gated.endpoint });
     assert.equal(denied.code, 1);
     assert.match(denied.stderr, /gated or private/);
     assert.match(denied.stderr, /fix: .*HF_TOKEN/);
-    const ok = await cli(['download', '--dir', join(work, 'gated')], { HF_ENDPOINT: gated.endpoint, HF_TOKEN: token });
+    const ok = await cli(['download', '--accept-license', '--dir', join(work, 'gated')], { HF_ENDPOINT: gated.endpoint, HF_TOKEN: token });
     assert.equal(ok.code, 0, ok.stderr);
     assert.ok(!ok.stderr.includes(token) && !ok.stdout.includes(token), 'the token is never printed');
     assert.ok(gated.log.filter((l) => l.server === 'cdn').every((l) => l.authorization === undefined));
@@ -141,7 +151,7 @@ test('download from a gated repository: HF_TOKEN is sent to the endpoint only; w
 });
 
 test('download with an endpoint that is not http(s): the error and its fix, nothing fetched', async () => {
-  const r = await cli(['download', '--endpoint', 'ftp://example.org', '--dir', join(work, 'bad')], {});
+  const r = await cli(['download', '--accept-license', '--endpoint', 'ftp://example.org', '--dir', join(work, 'bad')], {});
   assert.equal(r.code, 1);
   assert.match(r.stderr, /error: The Hub endpoint "ftp:\/\/example.org" must be an http or https URL/);
   assert.match(r.stderr, /fix: Give --endpoint/);
@@ -153,7 +163,7 @@ test('an https Hub whose next page of the file list is plain http: refused and n
   try {
     secure.knobs.nextPageOrigin = cleartext.endpoint;
     const env = { HF_ENDPOINT: secure.endpoint, NODE_EXTRA_CA_CERTS: TEST_CA_PATH, HF_TOKEN: 'hf_page_token_0123' };
-    const r = await cli(['download', '--dir', join(work, 'pages')], env);
+    const r = await cli(['download', '--accept-license', '--dir', join(work, 'pages')], env);
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stderr, /error: The next page of the file list to http:\/\/127\.0\.0\.1:\d+ was refused: only https \(or the endpoint's own scheme\) is followed\./);
     assert.match(r.stderr, /fix: The endpoint redirected to an insecure address/);
@@ -162,7 +172,7 @@ test('an https Hub whose next page of the file list is plain http: refused and n
     assert.ok(!existsSync(join(work, 'pages', 'models--THUDM--chatglm3-6b', 'blobs')), 'nothing fetched');
     // The same Hub with its pages on https completes (the certificate is trusted: the refusal above is the rule's).
     secure.knobs.nextPageOrigin = undefined;
-    const ok = await cli(['download', '--dir', join(work, 'pages')], env);
+    const ok = await cli(['download', '--accept-license', '--dir', join(work, 'pages')], env);
     assert.equal(ok.code, 0, ok.stderr);
   } finally {
     await secure.close();
@@ -174,7 +184,7 @@ test('a file name with control characters reaches the terminal escaped (no escap
   const path = 'x\u001b[2J\nerror: all good\u202e.json';
   const bad = await startFakeHub({ extraListing: [{ type: 'file', oid: 'a'.repeat(40), size: 1, path }] });
   try {
-    const r = await cli(['download', '--dir', join(work, 'escaped')], { HF_ENDPOINT: bad.endpoint });
+    const r = await cli(['download', '--accept-license', '--dir', join(work, 'escaped')], { HF_ENDPOINT: bad.endpoint });
     assert.equal(r.code, 1);
     assert.ok(r.stderr.includes('"x\\u{1B}[2J\\u{A}error: all good\\u{202E}.json" has characters a file name here cannot have'), r.stderr);
     assert.ok(![...r.stderr].some((c) => c === '\u001b' || c === '\u202e'), 'no escape or bidi character printed');
