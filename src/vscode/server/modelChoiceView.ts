@@ -23,8 +23,18 @@ export function modelChoiceRows(model: SetupModel, settings: SettingsService): S
     chosen: c.chosen,
     detail: clip(`${sizeText(c)} ${fitText(c)}`, LIMITS.errorText),
     fit: c.fit.kind === 'runs' ? 'ok' : c.fit.kind === 'too-small' ? 'warning' : 'unknown',
-    license: clip(`${c.license.name}: ${vscode.env.language.toLowerCase().startsWith('zh') ? c.license.keyTerms['zh-cn'] : c.license.keyTerms.en}`, LIMITS.errorText),
+    // One line per model (the checklist must fit the view): the licence's name and what it says of commercial use;
+    // its key terms are shown before a download, and Licence opens it.
+    license: clip(`${c.license.name}: ${commercialUseText(c.license.commercialUse)}`, LIMITS.errorText),
   }));
+}
+
+function commercialUseText(use: ModelChoice['license']['commercialUse']): string {
+  switch (use) {
+    case 'allowed': return vscode.l10n.t('commercial use allowed.');
+    case 'after-registration': return vscode.l10n.t('free for research; commercial use after registration.');
+    case 'not-allowed': return vscode.l10n.t('no commercial use.');
+  }
 }
 
 function gpuItem(model: SetupModel): SetupItem | undefined {
