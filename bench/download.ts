@@ -59,7 +59,8 @@ async function main(): Promise<void> {
     tinyRepositoryFiles(o: object): unknown[];
   };
   const hub = await startFakeHub({ files: tinyRepositoryFiles({ bigFileBytes: mb * 1024 * 1024 }) });
-  const files = hub.files.filter((f) => !NOT_SELECTED.has(f.path));
+  // What our download fetches: never README, .gitattributes, a file in a folder, nor any Python file (remote code).
+  const files = hub.files.filter((f) => !NOT_SELECTED.has(f.path) && !f.path.endsWith('.py'));
   const total = files.reduce((n, f) => n + f.size, 0);
   const memoryBacked = existsSync('/dev/shm');
   const work = mkdtempSync(join(memoryBacked ? '/dev/shm' : tmpdir(), 'bench-download-'));

@@ -88,7 +88,7 @@ test('CLI lifecycle on real docker: status, start, load, chat, stats, logs, unlo
   await t.test('load', async () => {
     const r = await run('load');
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /chatglm3-6b is ready/);
+    assert.match(r.stdout, /ChatGLM3-6B \(chatglm3-6b\) is ready/);
   });
 
   await t.test('chat streams an answer and keeps the conversation in --history', async () => {
