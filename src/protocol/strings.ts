@@ -108,6 +108,7 @@ export const DEFAULT_STRINGS = {
   setupPassed: '{0} of {1} checks passed',
   setupModels: 'Model',
   setupModelChosen: 'Chosen',
+  setupModelSummary: 'Model: {0} (compare {1} models, choose another)',
   setupModelChoose: 'Choose',
   setupModelLicense: 'Licence',
   'setupLevel.ok': 'Passed',

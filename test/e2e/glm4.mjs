@@ -43,10 +43,12 @@ export async function glm4Journey(extensionsDir, h) {
       await wb.waitForStatus(/ChatGLM: setup needed/, { timeout: 60_000 });
       const chat = await h.openChat(wb);
       await h.waitForRow(chat, 'weights', 'error');
-      const choose = chat.locator(`section.setup-models button[data-model-action="choose"][data-model="${GLM4}"]`);
+      // The model choice is folded to the chosen model's name: open it.
+      await chat.locator('details.setup-models > summary').click();
+      const choose = chat.locator(`details.setup-models button[data-model-action="choose"][data-model="${GLM4}"]`);
       await choose.waitFor({ timeout: 30_000 });
       await choose.click();
-      await waitFor(async () => (await chat.locator(`section.setup-models li[data-model="${GLM4}"]`).getAttribute('data-chosen')) === 'true',
+      await waitFor(async () => (await chat.locator(`details.setup-models li[data-model="${GLM4}"]`).getAttribute('data-chosen')) === 'true',
         { timeout: 30_000, what: 'GLM-4-9B-Chat to be the chosen model' });
       const machine = () => JSON.parse(readFileSync(join(server.userDataDir, 'Machine/settings.json'), 'utf8'));
       if (machine()['tritonChatglm.model'] !== GLM4) throw new Error(`remote settings have model ${machine()['tritonChatglm.model']}`);

@@ -217,6 +217,13 @@ describe('setup checklist', () => {
       { id: 'glm-4-9b-chat', label: 'GLM-4-9B-Chat', chosen: false, fit: 'warning', detail: 'Download 18.8 GB. Needs 21.0 GB: GPU 0 has 16.0 GB free.', license: 'GLM-4 License: <b>a name that begins with "glm-4"</b>' },
     ];
     await panel.send(setupMsg({ ...NEEDED, models }));
+    // Folded to the chosen model's name (the checks keep the view); opened, it stays open across updates.
+    assert.equal(await page.locator('details.setup-models').getAttribute('open'), null);
+    assert.equal(await page.textContent('details.setup-models > summary'), 'Model: ChatGLM3-6B (compare 2 models, choose another)');
+    assert.equal(await page.locator('.setup-model[data-model="glm-4-9b-chat"] button >> text=Choose').isVisible(), false);
+    await page.click('details.setup-models > summary');
+    await panel.send(setupMsg({ ...NEEDED, models }));
+    assert.notEqual(await page.locator('details.setup-models').getAttribute('open'), null);
     const rows = await page.locator('.setup-model').evaluateAll((els) => els.map((e) => ({
       id: e.getAttribute('data-model'), chosen: e.getAttribute('data-chosen'), label: e.querySelector('.setup-label')?.textContent,
       buttons: [...e.querySelectorAll('button')].map((b) => b.textContent), fit: e.querySelector('[data-fit]')?.getAttribute('data-fit'),

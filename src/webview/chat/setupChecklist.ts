@@ -19,6 +19,8 @@ export class SetupChecklist {
   private view: SetupView | undefined;
   /** The folded list of passed checks stays open across updates once opened. */
   private passedOpen = false;
+  /** The same for the model choice: folded to the chosen model's name, so the checks keep the view. */
+  private modelsOpen = false;
 
   /** Shown now: the server notice stays hidden meanwhile (one box, not two). */
   get visible(): boolean {
@@ -47,11 +49,21 @@ export class SetupChecklist {
     const listed = view.items.filter((i) => !folded.includes(i));
     if (listed.length) parts.push(el('ul', { class: 'setup-items' }, ...listed.map((item) => this.item(item, strings))));
     if (folded.length) parts.push(this.passed(folded, view.items.length, strings));
-    if (view.models?.length) parts.push(modelChoice(view.models, strings));
+    if (view.models?.length) parts.push(this.modelChoice(view.models, strings));
     const actions = this.actions(view, strings);
     if (actions.childElementCount) parts.push(actions);
     this.element.replaceChildren(...parts);
     if (focused) this.element.querySelector<HTMLButtonElement>(`button[data-key="${focused}"]`)?.focus();
+  }
+
+  private modelChoice(models: SetupModelView[], strings: Strings): HTMLElement {
+    const chosen = models.find((m) => m.chosen)?.label ?? '';
+    const details = el('details', { class: 'setup-models', 'aria-label': strings.setupModels },
+      el('summary', {}, format(strings.setupModelSummary, chosen, models.length)),
+      modelRows(models, strings));
+    details.open = this.modelsOpen;
+    details.addEventListener('toggle', () => { this.modelsOpen = details.open; });
+    return details;
   }
 
   private passed(items: SetupItemView[], total: number, strings: Strings): HTMLElement {
@@ -89,8 +101,8 @@ export class SetupChecklist {
 }
 
 /** The catalog models, the chosen one marked; its rows are text from the host (never markup). */
-function modelChoice(models: SetupModelView[], strings: Strings): HTMLElement {
-  const rows = models.map((m) => {
+function modelRows(models: SetupModelView[], strings: Strings): HTMLElement {
+  return el('ul', { class: 'setup-items' }, ...models.map((m) => {
     const name = el('span', { class: 'setup-label' }, m.label);
     if (m.chosen) name.append(el('span', { class: 'setup-model-chosen' }, ` (${strings.setupModelChosen})`));
     const buttons: HTMLElement[] = [];
@@ -101,10 +113,7 @@ function modelChoice(models: SetupModelView[], strings: Strings): HTMLElement {
       el('span', { class: 'setup-detail setup-license' }, m.license),
       el('div', { class: 'setup-fixes' }, ...buttons));
     return el('li', { class: 'setup-item setup-model', 'data-model': m.id, 'data-chosen': String(m.chosen) }, text);
-  });
-  return el('section', { class: 'setup-models', 'aria-label': strings.setupModels },
-    el('h3', { class: 'setup-models-title' }, strings.setupModels),
-    el('ul', { class: 'setup-items' }, ...rows));
+  }));
 }
 
 function modelButton(label: string, action: 'choose' | 'license', id: string): HTMLButtonElement {
