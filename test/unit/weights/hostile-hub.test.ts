@@ -5,16 +5,15 @@
 // files, non-ASCII names in other folders and 10,000 entries). Item 6 (https → http next page): cli-download.test.ts.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, afterEach, before, test } from 'node:test';
-import { pathToFileURL } from 'node:url';
+import { test } from 'node:test';
 import { escapeForMessage } from '../../../src/core/text/escapeForMessage';
 import {
   checkCompleteness, CHATGLM_REPO, downloadWeights, listingLimits, MANIFEST_NAME, parseRetryAfter, readManifest, retryDelayMs, snapshotPaths,
   type DownloadEvent, type DownloadOptions,
 } from '../../../src/core/weights';
+import { fakeHubSuite } from './support/fakeHubSuite';
 
 interface FakeHub {
   endpoint: string;
@@ -32,31 +31,18 @@ interface FakeHubModule {
 }
 let fakeHub: FakeHubModule;
 let hub: FakeHub;
-let dirs: string[] = [];
 const FAST_RETRY = { attempts: 4, baseDelayMs: 1, maxDelayMs: 5, timeoutMs: 5_000 };
 const PLENTY = async () => 1e15;
 const IGNORED_BY_SELECTION = ['README.md', '.gitattributes', 'images/logo.png', 'tokenization_chatglm.py'];
 /** Requests for a page of the file list (after the rename's redirect: the old name's first request is not counted). */
 const treePages = (h: FakeHub) => h.log.filter((l) => l.url.startsWith('/api/models/zai-org/chatglm3-6b/tree/')).length;
 
-before(async () => {
-  fakeHub = (await import(pathToFileURL(join(__dirname, '../../support/fake-hub.mjs')).href)) as FakeHubModule;
-  hub = await fakeHub.startFakeHub();
-});
-after(async () => {
-  await hub.close();
-});
-afterEach(() => {
-  hub.reset();
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  dirs = [];
+const suite = fakeHubSuite<FakeHubModule, FakeHub>('hostile-hub-', (m, h) => {
+  fakeHub = m;
+  hub = h;
 });
 
-function cacheDir(): string {
-  const d = mkdtempSync(join(tmpdir(), 'hostile-hub-'));
-  dirs.push(d);
-  return d;
-}
+const cacheDir = (): string => suite.tmp();
 
 function options(cache: string, extra: Partial<DownloadOptions> = {}): DownloadOptions & { events: DownloadEvent[] } {
   const events: DownloadEvent[] = [];

@@ -3,16 +3,14 @@
 // only against the catalog's tested commit; and the licence before it — shown always, accepted once per model where
 // commercial use is not plainly allowed (the CLI refuses without --accept-license the first time, naming the URL).
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, afterEach, before, test } from 'node:test';
-import { pathToFileURL } from 'node:url';
+import { test } from 'node:test';
 import { download } from '../../../src/cli/download';
 import { parseCli } from '../../../src/cli/options';
 import { catalogModel, licenseGate, licenseLanguage, licenseNotice, type CatalogModel } from '../../../src/core/models';
 import { resolveModelWeights, validateWeights } from '../../../src/core/server';
 import { downloadWeights, parseEndpoint, planDownload, selectFiles, type HubFile } from '../../../src/core/weights';
+import { fakeHubSuite } from './support/fakeHubSuite';
 
 interface FakeHub {
   endpoint: string;
@@ -34,25 +32,11 @@ const CODEGEEX4 = model('codegeex4-all-9b');
 const CHATGLM3 = model('chatglm3-6b');
 let fakeHub: FakeHubModule;
 let hub: FakeHub;
-let dirs: string[] = [];
-const tmp = () => {
-  const d = mkdtempSync(join(tmpdir(), 'model-download-'));
-  dirs.push(d);
-  return d;
-};
-
-before(async () => {
-  fakeHub = (await import(pathToFileURL(join(__dirname, '../../support/fake-hub.mjs')).href)) as FakeHubModule;
-  hub = await fakeHub.startFakeHub();
+const suite = fakeHubSuite<FakeHubModule, FakeHub>('model-download-', (m, h) => {
+  fakeHub = m;
+  hub = h;
 });
-after(async () => {
-  await hub.close();
-});
-afterEach(() => {
-  hub.reset();
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  dirs = [];
-});
+const tmp = () => suite.tmp();
 
 const access = () => ({ endpoint: parseEndpoint(hub.endpoint) });
 

@@ -3,15 +3,14 @@
 // space check, cancel, hostile listings, the token's reach, the rename redirect, gated and missing repositories.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, afterEach, before, test } from 'node:test';
+import { test } from 'node:test';
 import { validateWeights } from '../../../src/core/server';
 import {
   checkCompleteness, CHATGLM_REPO, downloadWeights, MANIFEST_NAME, readManifest, snapshotPaths, type DownloadEvent, type DownloadOptions,
 } from '../../../src/core/weights';
-import { pathToFileURL } from 'node:url';
+import { fakeHubSuite } from './support/fakeHubSuite';
 
 interface FakeHub {
   endpoint: string;
@@ -38,27 +37,13 @@ const SHARD = 'model-00001-of-00002.safetensors';
 const PLENTY = async () => 1e15;
 
 let hub: FakeHub;
-let dirs: string[] = [];
-
-before(async () => {
-  fakeHub = (await import(pathToFileURL(join(__dirname, '../../support/fake-hub.mjs')).href)) as FakeHubModule;
+const suite = fakeHubSuite<FakeHubModule, FakeHub>('weights-dl-', (m, h) => {
+  fakeHub = m;
   FAKE_COMMIT = fakeHub.FAKE_COMMIT;
-  hub = await startFakeHub();
-});
-after(async () => {
-  await hub.close();
-});
-afterEach(() => {
-  hub.reset();
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  dirs = [];
+  hub = h;
 });
 
-function cacheDir(): string {
-  const d = mkdtempSync(join(tmpdir(), 'weights-dl-'));
-  dirs.push(d);
-  return d;
-}
+const cacheDir = (): string => suite.tmp();
 
 function options(cache: string, extra: Partial<DownloadOptions> = {}): DownloadOptions & { events: DownloadEvent[] } {
   const events: DownloadEvent[] = [];
