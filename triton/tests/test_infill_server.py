@@ -5,13 +5,12 @@ prompt ids for a set of cursor positions, the budget, a malformed infill failing
 import json
 import os
 import sysconfig
-import threading
 
 import pytest
 
 from chatglm.tokenizer.load import load_tokenizer
 from fixture_check import GLM4_FIXTURE
-from triton_server import MODEL, TESTING, TritonServer, parse_sse
+from triton_server import MODEL, TESTING, TritonServer, parse_sse, stream_together
 
 STREAM = f"/v2/models/{MODEL}/generate_stream"
 SPECIAL = {v["content"]: int(k) for k, v in json.loads(
@@ -93,18 +92,7 @@ def test_a_malformed_infill_fails_alone_among_completions_and_chat(server):
         {"prompt": "", "infill": "not json", "max_new_tokens": 6, "temperature": 0},
         {"prompt": "", "infill": json.dumps(good), "max_new_tokens": 6, "temperature": 0},
     ]
-    results = [None] * len(bodies)
-
-    def send(i):
-        status, raw = server.request("POST", STREAM, bodies[i])
-        results[i] = (status, parse_sse(raw))
-
-    threads = [threading.Thread(target=send, args=(i,)) for i in range(len(bodies))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    (s0, e0), (s1, e1), (s2, e2), (s3, e3) = results
+    (s0, e0), (s1, e1), (s2, e2), (s3, e3) = stream_together(server, STREAM, bodies)
     assert s1 == 400 and "unknown keys: 'cursor'" in e1[-1]["error"]
     assert s2 == 400 and "infill must be a JSON object" in e2[-1]["error"]
     for status, events in ((s0, e0), (s3, e3)):

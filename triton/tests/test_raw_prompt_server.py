@@ -3,12 +3,11 @@ production path (model.py, the native engine, the continuous scheduler) with the
 the engine received for a raw prompt beside the chat layout, the end-of-text stop, an answer cut at a stop text
 with completion_tokens = the tokens generated up to it, and malformed requests failing alone in a batch."""
 import json
-import threading
 
 import pytest
 
 from tiny_engine import TinyTokenizer
-from triton_server import MODEL, TritonServer, parse_sse
+from triton_server import MODEL, TritonServer, parse_sse, stream_together
 
 STREAM = f"/v2/models/{MODEL}/generate_stream"
 TOK = TinyTokenizer()
@@ -84,18 +83,7 @@ def test_malformed_raw_requests_fail_alone_beside_good_ones(server):
         {"prompt": "", "raw_prompt": "abc", "stop": "[\"a\", 3]", "max_new_tokens": 6},
         {"prompt": "", "raw_prompt": "abc", "max_new_tokens": 6, "temperature": 0},
     ]
-    results = [None] * len(bodies)
-
-    def send(i):
-        status, raw = server.request("POST", STREAM, bodies[i])
-        results[i] = (status, parse_sse(raw))
-
-    threads = [threading.Thread(target=send, args=(i,)) for i in range(len(bodies))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    (s0, e0), (s1, e1), (s2, e2), (s3, e3) = results
+    (s0, e0), (s1, e1), (s2, e2), (s3, e3) = stream_together(server, STREAM, bodies)
     assert s1 == 400 and "input 'prompt' must be empty when 'raw_prompt' is given" in e1[-1]["error"]
     assert s2 == 400 and "stop[1] must be a string, got int" in e2[-1]["error"]
     for status, events in ((s0, e0), (s3, e3)):

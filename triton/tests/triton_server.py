@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -227,3 +228,20 @@ def parse_sse(raw: bytes):
         if block.startswith("data:"):
             events.append(json.loads(block[len("data:"):].strip()))
     return events
+
+
+def stream_together(server: "TritonServer", path: str, bodies: list) -> list:
+    """POSTs every body to a /generate_stream path at once (one thread each, so the server can batch them);
+    returns (status, events) per body, in order."""
+    results = [None] * len(bodies)
+
+    def send(i):
+        status, raw = server.request("POST", path, bodies[i])
+        results[i] = (status, parse_sse(raw))
+
+    threads = [threading.Thread(target=send, args=(i,)) for i in range(len(bodies))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
