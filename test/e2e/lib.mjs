@@ -361,7 +361,8 @@ export class Workbench {
     // focus, e.g. the chat panel after a reload, closes the quick input): only a completed click counts.
     try {
       await waitFor(async () => {
-        if (!(await input.isVisible())) await page.keyboard.press('F1');
+        // F1 also where another quick input is up (a quick pick of ours): the palette takes its place.
+        if (!(await input.isVisible()) || !(await input.inputValue({ timeout: 2_000 })).startsWith('>')) await page.keyboard.press('F1');
         await input.waitFor({ state: 'visible', timeout: 2_000 });
         await input.fill(`>${label}`, { timeout: 2_000 });
         await row.waitFor({ state: 'visible', timeout: 5_000 });

@@ -5,16 +5,17 @@
 //   Start ChatGLM = start (when no server runs) + load; activate = attach, check the setup, auto-start if asked
 //   reload = load of a READY model; unload; stop (a restart is stop + start); attach, probe, report (the status)
 // The connection (connection.ts) holds the container, the client and the exit watch and health polling; the setup
-// checks and their last report are in setupChecks.ts. Every state the policy reaches goes through the lifecycle
-// state machine; the front ends show it and word it.
+// checks and their last report are in setupChecks.ts; the start or load in progress in currentOperation.ts. Every
+// state the policy reaches goes through the lifecycle state machine; the front ends show it and word it.
 import { modelEntryName } from '../models/choice';
 import { abortError } from '../util/abort';
 import type { PreflightReport, ServerHandle } from '../server';
 import { canInfer, MODEL_FAILED_CODE } from '../state/lifecycle';
 import { SessionConnection, type AttachResult, type ServerReport } from './connection';
 import { pendingModelSwitch, type ModelSwitch } from './modelSwitch';
-import { failure, isCancellation } from './observe';
-import type { ContainerControl, ProgressReport, SessionClient, SessionDeps, SessionOptions } from './ports';
+import { CurrentOperation } from './currentOperation';
+import { failure } from './observe';
+import type { ContainerControl, SessionClient, SessionDeps, SessionOptions } from './ports';
 import type { SessionSettings } from './sessionSettings';
 import { withModelWeights } from './sessionWeights';
 import { isSetupProblem, withStartFailure } from './setup';
@@ -26,13 +27,14 @@ const STATE_POLL_MS = 250;
 export class ServerSession<C extends SessionClient> {
   private readonly connection: SessionConnection<C>;
   /** The start or load that a stop, an unload or a crash must cancel. */
-  private operation: AbortController | undefined;
+  private readonly operation: CurrentOperation;
   private readonly checks: SetupChecks<C>;
 
   constructor(private readonly deps: SessionDeps<C>, private readonly options: SessionOptions) {
     this.checks = new SetupChecks(deps);
+    this.operation = new CurrentOperation(() => deps.ui, () => { this.connection.progressDetail = undefined; });
     this.connection = new SessionConnection(deps, options, () => {
-      this.operation?.abort();
+      this.operation.abort();
       if (options.recheckSetup) void this.checkSetup();
     }, () => this.modelName);
   }
@@ -88,7 +90,7 @@ export class ServerSession<C extends SessionClient> {
 
   /** Server mode or URL changed: drop the old connection and look again. */
   async reconnect(): Promise<AttachResult> {
-    this.operation?.abort();
+    this.operation.abort();
     void this.connection.release();
     this.state.dispatch({ type: 'modeChanged', mode: this.deps.settings().mode });
     return this.connection.attach();
@@ -165,7 +167,7 @@ export class ServerSession<C extends SessionClient> {
     if (!this.state.dispatch({ type: 'startRequested' })) return undefined;
     let container: ContainerControl | undefined;
     const turn = this.checks.nextTurn();
-    const handle = await this.cancellable('start', async (report, signal) => {
+    const handle = await this.operation.run('start', async (report, signal) => {
       report.step('preparing-repository');
       const settings = await this.withWeights(configured);
       if (signal.aborted) throw abortError(); // stopped while the weights were looked for
@@ -218,7 +220,7 @@ export class ServerSession<C extends SessionClient> {
   async stop(): Promise<void> {
     const settings = this.deps.settings();
     if (settings.mode !== 'managed') return;
-    this.operation?.abort();
+    this.operation.abort();
     if (!this.state.dispatch({ type: 'stopRequested' }) && this.state.current.server !== 'stopped') return;
     const container = this.connection.container ?? this.deps.createContainer(settings.server);
     this.connection.stopping = true;
@@ -271,7 +273,7 @@ export class ServerSession<C extends SessionClient> {
     // A model a device fault stopped is still loaded (and READY) on the server: only unloading it first replaces it.
     const faulted = this.state.current.model === 'failed' && this.state.current.modelError?.code === MODEL_FAILED_CODE;
     if (!this.state.dispatch({ type: 'loadRequested' })) return false;
-    const loaded = await this.cancellable('load', async (report, signal) => {
+    const loaded = await this.operation.run('load', async (report, signal) => {
       const settings = await this.withWeights(this.deps.settings());
       if (signal.aborted) throw abortError(); // unloaded while the weights were looked for
       let unloadFirst = faulted || (wasReady && options.fresh === true);
@@ -320,7 +322,7 @@ export class ServerSession<C extends SessionClient> {
     const client = this.connection.client;
     if (!client) return;
     if (this.state.current.model === 'loading') {
-      this.operation?.abort(); // the load's own cancel path unloads
+      this.operation.abort(); // the load's own cancel path unloads
       return;
     }
     if (!this.state.dispatch({ type: 'unloadRequested' })) return;
@@ -372,36 +374,9 @@ export class ServerSession<C extends SessionClient> {
     return result.changed;
   }
 
-  /**
-   * Runs a start or a load with its progress as the operation that a stop, an unload or a crash cancels (a newer
-   * one cancels it too). Resolves undefined when it was cancelled; a failure is recorded, then thrown.
-   */
-  private async cancellable<T>(
-    operation: 'start' | 'load',
-    task: (report: ProgressReport, signal: AbortSignal) => Promise<T>,
-    outcome: { cancelled(): Promise<void>; failed(error: unknown): void },
-  ): Promise<T | undefined> {
-    this.operation?.abort();
-    const op = new AbortController();
-    this.operation = op;
-    try {
-      return await this.deps.ui.progress(operation, task, op.signal);
-    } catch (e) {
-      if (op.signal.aborted || isCancellation(e)) {
-        await outcome.cancelled();
-        return undefined;
-      }
-      outcome.failed(e);
-      throw e;
-    } finally {
-      if (this.operation === op) this.operation = undefined;
-      this.connection.progressDetail = undefined;
-    }
-  }
-
   /** The running container keeps running: a window reload (or the next CLI command) attaches to it again. */
   async dispose(): Promise<void> {
-    this.operation?.abort();
+    this.operation.abort();
     await this.connection.dispose();
   }
 }

@@ -73,15 +73,14 @@ export async function showChatHistory(chat: ChatController, revealChat: () => Pr
       if (!c) return;
       if (button === buttons.rename) {
         keepOpen = true;
-        const title = await vscode.window.showInputBox({
-          title: vscode.l10n.t('Rename Chat'),
-          value: c.title,
-          prompt: vscode.l10n.t('The new name of the chat'),
-          validateInput: (v) => (v.trim() ? undefined : vscode.l10n.t('The name cannot be empty.')),
+        askTitle(c.title, async (title) => {
+          await chat.rename(c.id, title);
+          keepOpen = false;
+          picker.show(); // takes the box's place: the quick input never closes in between
+        }, () => {
+          keepOpen = false;
+          close();
         });
-        keepOpen = false;
-        if (title?.trim()) await chat.rename(c.id, title);
-        picker.show();
       } else if (button === buttons.export) {
         picker.hide();
         await exportConversation(chat, c.id);
@@ -97,11 +96,41 @@ export async function showChatHistory(chat: ChatController, revealChat: () => Pr
       }
     }),
     picker.onDidHide(() => {
-      if (keepOpen) return;
-      for (const d of subscriptions) d.dispose();
-      picker.dispose();
+      if (!keepOpen) close();
     }),
   ];
+  function close(): void {
+    for (const d of subscriptions) d.dispose();
+    picker.dispose();
+  }
   fill();
   picker.show();
+}
+
+/**
+ * The rename box, in the history list's place. On Enter `renamed` gets the new title and shows the list again while
+ * the box is still up: VS Code swaps one for the other. Were the box closed first, VS Code would give the editor the
+ * focus, and the list shown a moment later would close again on losing it. Escape cancels the whole history.
+ */
+function askTitle(current: string, renamed: (title: string) => Promise<void>, cancelled: () => void): void {
+  const box = vscode.window.createInputBox();
+  box.title = vscode.l10n.t('Rename Chat');
+  box.prompt = vscode.l10n.t('The new name of the chat');
+  box.value = current;
+  let accepted = false;
+  const subscriptions = [
+    box.onDidChangeValue((v) => { box.validationMessage = v.trim() ? undefined : vscode.l10n.t('The name cannot be empty.'); }),
+    box.onDidAccept(() => {
+      if (accepted || !box.value.trim()) return;
+      accepted = true;
+      box.enabled = false;
+      renamed(box.value).catch(() => { accepted = false; box.hide(); }); // not saved: the history closes
+    }),
+    box.onDidHide(() => {
+      for (const d of subscriptions) d.dispose();
+      box.dispose();
+      if (!accepted) cancelled();
+    }),
+  ];
+  box.show();
 }

@@ -292,7 +292,7 @@ test('explain: each selection is its own concurrent request, answers stream into
 
 test('chat history: a quick pick grouped by day with Explanations apart; rename, delete with Undo, export as Markdown, open', async () => {
   await fake.vscode.commands.executeCommand('tritonChatglm.showChatHistory');
-  const pick = fake.rec.quickPicks.at(-1)!;
+  let pick = fake.rec.quickPicks.at(-1)!;
   assert.equal(pick.visible, true);
   const separators = () => pick.items.filter((i) => i.kind === -1).map((i) => i.label);
   const labels = () => pick.items.filter((i) => i.kind !== -1).map((i) => i.label);
@@ -304,10 +304,23 @@ test('chat history: a quick pick grouped by day with Explanations apart; rename,
   assert.equal(pick.items.find((i) => i.label === 'first, edited')!.description, 'now');
   assert.deepEqual(pick.items.find((i) => i.label === 'first, edited')!.buttons!.map((b) => b.tooltip), ['Rename', 'Export as Markdown', 'Delete']);
 
-  fake.rec.inputAnswer = 'Renamed chat';
+  // Escape in the rename box cancels: the title stays, the history closes.
+  fake.rec.inputAnswer = undefined;
   await pick.triggerButton('first, edited', 'Rename');
+  await waitFor(() => pick.disposed, 'Escape in the rename box to close the history');
+  assert.ok(labels().includes('first, edited'));
+  await fake.vscode.commands.executeCommand('tritonChatglm.showChatHistory');
+  pick = fake.rec.quickPicks.at(-1)!;
+
+  fake.rec.inputAnswer = 'Renamed chat';
+  const closedBefore = fake.rec.quickInputClosed;
+  await pick.triggerButton('first, edited', 'Rename');
+  await waitFor(() => pick.visible, 'the list to come back after the rename box');
   assert.ok(labels().includes('Renamed chat') && !labels().includes('first, edited'));
-  assert.equal(pick.visible, true, 'the list comes back after the rename box');
+  // Back in the box's place: had the quick input closed in between, VS Code would give the editor the focus and the
+  // list would close again as it came back.
+  assert.equal(fake.rec.quickInputClosed, closedBefore, 'the quick input stayed open from the list to the box and back');
+  assert.equal(pick.disposed, false);
   // The search covers the messages too: a chat whose answer holds the words shows them as its detail.
   pick.type('echo: first');
   assert.equal(pick.items.find((i) => i.label === 'Renamed chat')!.detail, 'Echo: first, edited', 'the answer that holds the words');

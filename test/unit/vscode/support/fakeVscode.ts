@@ -147,7 +147,12 @@ export interface Recorded {
   /** vscode.env.remoteName: undefined for a local window. */
   remoteName?: string;
   quickPicks: FakeQuickPick[];
-  /** What the next showInputBox returns, and the next showSaveDialog. */
+  /**
+   * Times the quick input closed with nothing in its place (VS Code then gives the editor the focus): one quick
+   * input shown while another is up takes its place without closing.
+   */
+  quickInputClosed: number;
+  /** What the next showInputBox or input box (createInputBox: typed, then Enter) returns, and the next showSaveDialog. */
   inputAnswer?: string;
   saveAnswer?: Uri;
   /** Files written through workspace.fs. */
@@ -189,10 +194,13 @@ export function createFakeVscode(config: Record<string, unknown>) {
   const rec: Recorded = {
     commands: new Map(), context: new Map(), messages: [], log: [], disposables: [], statusBar: [],
     viewProviders: new Map(), lmProviders: new Map(), threads: [], progress: [], panels: [], config, trusted: true,
-    executed: [], external: [], openDialogs: [], updates: [], quickPicks: [], written: new Map(),
+    executed: [], external: [], openDialogs: [], updates: [], quickPicks: [], quickInputClosed: 0, written: new Map(),
     modals: [], quickPickCalls: [], findFiles: [], files: [], opened: [],
     contentProviders: new Map(), diffs: [], tabs: [], applied: [], inlineProviders: [],
   };
+  // The quick inputs created so far: showing one hides the one that is up without closing the quick input.
+  const shownInputs: { visible: boolean; replaced(): void }[] = [];
+  const takePlace = () => { for (const q of shownInputs) q.replaced(); };
   const configEmitter = new EventEmitter<{ affectsConfiguration(s: string): boolean }>();
   const trustEmitter = new EventEmitter<void>();
   const track = (kind: string) => {
@@ -321,8 +329,9 @@ export function createFakeVscode(config: Record<string, unknown>) {
           items: [], activeItems: [], visible: false, disposed: false, selectedItems: [] as Item[], value: '',
           onDidAccept: accept.event, onDidHide: hide.event, onDidTriggerItemButton: button.event, onDidChangeValue: changeValue.event,
           type(value: string) { pick.value = value; changeValue.fire(value); },
-          show() { pick.visible = true; },
-          hide() { if (pick.visible) { pick.visible = false; hide.fire(); } },
+          show() { takePlace(); pick.visible = true; },
+          hide() { if (pick.visible) { pick.visible = false; hide.fire(); rec.quickInputClosed++; } },
+          replaced() { if (pick.visible) { pick.visible = false; hide.fire(); } },
           dispose() { pick.disposed = true; },
           accept(label: string) { pick.selectedItems = pick.items.filter((i) => i.label === label); accept.fire(); },
           async triggerButton(label: string, tooltip: string) {
@@ -333,11 +342,40 @@ export function createFakeVscode(config: Record<string, unknown>) {
           },
         };
         rec.quickPicks.push(pick);
+        shownInputs.push(pick as unknown as { visible: boolean; replaced(): void });
         return pick;
       },
+      createInputBox() {
+        const accept = new EventEmitter<void>();
+        const hide = new EventEmitter<void>();
+        const changeValue = new EventEmitter<string>();
+        const box = {
+          value: '', title: undefined as string | undefined, prompt: undefined as string | undefined,
+          validationMessage: undefined as string | undefined, enabled: true, visible: false,
+          onDidAccept: accept.event, onDidHide: hide.event, onDidChangeValue: changeValue.event,
+          // The person types rec.inputAnswer and presses Enter; none: Escape.
+          show() {
+            takePlace();
+            box.visible = true;
+            const answer = rec.inputAnswer;
+            queueMicrotask(() => {
+              if (answer === undefined) return box.hide();
+              box.value = answer;
+              changeValue.fire(answer);
+              accept.fire();
+            });
+          },
+          hide() { if (box.visible) { box.visible = false; hide.fire(); rec.quickInputClosed++; } },
+          replaced() { if (box.visible) { box.visible = false; hide.fire(); } },
+          dispose() {},
+        };
+        shownInputs.push(box);
+        return box;
+      },
       async showInputBox(options: { validateInput?: (v: string) => string | undefined }) {
-        // An input box takes the place of a visible quick pick, as in VS Code.
-        for (const p of rec.quickPicks) if (p.visible) (p as unknown as { hide(): void }).hide();
+        // An input box takes the place of a visible quick pick, as in VS Code; it closes the quick input when done.
+        takePlace();
+        rec.quickInputClosed++;
         const value = rec.inputAnswer;
         if (value !== undefined && options.validateInput?.(value)) return undefined;
         return value;
