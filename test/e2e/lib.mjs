@@ -374,7 +374,9 @@ export class Workbench {
       await page.keyboard.press('Escape'); // leave the workbench usable for the next step
       throw new Error(`${e.message.split('\n')[0]} (offered: ${JSON.stringify(offered.slice(0, 5))})`);
     }
-    await widget.waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => {});
+    // The palette closes, or another quick input takes its place (a command that asks: Color Theme, our pickers).
+    await waitFor(async () => !(await input.isVisible()) || !(await input.inputValue({ timeout: 1_000 })).startsWith('>'),
+      { timeout: 10_000, what: 'the palette to close' }).catch(() => {});
   }
 
   /** Text of our extension's status bar item(s) (their ids are "<extension id>.<item id>"); '' when none. */
