@@ -376,7 +376,7 @@ export class Workbench {
     }
     // The palette closes, or another quick input takes its place (a command that asks: Color Theme, our pickers).
     await waitFor(async () => !(await input.isVisible()) || !(await input.inputValue({ timeout: 1_000 })).startsWith('>'),
-      { timeout: 10_000, what: 'the palette to close' }).catch(() => {});
+      { timeout: 10_000, what: 'the palette to close' }).catch(() => log(`      (the palette stayed open 10 s after "${label}")`));
   }
 
   /** Text of our extension's status bar item(s) (their ids are "<extension id>.<item id>"); '' when none. */
@@ -428,7 +428,9 @@ export class Workbench {
   /** Dismisses every notification so that the next journey's messages are unambiguous. */
   async clearNotifications() {
     await this.runCommand('Notifications: Clear All Notifications').catch(() => {});
-    await waitFor(async () => (await this.notifications()).length === 0, { timeout: 5_000, what: 'notifications cleared' }).catch(() => {});
+    // A progress notification cannot be cleared: waited for, then said in the log (it costs the wait).
+    await waitFor(async () => (await this.notifications()).length === 0, { timeout: 5_000, what: 'notifications cleared' })
+      .catch(async () => log(`      (still shown after Clear All Notifications: ${JSON.stringify((await this.notifications()).map((t) => t.slice(0, 80)))})`));
   }
 
   /** The first frame (webviews are nested iframes) that contains `selector`. */
