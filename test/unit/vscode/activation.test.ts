@@ -344,7 +344,7 @@ test('chat history: a quick pick grouped by day with Explanations apart; rename,
   fake.rec.saveAnswer = Uri.file('/exports/renamed.md');
   await pick.triggerButton('Renamed chat', 'Export as Markdown');
   const markdown = fake.rec.written.get('/exports/renamed.md') ?? '';
-  assert.match(markdown, /^# Renamed chat\n\n> Exported from the ChatGLM3 chat\. Raw HTML in the messages is shown as text[^\n]*\n\n## You\n\nfirst, edited\n\n## ChatGLM3\n\nEcho: first, edited\n/);
+  assert.match(markdown, /^# Renamed chat\n\n> Exported from the ChatGLM chat\. Raw HTML in the messages is shown as text[^\n]*\n\n## You\n\nfirst, edited\n\n## ChatGLM3-6B\n\nEcho: first, edited\n/);
   assert.ok(fake.rec.messages.some((m) => m.text === 'Exported the chat to /exports/renamed.md.'));
 
   await fake.vscode.commands.executeCommand('tritonChatglm.showChatHistory');

@@ -160,7 +160,7 @@ describe('explanations and destructive actions (host side)', () => {
     const unloads = () => stub.requests.filter((r) => r.path.includes('/unload')).length;
     const before = unloads();
     await run('tritonChatglm.unloadModel');
-    assert.deepEqual(fake.rec.modals, [{ text: 'Unload ChatGLM3?', detail: 'The model leaves the GPU. Loading it again takes minutes.', buttons: ['Unload Model', "Don't Ask Again"] }]);
+    assert.deepEqual(fake.rec.modals, [{ text: 'Unload ChatGLM3-6B?', detail: 'The model leaves the GPU. Loading it again takes minutes.', buttons: ['Unload Model', "Don't Ask Again"] }]);
     assert.equal(unloads(), before, 'cancelled: nothing sent');
     memento.set('tritonChatglm.lastLoadMs', 130_000);
     await run('tritonChatglm.unloadModel');
