@@ -396,6 +396,17 @@ test('a setting that needs a model reload says so and offers Reload Model; gener
   assert.equal(last.body.history, '[]', 'a new chat starts without history');
 });
 
+// (In external mode the health poll's state change posts too; the settings listener is what does it while stopped.)
+test('another model chosen: the chat panel is told its name; back to the default, the default\'s', async () => {
+  const named = (name: string, from: number) => posted.slice(from).find((m) => m.type === 'state' && m.modelName === name);
+  let mark = posted.length;
+  fake.updateConfig({ 'tritonChatglm.model': 'glm-4-9b-chat' });
+  await waitFor(() => named('GLM-4-9B-Chat', mark), 'a state naming GLM-4-9B-Chat');
+  mark = posted.length;
+  fake.updateConfig({ 'tritonChatglm.model': undefined });
+  await waitFor(() => named('ChatGLM3-6B', mark), 'a state naming ChatGLM3-6B again');
+});
+
 test('deactivate disposes everything it created and keeps the conversations', async () => {
   await ext.deactivate();
   const alive = fake.rec.disposables.filter((d) => !d.disposed).map((d) => d.kind);
