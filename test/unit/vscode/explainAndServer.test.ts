@@ -65,7 +65,7 @@ describe('explanations and destructive actions (host side)', () => {
     assert.equal(thread!.contextValue, 'tritonChatglm.explanation.full');
     assert.equal(thread!.label, 'Explanation of one.py:1–2');
     assert.match(thread!.comments[0]!.body.value, /^Explains \d+ chars\./);
-    assert.equal(thread!.comments[0]!.author.name, 'ChatGLM3-6B', 'by the model that explains (the served one)');
+    assert.equal(thread!.comments[0]!.author?.name, 'ChatGLM3-6B', 'by the model that explains (the served one)');
     await fake.vscode.window.tabGroups.close([tab]);
   });
 
