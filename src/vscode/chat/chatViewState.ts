@@ -26,7 +26,7 @@ export function stateMessage(
     messages: (active?.messages ?? []).slice(-LIMITS.messages).map(toView),
     server: serverView(lifecycle, modelDisplayName(model)),
     busy,
-    modelName: clip(modelDisplayName(model), LIMITS.title),
+    modelName: clip(modelDisplayName(model), LIMITS.title) || 'ChatGLM',
     ...(previousQuestion ? { previousQuestion: clip(previousQuestion, LIMITS.userText) } : {}),
   };
 }
@@ -81,10 +81,9 @@ function toView(m: StoredMessage): MessageView {
   if (m.promptTokens !== undefined) v.promptTokens = m.promptTokens;
   if (m.completionTokens !== undefined) v.completionTokens = m.completionTokens;
   if (m.historyTrimmed !== undefined) v.historyTrimmed = m.historyTrimmed;
-  if (m.model !== undefined) {
-    v.model = clip(modelTitle(m.model), 200);
-    v.modelName = clip(modelDisplayName(m.model), LIMITS.title);
-  }
+  if (m.model !== undefined) v.model = clip(modelTitle(m.model), 200);
+  // The protocol takes no empty name (a hand-edited file): such an answer is labelled like one that names none.
+  if (m.model) v.modelName = clip(modelDisplayName(m.model), LIMITS.title);
   if (m.attachments?.length) v.attachments = m.attachments.slice(0, LIMITS.attachments).map((a) => toAttachmentView(a));
   return v;
 }

@@ -55,3 +55,10 @@ test('no server: the chosen model is named (the session passes its name); a name
   assert.equal(state({ mode: 'managed', server: 'stopped', model: 'unloaded' }, 'codegeex4-all-9b').modelName, 'CodeGeeX4-ALL-9B');
   assert.equal(state({ mode: 'external', server: 'running', model: 'ready' }, 'my-model').modelName, 'my-model');
 });
+
+test('an answer stored with an empty model name (a hand-edited file) still reaches the panel, labelled like an old one', () => {
+  const edited: Conversation = { ...conversation, messages: [{ ...conversation.messages[1]!, model: '' }] };
+  const parsed = parseHostToWebview(viewState.stateMessage(edited, false, { mode: 'managed', server: 'running', model: 'ready' }, 'glm-4-9b-chat'));
+  assert.ok(!isProtocolError(parsed), JSON.stringify(parsed));
+  assert.equal((parsed as StateMessage).messages[0]!.modelName, undefined);
+});
