@@ -170,6 +170,8 @@ export const messageViewSchema = z.object({
   historyTrimmed: count.optional(),
   /** Answers: the model that wrote it, as shown on hover ("GLM-4-9B-Chat (glm-4-9b-chat)"). */
   model: z.string().max(200).optional(),
+  /** Answers: the display name of the model that wrote it, their role label ("GLM-4-9B-Chat"); older ones have none. */
+  modelName: z.string().min(1).max(LIMITS.title).optional(),
   /** User messages: the chips the question was sent with. */
   attachments: z.array(attachmentViewSchema).max(LIMITS.attachments).optional(),
 }).strict();
@@ -196,7 +198,8 @@ export const hostToWebviewSchema = z.discriminatedUnion('type', [
     server: serverViewSchema,
     /** An answer is being generated (Send becomes Stop). */
     busy: z.boolean(),
-    /** Named by the empty state ("ChatGLM3-6B"). */
+    /** The served model's display name, else the chosen one's ("GLM-4-9B-Chat"): the empty state, the model's state
+     *  lines, the input's placeholder and the role label of answers that do not name their own. */
     modelName: z.string().min(1).max(LIMITS.title),
     /** What ArrowUp in the empty input brings back when this conversation has no question yet (the last one asked). */
     previousQuestion: z.string().max(LIMITS.userText).optional(),

@@ -14,8 +14,8 @@ export const STATUS_LIMITS = {
   label: 200,
   help: 400,
   /**
-   * A formatted number ("1,234.5", "–") or a short phrase: the weights row ("int8 (ChatGLM3's 8-bit weights), float16
-   * activations" is 52 characters; 40 dropped every update of an int8 model), one per differing instance.
+   * A formatted number ("1,234.5", "–") or a short phrase: the weights row ("int8 (8-bit quantized weights), float16
+   * activations" is 51 characters; 40 dropped every update of an int8 model), one per differing instance.
    */
   figureText: 160,
   /** SVG path data of one sparkline (a few hundred points). */

@@ -1,19 +1,19 @@
 // Every string the chat panel shows, with its English default. The webview cannot call @vscode/l10n, so the host
 // sends `{type: 'l10n', strings}` with each value passed through l10n.t(DEFAULT_STRINGS[key]) (placeholders {0}, {1}
-// kept); until then, or for a missing key, the webview uses these defaults.
+// kept); until then, or for a missing key, the webview uses these defaults. {0} in a text that names the model is
+// the state's modelName (the served model's display name, else the chosen one's).
 export const DEFAULT_STRINGS = {
-  panelLabel: 'ChatGLM3 chat',
+  panelLabel: 'ChatGLM chat',
   // The composer
   send: 'Send',
   sendTooltip: 'Send (Enter)',
-  sendNotReadyTooltip: 'Send (Enter) once ChatGLM3 is ready',
+  sendNotReadyTooltip: 'Send (Enter) once {0} is ready',
   stop: 'Stop',
   stopTooltip: 'Stop (Escape)',
-  inputLabel: 'Message to ChatGLM3',
-  inputPlaceholder: 'Ask ChatGLM3 (# for context, / for commands)',
-  // The messages and their toolbar
+  inputLabel: 'Message to {0}',
+  inputPlaceholder: 'Ask {0} (# for context, / for commands)',
+  // The messages and their toolbar (an answer's role label is the name of the model that wrote it)
   roleUser: 'You',
-  roleAssistant: 'ChatGLM3',
   messagesLabel: 'Messages',
   messageActions: 'Message actions',
   copyMessage: 'Copy',
@@ -83,11 +83,11 @@ export const DEFAULT_STRINGS = {
   'server.running': 'The Triton server is running.',
   'server.failed': 'The Triton server failed.',
   'model.unknown': 'Model state unknown.',
-  'model.unloaded': 'ChatGLM3 is not loaded.',
-  'model.loading': 'Loading ChatGLM3…',
-  'model.ready': 'ChatGLM3 is ready.',
-  'model.failed': 'ChatGLM3 failed to load.',
-  'model.faulted': 'ChatGLM3 stopped after a GPU fault.',
+  'model.unloaded': '{0} is not loaded.',
+  'model.loading': 'Loading {0}…',
+  'model.ready': '{0} is ready.',
+  'model.failed': '{0} failed to load.',
+  'model.faulted': '{0} stopped after a GPU fault.',
   startServer: 'Start Server',
   loadModel: 'Load Model',
   reloadModel: 'Reload Model',
@@ -96,12 +96,12 @@ export const DEFAULT_STRINGS = {
   dismiss: 'Dismiss',
   retry: 'Retry',
   // guided setup (setupChecklist.ts)
-  setupTitle: 'Set up ChatGLM3',
-  // The same box once nothing is missing (after Stop or Unload too): it says what state ChatGLM3 is in, not "set up".
-  setupTitleStopped: 'ChatGLM3 is stopped',
-  setupTitleUnloaded: 'ChatGLM3 is not loaded',
-  setupTitleBusy: 'ChatGLM3 server',
-  setupLabel: 'ChatGLM3 setup checklist',
+  setupTitle: 'Set up {0}',
+  // The same box once nothing is missing (after Stop or Unload too): it says what state the model is in, not "set up".
+  setupTitleStopped: '{0} is stopped',
+  setupTitleUnloaded: '{0} is not loaded',
+  setupTitleBusy: 'ChatGLM server',
+  setupLabel: 'ChatGLM setup checklist',
   startChatglm: 'Start ChatGLM',
   setupRecheck: 'Re-check',
   setupChecking: 'Checking…',

@@ -18,7 +18,7 @@ export class StatusBar implements vscode.Disposable {
   /** `modelName`: Triton's name of the served model (the server session's), named in the tooltip. */
   constructor(store: LifecycleStore, private readonly activity: ActivityBoard, private readonly modelName: () => string) {
     this.item = vscode.window.createStatusBarItem('tritonChatglm.status', vscode.StatusBarAlignment.Left, 50);
-    this.item.name = vscode.l10n.t('ChatGLM3 Server');
+    this.item.name = vscode.l10n.t('ChatGLM Server');
     this.item.command = COMMANDS.showActions;
     const stopWatching = activity.onDidChange(() => this.render(store.current));
     this.subscriptions = [store.onDidChange((s) => this.render(s)), { dispose: stopWatching }];
@@ -48,7 +48,7 @@ export class StatusBar implements vscode.Disposable {
     this.item.backgroundColor = s.server === 'error' || s.model === 'failed'
       ? new vscode.ThemeColor('statusBarItem.errorBackground')
       : s.server === 'setup' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
-    this.item.accessibilityInformation = { label: busy ? busy.text : `${vscode.l10n.t('ChatGLM3')}: ${serverText(s.server)}, ${modelTitle(this.modelName())} ${modelText(s.model)}` };
+    this.item.accessibilityInformation = { label: busy ? busy.text : `ChatGLM: ${serverText(s.server)}, ${modelTitle(this.modelName())} ${modelText(s.model)}` };
   }
 
   dispose(): void {
@@ -162,7 +162,7 @@ const MENU_COMMANDS: Record<MenuCommand, () => ActionItem> = {
   showSetupChecklist: () => ({ command: COMMANDS.openChat, label: `$(checklist) ${vscode.l10n.t('Show Setup Checklist')}` }),
   showLogs: () => ({ command: COMMANDS.showServerLogs, label: `$(output) ${vscode.l10n.t('Show Server Logs')}` }),
   chooseWeightsFolder: () => ({ command: COMMANDS.chooseWeightsFolder, label: `$(folder-opened) ${vscode.l10n.t('Choose Weights Folder…')}` }),
-  openWalkthrough: () => ({ command: COMMANDS.openWalkthrough, label: `$(book) ${vscode.l10n.t('Get Started with ChatGLM3')}` }),
+  openWalkthrough: () => ({ command: COMMANDS.openWalkthrough, label: `$(book) ${vscode.l10n.t('Get Started with ChatGLM')}` }),
   openSettings: () => ({ command: COMMANDS.openSettings, label: `$(gear) ${vscode.l10n.t('Open Settings')}` }),
 };
 
@@ -197,7 +197,7 @@ export async function showActionsQuickPick(store: LifecycleStore, openAiUrl: () 
     return rows.length > 0 ? [...separator, ...rows] : [];
   })];
   const picked = await vscode.window.showQuickPick(items, {
-    title: vscode.l10n.t('ChatGLM3: server {0}, model {1}', serverText(s.server), modelText(s.model)),
+    title: vscode.l10n.t('ChatGLM: server {0}, model {1}', serverText(s.server), modelText(s.model)),
     placeHolder: vscode.l10n.t('Choose an action'),
   });
   if (picked && 'url' in picked && typeof picked.url === 'string') {

@@ -425,7 +425,7 @@ async function chatHistory(wb) {
   const exported = join(workspace, 'Counting test.md');
   await waitFor(() => existsSync(exported), { timeout: 15_000, what: `${exported} to be written` });
   const md = readFileSync(exported, 'utf8');
-  if (!/^# Counting test\n\n> Exported from the ChatGLM3 chat\. [^\n]+\n\n## You\n\nCount slowly from one to fifty\.\n\n## ChatGLM3\n\n/.test(md)) throw new Error(`the export reads: ${md.slice(0, 200)}`);
+  if (!/^# Counting test\n\n> Exported from the ChatGLM chat\. [^\n]+\n\n## You\n\nCount slowly from one to fifty\.\n\n## ChatGLM3-6B\n\n/.test(md)) throw new Error(`the export reads: ${md.slice(0, 200)}`);
 
   // open one: the view shows it and names it in its title
   await open();
@@ -476,7 +476,7 @@ async function mainWindowJourneys(extensionsDir) {
     const seen = await waitFor(async () => {
       const bar = await wb.statusBarText();
       if (/ChatGLM: loading/.test(bar)) return `status bar: ${bar}`;
-      const toast = (await wb.notifications()).find((t) => /Loading ChatGLM3/.test(t));
+      const toast = (await wb.notifications()).find((t) => /Loading ChatGLM3-6B/.test(t));
       if (toast) return `notification: ${toast}`;
       if (/ChatGLM: ready|load failed/.test(bar)) throw new FatalWait(`the bar went to "${bar}" without showing progress`);
       return false;
@@ -492,7 +492,7 @@ async function mainWindowJourneys(extensionsDir) {
       // A group's label is drawn on its first row, after the row's own words.
       || !/Show Server Logs\s*Logs and settings.*Reload Model\s*Model\b.*Restart Server\s*Server\b/.test(menu.text)) throw new Error(`status bar menu when ready: ${JSON.stringify(menu)}`);
     // Stale notifications close themselves: the "Load the model now?" of journey 1, the load's progress.
-    await waitFor(async () => (await wb.notifications()).every((t) => !/Load the model now|Loading ChatGLM3/.test(t)),
+    await waitFor(async () => (await wb.notifications()).every((t) => !/Load the model now|Loading ChatGLM3-6B/.test(t)),
       { timeout: 30_000, what: 'the load offer and the load progress to close' })
       .catch(async (e) => { throw new Error(`${e.message}: ${JSON.stringify(await wb.notifications())}`); });
   }, { wb: current, needs: ['1 fresh install: start server from the palette'] });
@@ -914,7 +914,7 @@ async function mainWindowJourneys(extensionsDir) {
       await wb.runCommand('View: Focus First Editor Group'); // from the view's webview back to the sample file
       await selectLines(wb, [3, 6, 9]);
       await wb.runCommand(title('explainSelection'));
-      await wb.page.locator('.tabs-container .tab', { hasText: 'ChatGLM3 Server Status' }).click(); // its group active
+      await wb.page.locator('.tabs-container .tab', { hasText: 'ChatGLM Server Status' }).click(); // its group active
       await wb.runCommand('View: Toggle Maximize Editor Group');
       const loaded = await waitFor(async () => {
         const [rowsNow, mine] = [Number(await text('#figure-activeRows')), Number.parseInt(await text('#figure-thisWindow'), 10)];
@@ -942,7 +942,7 @@ async function mainWindowJourneys(extensionsDir) {
     await wb.runCommand(title('unloadModel'));
     await dialog.waitFor({ timeout: 30_000 });
     const asked = ((await dialog.textContent()) ?? '').replace(/\s+/g, ' ');
-    if (!/Unload ChatGLM3\?/.test(asked) || !/Loading it again took \d+( min \d+)? s last time\./.test(asked)) throw new Error(`the confirmation says: ${asked}`);
+    if (!/Unload ChatGLM3-6B\?/.test(asked) || !/Loading it again took \d+( min \d+)? s last time\./.test(asked)) throw new Error(`the confirmation says: ${asked}`);
     log(`      asked: ${asked.slice(0, 160)}`);
     await dialog.locator('.monaco-button', { hasText: /^Cancel$/ }).click();
     await dialog.waitFor({ state: 'detached', timeout: 10_000 });
@@ -1191,7 +1191,7 @@ async function failureJourneys(extensionsDir) {
     // The status bar menu while the setup is needed: Start ChatGLM (not Start Server too), the setup actions grouped.
     const menu = await statusMenu(wb);
     log(`      status bar menu (setup needed): ${menu.text}`);
-    const expected = ['Show Setup Checklist', 'Start ChatGLM', 'Re-check Setup', 'Choose Weights Folder…', 'Build Serving Image', 'Get Started with ChatGLM3', 'Show Server Logs', 'Open Settings'];
+    const expected = ['Show Setup Checklist', 'Start ChatGLM', 'Re-check Setup', 'Choose Weights Folder…', 'Build Serving Image', 'Get Started with ChatGLM', 'Show Server Logs', 'Open Settings'];
     if (JSON.stringify(menu.items) !== JSON.stringify(expected) || !/Logs and settings/.test(menu.text)) throw new Error(`status bar menu while the setup is needed: ${JSON.stringify(menu)}`);
     // The second activation (the window reloaded with the Explorer shown) leaves the side bar as the user had it.
     await wb.runCommand('View: Show Explorer');
@@ -1395,13 +1395,14 @@ async function chineseJourney(vsix) {
     if (sendText !== zh('Send')) throw new Error(`Send button reads "${sendText}", expected "${zh('Send')}"`);
     const tooltip = await chat.locator('button[data-action="send"]').getAttribute('title');
     // The model is not ready yet: the tooltip says Enter sends once it is.
-    if (tooltip !== zh('Send (Enter) once ChatGLM3 is ready')) throw new Error(`Send button's tooltip reads "${tooltip}", expected "${zh('Send (Enter) once ChatGLM3 is ready')}"`);
+    const notReadyTooltip = zh('Send (Enter) once {0} is ready').replace('{0}', 'ChatGLM3-6B');
+    if (tooltip !== notReadyTooltip) throw new Error(`Send button's tooltip reads "${tooltip}", expected "${notReadyTooltip}"`);
     const placeholder = await chat.locator('textarea.input').getAttribute('placeholder');
-    if (placeholder !== zh('Ask ChatGLM3 (# for context, / for commands)')) throw new Error(`the input's placeholder reads "${placeholder}"`);
+    if (placeholder !== zh('Ask {0} (# for context, / for commands)').replace('{0}', 'ChatGLM3-6B')) throw new Error(`the input's placeholder reads "${placeholder}"`);
     // Until the model is ready the setup checklist stands where the server notice was.
     const checklist = chat.locator('section.setup');
-    // Nothing is missing in this window: the box says ChatGLM3 is stopped (not "Set up ChatGLM3").
-    await waitFor(async () => (await checklist.locator('.setup-title').textContent()) === zh('ChatGLM3 is stopped'), { timeout: 30_000, what: 'the checklist in Chinese' })
+    // Nothing is missing in this window: the box says ChatGLM3-6B is stopped (not "Set up ChatGLM3-6B").
+    await waitFor(async () => (await checklist.locator('.setup-title').textContent()) === zh('{0} is stopped').replace('{0}', 'ChatGLM3-6B'), { timeout: 30_000, what: 'the checklist in Chinese' })
       .catch(async (e) => { throw new Error(`${e.message}: "${await checklist.textContent()}"`); });
     const startText = (await checklist.locator('.setup-actions button.primary').textContent())?.trim();
     if (startText !== zh('Start ChatGLM')) throw new Error(`Start ChatGLM reads "${startText}"`);
@@ -1584,7 +1585,7 @@ async function setupJourney(extensionsDir) {
     // Stale notifications close themselves: no progress left over, no "Load the model now?" in the one action.
     const left = await waitFor(async () => {
       const n = await wb.notifications();
-      return n.every((t) => !/Starting the ChatGLM3 server|Loading ChatGLM3|needs setup|Building the serving image/.test(t)) && n;
+      return n.every((t) => !/Starting the ChatGLM server|Loading ChatGLM3-6B|needs setup|Building the serving image/.test(t)) && n;
     }, { timeout: 30_000, what: 'the progress notifications to end' });
     if (left.some((t) => /Load the model now/.test(t))) throw new Error('Start ChatGLM asked to load the model');
     log(`      notifications left: ${JSON.stringify(left)}`);

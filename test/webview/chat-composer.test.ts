@@ -41,7 +41,7 @@ describe('chat composer', () => {
     const panel = await harness.open();
     const { page } = panel;
     await panel.send(stateMsg([]));
-    assert.equal(await page.getAttribute('textarea.input', 'placeholder'), 'Ask ChatGLM3 (# for context, / for commands)');
+    assert.equal(await page.getAttribute('textarea.input', 'placeholder'), 'Ask ChatGLM3-6B (# for context, / for commands)');
     assert.equal(await page.locator('textarea').count(), 1);
     const height = () => page.evaluate(() => (document.querySelector('textarea.input') as HTMLElement).getBoundingClientRect().height);
     const one = await height();

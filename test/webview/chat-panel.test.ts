@@ -255,7 +255,7 @@ describe('chat webview', () => {
   it('restores from getState after a reload (hidden and re-shown panel), then asks the host again', async () => {
     const panel = await openPanel();
     const { page } = panel;
-    await panel.send({ type: 'l10n', strings: { send: '发送', roleAssistant: '助手' } });
+    await panel.send({ type: 'l10n', strings: { send: '发送', roleUser: '你' } });
     await panel.send(stateMsg([user('u1', 'persist me'), assistant('a1', '', 'streaming')]));
     await panel.send({ type: 'delta', conversationId: 'c1', messageId: 'a1', text: 'streamed **so far**' });
     await page.fill('textarea', 'unsent draft');
@@ -264,7 +264,7 @@ describe('chat webview', () => {
     await page.waitForSelector('article[data-id="a1"]');
     assert.equal((await page.textContent('article[data-id="u1"] .message-body'))?.trim(), 'persist me');
     assert.match(await page.textContent('article[data-id="a1"] .message-body') ?? '', /streamed so far/);
-    assert.equal(await page.textContent('article[data-id="a1"] .message-role'), '助手');
+    assert.equal(await page.textContent('article[data-id="u1"] .message-role'), '你');
     assert.equal(await page.inputValue('textarea'), 'unsent draft');
     assert.deepEqual(await panel.posted(), [{ type: 'ready' }]);
     await closePanel(panel);
@@ -360,10 +360,10 @@ describe('chat webview', () => {
       assert.equal(await page.locator(`[data-action="${gone}"]`).count(), 0, gone);
     }
     assert.equal(await page.locator('header.toolbar, nav.history, .history-list').count(), 0);
-    await panel.send({ type: 'l10n', strings: { send: '发送', sendTooltip: '发送（Enter）', inputPlaceholder: '向 ChatGLM3 提问', regenerate: '重新生成' } });
+    await panel.send({ type: 'l10n', strings: { send: '发送', sendTooltip: '发送（Enter）', inputPlaceholder: '向 {0} 提问', regenerate: '重新生成' } });
     assert.equal(await page.getAttribute('button[data-action="send"]', 'aria-label'), '发送');
     assert.equal(await page.getAttribute('button[data-action="send"]', 'title'), '发送（Enter）');
-    assert.equal(await page.getAttribute('textarea.input', 'placeholder'), '向 ChatGLM3 提问');
+    assert.equal(await page.getAttribute('textarea.input', 'placeholder'), '向 ChatGLM3-6B 提问');
     assert.equal(await page.getAttribute('article[data-id="a1"] button[data-action="regenerate"]', 'aria-label'), '重新生成');
     // malformed host messages are ignored
     await panel.send({ type: 'state', messages: 'nope' });

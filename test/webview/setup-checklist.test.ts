@@ -56,7 +56,7 @@ describe('setup checklist', () => {
     await panel.send(setupMsg(NEEDED));
     assert.equal(await page.isVisible('section.setup'), true);
     assert.equal(await page.isVisible('.server-status'), false, 'never two boxes');
-    assert.equal(await page.textContent('.setup-title'), 'Set up ChatGLM3');
+    assert.equal(await page.textContent('.setup-title'), 'Set up ChatGLM3-6B', 'the model of the state');
     assert.equal(await page.textContent('.setup-summary'), NEEDED.summary);
     const rows = await page.locator('.setup-item').evaluateAll((els) => els.map((e) => ({
       check: e.getAttribute('data-check'), level: e.getAttribute('data-level'), mark: e.querySelector('.setup-mark')?.textContent,
@@ -71,7 +71,7 @@ describe('setup checklist', () => {
     // The mark is decoration; its meaning is in the text for screen readers.
     assert.equal(await page.getAttribute('.setup-item[data-check="docker"] .setup-mark', 'aria-hidden'), 'true');
     assert.match(await page.textContent('.setup-item[data-check="docker"] .setup-text') ?? '', /\(Needs attention\)/);
-    assert.equal(await page.getAttribute('section.setup', 'aria-label'), 'ChatGLM3 setup checklist');
+    assert.equal(await page.getAttribute('section.setup', 'aria-label'), 'ChatGLM setup checklist');
     // The one action while something is missing: Re-check, and only it.
     assert.deepEqual(await page.locator('.setup-actions button').allTextContents(), ['Re-check']);
 
@@ -158,12 +158,12 @@ describe('setup checklist', () => {
     const { page } = panel;
     await panel.send(setupMsg({ ...READY, phase: 'busy', primary: undefined, summary: 'Starting the ChatGLM3 server…', items: READY.items.map((i) => ({ ...i, level: 'pending', detail: 'Checking…' })) }));
     assert.equal(await page.textContent('.setup-summary'), 'Starting the ChatGLM3 server…');
-    assert.equal(await page.textContent('.setup-title'), 'ChatGLM3 server', 'not "Set up": nothing is missing');
+    assert.equal(await page.textContent('.setup-title'), 'ChatGLM server', 'not "Set up": nothing is missing');
     assert.equal(await page.locator('.setup-actions').count(), 0);
     assert.equal(await page.locator('.setup-item[data-level="pending"] .setup-mark').first().textContent(), '');
     await panel.send(setupMsg({ visible: true, phase: 'running', checking: false, summary: 'The server is running; ChatGLM3 is not loaded yet.', failure: 'ChatGLM3 failed to load: CUDA out of memory', items: [], primary: 'startChatglm' }));
     assert.equal(await page.textContent('.setup-failure'), 'ChatGLM3 failed to load: CUDA out of memory');
-    assert.equal(await page.textContent('.setup-title'), 'ChatGLM3 is not loaded');
+    assert.equal(await page.textContent('.setup-title'), 'ChatGLM3-6B is not loaded');
     assert.equal(await page.locator('.setup-item').count(), 0);
     await panel.send(setupMsg({ visible: false, phase: 'running', checking: false, summary: '', items: [] }));
     assert.equal(await page.isVisible('section.setup'), false);
@@ -171,13 +171,13 @@ describe('setup checklist', () => {
     await close(panel);
   });
 
-  it('after Stop with everything in place: a small box saying ChatGLM3 is stopped, the conversation in sight', async () => {
+  it('after Stop with everything in place: a small box saying the model is stopped, the conversation in sight', async () => {
     const panel = await harness.open();
     const { page } = panel;
     const turns = Array.from({ length: 6 }, (_, i) => (i % 2 ? assistant(`a${i}`, `Answer ${i}.`) : user(`u${i}`, `Question ${i}?`)));
     await panel.send(stateMsg(turns, stopped));
     await panel.send(setupMsg(READY));
-    assert.equal(await page.textContent('.setup-title'), 'ChatGLM3 is stopped', 'not "Set up ChatGLM3": nothing is missing');
+    assert.equal(await page.textContent('.setup-title'), 'ChatGLM3-6B is stopped', 'not "Set up ChatGLM3-6B": nothing is missing');
     assert.equal(await page.textContent('.setup-actions button.primary'), 'Start ChatGLM');
     // The passed checks are folded: the box is a few lines, the messages keep most of the panel.
     assert.equal(await page.locator('.setup-passed').getAttribute('open'), null);
@@ -193,7 +193,7 @@ describe('setup checklist', () => {
     const { page } = panel;
     await panel.send(setupMsg(READY));
     const send = page.locator('button[data-action="send"]');
-    assert.equal(await send.getAttribute('title'), 'Send (Enter) once ChatGLM3 is ready', 'no "Send (Enter)" promise while Enter cannot send');
+    assert.equal(await send.getAttribute('title'), 'Send (Enter) once ChatGLM3-6B is ready', 'no "Send (Enter)" promise while Enter cannot send');
     await page.locator('textarea.input').fill('What does circle_area return?');
     await page.locator('textarea.input').press('Enter');
     assert.equal(await page.inputValue('textarea.input'), 'What does circle_area return?', 'the question is kept');
@@ -249,10 +249,10 @@ describe('setup checklist', () => {
   it('translated labels; a malformed setup message changes nothing; a tampered button posts nothing', async () => {
     const panel = await open();
     const { page } = panel;
-    await panel.send({ type: 'l10n', strings: { 'setupFix.chooseWeights': '选择权重文件夹…', setupRecheck: '重新检查', setupTitle: '准备 ChatGLM3 运行环境' } });
+    await panel.send({ type: 'l10n', strings: { 'setupFix.chooseWeights': '选择权重文件夹…', setupRecheck: '重新检查', setupTitle: '准备 {0} 运行环境' } });
     await panel.send(setupMsg(NEEDED));
     assert.equal(await page.textContent('.setup-item[data-check="weights"] button'), '选择权重文件夹…');
-    assert.equal(await page.textContent('.setup-title'), '准备 ChatGLM3 运行环境');
+    assert.equal(await page.textContent('.setup-title'), '准备 ChatGLM3-6B 运行环境');
     const before = await page.innerHTML('section.setup');
     await panel.send({ type: 'setup', setup: { ...NEEDED, items: [{ ...NEEDED.items[0]!, fixes: ['runCommand'] }] } });
     await panel.send({ type: 'setup', setup: { ...NEEDED, primary: 'https://example.com' } });

@@ -10,7 +10,9 @@ export interface MarkdownExportLabels {
   /** Used when the conversation has no title. */
   untitled: string;
   user: string;
-  assistant: string;
+  /** An answer's heading: the name of the model that wrote it (`model`: its Triton name, absent on answers saved before
+   *  answers named it). */
+  assistant(model: string | undefined): string;
   /** The note under the title: raw HTML is shown as text and images as links. */
   safetyNote: string;
   /** The note after an answer that is not complete (`error`: a failed answer's error text, on one line). */
@@ -20,7 +22,7 @@ export interface MarkdownExportLabels {
 export function conversationToMarkdown(conversation: Conversation, labels: MarkdownExportLabels): string {
   const parts = [`# ${asText(oneLine(conversation.title) || labels.untitled)}`, `> ${asText(oneLine(labels.safetyNote))}`];
   for (const m of conversation.messages) {
-    parts.push(`## ${m.role === 'user' ? labels.user : labels.assistant}`);
+    parts.push(`## ${m.role === 'user' ? labels.user : asText(oneLine(labels.assistant(m.model)))}`);
     if (m.content.trim() !== '') parts.push(sanitizeForExport(m.content.trim()));
     if (m.status !== 'complete') parts.push(`> *${asText(oneLine(labels.statusNote(m.status, oneLine(m.error ?? ''))))}*`);
   }

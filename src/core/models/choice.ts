@@ -50,6 +50,11 @@ export function loadedModelEntry(loadedNames: Iterable<string>): CatalogModel | 
   return undefined;
 }
 
+/** A model's name in the texts that name it ("GLM-4-9B-Chat is ready."): a catalog model's display name, else the name. */
+export function modelDisplayName(name: string): string {
+  return loadedModelEntry([name])?.displayName ?? name;
+}
+
 /** How a model is named to people: "GLM-4-9B-Chat (glm-4-9b-chat)" for a catalog model's Triton name, else the name. */
 export function modelTitle(name: string): string {
   const model = loadedModelEntry([name]);

@@ -61,7 +61,7 @@ export function selectedGpus(gpus: readonly GpuMemory[], gpuIds: ServerSettings[
  */
 export function gpuMemoryProblem(gpus: readonly GpuMemory[], gpuIds: ServerSettings['gpuIds'], requiredMiB: number): ServerError | undefined {
   if (gpus.length === 0) {
-    return new ServerError({ code: 'gpu-memory-low', message: 'nvidia-smi lists no GPU on this machine.', fix: 'Check the NVIDIA driver (`nvidia-smi`); ChatGLM3-6B needs a GPU with about 13 GB of memory.' });
+    return new ServerError({ code: 'gpu-memory-low', message: 'nvidia-smi lists no GPU on this machine.', fix: `Check the NVIDIA driver (\`nvidia-smi\`); the model needs a GPU with about ${gib(requiredMiB)} GB of memory.` });
   }
   const { selected, missing } = selectedGpus(gpus, gpuIds);
   if (missing.length) {

@@ -267,12 +267,13 @@ async function ports(s: ServerSettings): Promise<Outcome> {
 }
 
 async function gpuMemory(s: ServerSettings, opts: PreflightOptions): Promise<Outcome> {
+  const requiredMiB = opts.requiredGpuMiB ?? CHATGLM3_FP16_MIB;
+  // Unknown still says what the chosen model needs (the checklist names it).
   if (s.gpuIds !== 'all' && s.gpuIds.some((id) => id.startsWith('MIG-'))) {
-    return { level: 'unknown', unknownReason: 'mig', note: 'nvidia-smi --query-gpu does not list the memory of MIG devices; the load shows whether the model fits.' };
+    return { level: 'unknown', unknownReason: 'mig', note: 'nvidia-smi --query-gpu does not list the memory of MIG devices; the load shows whether the model fits.', facts: { requiredMiB } };
   }
   const probe = await (opts.probeGpus ?? probeGpusWithNvidiaSmi)(opts.signal);
-  if ('unknown' in probe) return { level: 'unknown', unknownReason: probe.unknown, note: probe.note };
-  const requiredMiB = opts.requiredGpuMiB ?? CHATGLM3_FP16_MIB;
+  if ('unknown' in probe) return { level: 'unknown', unknownReason: probe.unknown, note: probe.note, facts: { requiredMiB } };
   const problem = gpuMemoryProblem(probe.gpus, s.gpuIds, requiredMiB);
   const facts: CheckFacts = { gpus: selectedGpus(probe.gpus, s.gpuIds).selected, requiredMiB };
   if (opts.gpuPlan) {

@@ -24,5 +24,5 @@ export function weightsInfo(metrics: ParsedMetrics, model: string, instance?: st
 
 /** One line, English (the CLI's): "int8 weights, float16 activations" or "float16 weights". */
 export function describeWeights(w: WeightsInfo): string {
-  return w.quantization === 'int8' ? `int8 weights (ChatGLM3's quantize(8)), ${w.dtype} activations` : `${w.dtype} weights (not quantized)`;
+  return w.quantization === 'int8' ? `int8 weights (8-bit quantized), ${w.dtype} activations` : `${w.dtype} weights (not quantized)`;
 }

@@ -107,12 +107,19 @@ export class ChatController implements vscode.Disposable {
       },
       onFailed: (conversationId, messageId, code) => this.offerRetry(conversationId, messageId, code),
     });
-    this.subscriptions.push(store.onDidChange(() => this.postState()), server.onDidChangeSetup(() => this.post(server.setupMessage())));
+    this.subscriptions.push(store.onDidChange(() => this.postState()), server.onDidChangeSetup(() => this.post(server.setupMessage())),
+      // A stopped server serves the chosen model next: the panel names the new choice.
+      settings.onDidChange((change) => { if (change.keys.includes('model')) this.postState(); }));
   }
 
   /** The chat view connects (or goes away: undefined). */
   connectView(view: ChatView | undefined): void {
     this.view = view;
+  }
+
+  /** Triton's name of the model the server serves, else the chosen one (answers that do not name theirs). */
+  get modelName(): string {
+    return this.server.modelName;
   }
 
   get activeConversationId(): string | null {
@@ -351,7 +358,7 @@ export class ChatController implements vscode.Disposable {
     if (!this.view) return;
     const active = this.activeId ? this.service.get(this.activeId) : undefined;
     const busy = active ? this.answers.isAnswering(active.id) : false;
-    this.post(stateMessage(active, busy, this.store.current, active?.messages.some((m) => m.role === 'user') ? undefined : this.lastQuestion()));
+    this.post(stateMessage(active, busy, this.store.current, this.server.modelName, active?.messages.some((m) => m.role === 'user') ? undefined : this.lastQuestion()));
     this.view.showTitle(active?.title ?? '');
     this.postBudget();
   }

@@ -37,7 +37,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     webview.html = buildWebviewHtml({
       cspSource: webview.cspSource,
       nonce: makeNonce(),
-      title: vscode.l10n.t('ChatGLM3 chat'),
+      title: vscode.l10n.t('ChatGLM chat'),
       lang: vscode.env.language,
       // The webview bundle's own CSS (when it imports any) and the panel's stylesheet, whichever exist.
       styles: [['dist', 'webview.css'], ['media', 'chat', 'chat.css']]

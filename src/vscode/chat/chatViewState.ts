@@ -1,24 +1,22 @@
 // What the chat panel is shown, as protocol messages: the active conversation, the server banner with the actions
 // valid now, and an answer's final state. Everything is clipped to the protocol's limits, so the webview's
 // validation never has to drop a host message.
-import { modelTitle } from '../../core/models/choice';
+import { modelDisplayName, modelTitle } from '../../core/models/choice';
 import * as vscode from 'vscode';
 import type { Conversation, StoredMessage } from '../../core/chat';
 import { MODEL_FAILED_CODE, type LifecycleState } from '../../core/state/lifecycle';
 import { LIMITS, type HostToWebview, type MessageView, type ServerView } from '../../protocol';
 import { toAttachmentView } from './editorContext';
-import { chosenModelNow } from '../config/chosenModel';
 
 /** Error codes whose fix is in the settings: the banner offers Open Settings. */
 const SETTINGS_ERRORS = new Set(['weights-missing', 'weights-invalid', 'settings-invalid', 'port-allocated', 'image-missing']);
-
-/** The model as the empty state names it. */
-export const MODEL_DISPLAY_NAME = 'ChatGLM3-6B';
 
 export function stateMessage(
   active: Conversation | undefined,
   busy: boolean,
   lifecycle: LifecycleState,
+  /** Triton's name of the model the server serves, else the chosen one (the server session's modelName). */
+  model: string,
   /** The last question asked anywhere, for ArrowUp in a conversation that has none yet. */
   previousQuestion?: string,
 ): HostToWebview {
@@ -26,14 +24,14 @@ export function stateMessage(
     type: 'state',
     activeId: active ? active.id : null,
     messages: (active?.messages ?? []).slice(-LIMITS.messages).map(toView),
-    server: serverView(lifecycle),
+    server: serverView(lifecycle, modelDisplayName(model)),
     busy,
-    modelName: MODEL_DISPLAY_NAME,
+    modelName: clip(modelDisplayName(model), LIMITS.title) || 'ChatGLM',
     ...(previousQuestion ? { previousQuestion: clip(previousQuestion, LIMITS.userText) } : {}),
   };
 }
 
-function serverView(s: LifecycleState): ServerView {
+function serverView(s: LifecycleState, modelName: string): ServerView {
   // "setup needed" is drawn by the setup checklist (setup message), which hides this box meanwhile.
   const server: ServerView['server'] = s.server === 'error' ? 'failed' : s.server === 'stopping' || s.server === 'setup' ? 'stopped' : s.server;
   const faulted = s.model === 'failed' && s.modelError?.code === MODEL_FAILED_CODE;
@@ -46,7 +44,7 @@ function serverView(s: LifecycleState): ServerView {
   if ((err && SETTINGS_ERRORS.has(err.code)) || (s.mode === 'external' && s.server !== 'running')) actions.push('openSettings');
   const view: ServerView = { server, model, actions };
   if (err) {
-    const reason = err.code === 'model-load-failed' ? vscode.l10n.t('{0} failed to load: {1}', chosenModelNow().displayName, err.message)
+    const reason = err.code === 'model-load-failed' ? vscode.l10n.t('{0} failed to load: {1}', modelName, err.message)
       : err.code === MODEL_FAILED_CODE ? vscode.l10n.t('The model failed: reload it. ({0})', err.message) : err.message;
     view.reason = clip(reason, LIMITS.errorText);
   }
@@ -84,6 +82,8 @@ function toView(m: StoredMessage): MessageView {
   if (m.completionTokens !== undefined) v.completionTokens = m.completionTokens;
   if (m.historyTrimmed !== undefined) v.historyTrimmed = m.historyTrimmed;
   if (m.model !== undefined) v.model = clip(modelTitle(m.model), 200);
+  // The protocol takes no empty name (a hand-edited file): such an answer is labelled like one that names none.
+  if (m.model) v.modelName = clip(modelDisplayName(m.model), LIMITS.title);
   if (m.attachments?.length) v.attachments = m.attachments.slice(0, LIMITS.attachments).map((a) => toAttachmentView(a));
   return v;
 }

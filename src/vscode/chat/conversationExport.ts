@@ -3,6 +3,7 @@
 import * as os from 'node:os';
 import * as vscode from 'vscode';
 import { conversationToMarkdown, exportFileName, type MarkdownExportLabels } from '../../core/chat';
+import { modelDisplayName } from '../../core/models/choice';
 import type { ChatController } from './chatController';
 
 /** Exports `conversationId`, or the conversation the chat view shows. */
@@ -22,18 +23,19 @@ export async function exportConversation(chat: ChatController, conversationId?: 
     saveLabel: vscode.l10n.t('Export'),
   });
   if (!target) return;
-  await vscode.workspace.fs.writeFile(target, new TextEncoder().encode(conversationToMarkdown(conversation, exportLabels())));
+  await vscode.workspace.fs.writeFile(target, new TextEncoder().encode(conversationToMarkdown(conversation, exportLabels(chat.modelName))));
   const open = vscode.l10n.t('Open');
   const picked = await vscode.window.showInformationMessage(vscode.l10n.t('Exported the chat to {0}.', target.fsPath), open);
   if (picked === open) await vscode.window.showTextDocument(target);
 }
 
-function exportLabels(): MarkdownExportLabels {
+/** `served`: Triton's name of the model the server serves now, for answers that do not name theirs. */
+function exportLabels(served: string): MarkdownExportLabels {
   return {
     untitled: vscode.l10n.t('New conversation'),
     user: vscode.l10n.t('You'),
-    assistant: vscode.l10n.t('ChatGLM3'),
-    safetyNote: vscode.l10n.t('Exported from the ChatGLM3 chat. Raw HTML in the messages is shown as text and images as links, so nothing in this file runs or loads by itself.'),
+    assistant: (model) => modelDisplayName(model ?? served),
+    safetyNote: vscode.l10n.t('Exported from the ChatGLM chat. Raw HTML in the messages is shown as text and images as links, so nothing in this file runs or loads by itself.'),
     statusNote: (status, error) => {
       switch (status) {
         case 'stopped': return vscode.l10n.t('Stopped — partial answer');

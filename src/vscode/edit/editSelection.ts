@@ -39,7 +39,7 @@ export async function editSelection(editor: vscode.TextEditor | undefined, deps:
   }
   const client = deps.client();
   if (!client || !canInfer(deps.store.current)) {
-    await offerToGetReady(deps.store.current);
+    await offerToGetReady(deps.store.current, deps.modelName());
     return;
   }
   const doc = editor.document;

@@ -3,6 +3,7 @@
 import * as vscode from 'vscode';
 import { ChatError } from '../../core/chat';
 import { ModelSettingsError } from '../../core/repository';
+import { modelDisplayName } from '../../core/models/choice';
 import { isServerError } from '../../core/server';
 import { isTritonError } from '../../core/triton';
 import { COMMANDS, type CommandId } from '../commandIds';
@@ -80,9 +81,9 @@ export function presentError(error: unknown): ErrorPresentation {
       case 'connection-lost':
         return { code: error.code, message: vscode.l10n.t('The connection to the server was lost while the answer was being written; the server is still running.'), fix: vscode.l10n.t('Ask again: the partial answer is kept. If it keeps happening, check a proxy or the network between you and the server.'), actions: [] };
       case 'model-not-loaded':
-        return { code: error.code, message: vscode.l10n.t('ChatGLM3 is not loaded.'), fix: vscode.l10n.t('Load the model first.'), actions: ['loadModel'] };
+        return { code: error.code, message: vscode.l10n.t('{0} is not loaded.', error.details.model ? modelDisplayName(error.details.model) : chosenModelNow().displayName), fix: vscode.l10n.t('Load the model first.'), actions: ['loadModel'] };
       case 'model-load-failed':
-        return { code: error.code, message: vscode.l10n.t('{0} failed to load: {1}', chosenModelNow().displayName, server || error.message), fix: vscode.l10n.t('Read the server log; check GPU memory, the weights path and the model settings.'), actions: ['showLogs', 'openSettings'] };
+        return { code: error.code, message: vscode.l10n.t('{0} failed to load: {1}', error.details.model ? modelDisplayName(error.details.model) : chosenModelNow().displayName, server || error.message), fix: vscode.l10n.t('Read the server log; check GPU memory, the weights path and the model settings.'), actions: ['showLogs', 'openSettings'] };
       case 'model-failed':
         return { code: error.code, message: vscode.l10n.t('The model failed: reload it. ({0})', server || error.message), fix: vscode.l10n.t('Reload Model starts a new model process; if it fails again, read the server log and check the GPU.'), actions: ['reloadModel', 'showLogs'] };
       case 'server-busy':

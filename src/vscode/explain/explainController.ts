@@ -22,6 +22,7 @@ import { fanout } from '../../core/explain/fanout';
 import type { ExplainPhase } from '../../core/explain/queuePosition';
 import { selectedLines, selectionLocation } from '../../core/explain/selectionLocation';
 import { ExplanationThread, type ThreadSnapshot } from './explanationThread';
+import { modelDisplayName } from '../../core/models/choice';
 import { ExplainRun, QUEUE_POLL_MS } from './explainWaiting';
 
 /** True while explanation threads are shown (Dismiss All Explanations in the palette). */
@@ -48,7 +49,7 @@ export class ExplainController implements vscode.Disposable {
     /** Triton's name of the model that answers (its queue is read off the metrics). */
     private readonly modelName: () => string,
   ) {
-    this.comments = vscode.comments.createCommentController('tritonChatglm.explain', vscode.l10n.t('ChatGLM3 explanations'));
+    this.comments = vscode.comments.createCommentController('tritonChatglm.explain', vscode.l10n.t('ChatGLM explanations'));
     this.comments.options = { placeHolder: '', prompt: '' };
     // An editor's explanations go with its last tab (Close All Editors included).
     this.subscriptions = [vscode.window.tabGroups.onDidChangeTabs((e) => { if (e.closed.length > 0) this.dropUnshown(); })];
@@ -61,7 +62,7 @@ export class ExplainController implements vscode.Disposable {
       return;
     }
     if (!canInfer(this.store.current)) {
-      await offerToGetReady(this.store.current);
+      await offerToGetReady(this.store.current, this.modelName());
       return;
     }
     const doc = editor.document;
@@ -138,12 +139,12 @@ export class ExplainController implements vscode.Disposable {
   }
 
   /** A thread of its own run, brief (one line) whatever the count of selections. */
-  private createThread(uri: vscode.Uri, range: vscode.Range, location: string): ExplanationThread {
+  private createThread(uri: vscode.Uri, range: vscode.Range, location: string, author = modelDisplayName(this.modelName())): ExplanationThread {
     const thread = this.comments.createCommentThread(uri, range, []);
     thread.canReply = false;
     thread.label = vscode.l10n.t('Explanation of {0}', location);
     thread.collapsibleState = vscode.CommentThreadCollapsibleState.Expanded;
-    const view = new ExplanationThread(thread, location);
+    const view = new ExplanationThread(thread, location, author);
     this.threads.set(thread, view);
     this.updateContext();
     return view;
@@ -232,7 +233,7 @@ export class ExplainController implements vscode.Disposable {
 
   /** A dismissed thread back where it was, saying what it said. */
   private restore(s: ThreadSnapshot, conversationId: string | undefined): void {
-    const view = this.createThread(s.uri, s.range, s.location);
+    const view = this.createThread(s.uri, s.range, s.location, s.author);
     view.show(s.body, s.note);
     view.setBrief(s.brief);
     if (conversationId) this.conversationOf.set(view.thread, conversationId);

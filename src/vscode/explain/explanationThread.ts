@@ -40,6 +40,7 @@ export interface ThreadSnapshot {
   body: string;
   note: string | undefined;
   brief: boolean;
+  author: string;
 }
 
 export class ExplanationThread {
@@ -47,10 +48,13 @@ export class ExplanationThread {
   private body = '';
   private note: string | undefined;
   private brief = true;
-  private readonly comment = new ExplanationComment(vscode.l10n.t('ChatGLM3'));
   readonly abort = new AbortController();
 
-  constructor(readonly thread: vscode.CommentThread, private readonly location: string) {
+  private readonly comment: ExplanationComment;
+
+  /** `author`: the display name of the model that explains (the comment's author). */
+  constructor(readonly thread: vscode.CommentThread, private readonly location: string, private readonly author: string) {
+    this.comment = new ExplanationComment(author);
     thread.contextValue = BRIEF;
     this.render();
   }
@@ -75,7 +79,7 @@ export class ExplanationThread {
   }
 
   snapshot(): ThreadSnapshot {
-    return { uri: this.thread.uri, range: this.thread.range ?? new vscode.Range(0, 0, 0, 0), location: this.location, body: this.body, note: this.note, brief: this.brief };
+    return { uri: this.thread.uri, range: this.thread.range ?? new vscode.Range(0, 0, 0, 0), location: this.location, body: this.body, note: this.note, brief: this.brief, author: this.author };
   }
 
   private render(): void {

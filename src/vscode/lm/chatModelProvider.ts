@@ -8,6 +8,7 @@ import {
   toChatRequest, type LmMessage, type LmPart, type LmRequestError, type ServerLimits,
 } from '../../core/lm';
 import { requestAnswer } from '../../core/chat/answerRunner';
+import { modelDisplayName } from '../../core/models/choice';
 import { canInfer } from '../../core/state/lifecycle';
 import { chosenModelNow } from '../config/chosenModel';
 import type { SettingsService } from '../config/settingsService';
@@ -104,7 +105,7 @@ export class ChatModelProvider implements vscode.LanguageModelChatProvider, vsco
     });
     if (!built.ok) {
       this.log.warn(`language model: request refused [${built.error.code}]: ${built.error.message}`);
-      throw new Error(refusalText(built.error));
+      throw new Error(refusalText(built.error, modelDisplayName(this.server.modelName)));
     }
     const client = this.server.tritonClient;
     if (!client) throw new Error(vscode.l10n.t('ChatGLM is not running. Start it with ChatGLM: Start ChatGLM.'));
@@ -178,12 +179,13 @@ function toLmPart(part: unknown): LmPart {
   return { kind: 'other', what: mime ? `data part (${mime})` : 'non-text part' };
 }
 
-function refusalText(error: LmRequestError): string {
+/** `modelName`: the display name of the model served, which refuses a role it does not take. */
+function refusalText(error: LmRequestError, modelName: string): string {
   switch (error.code) {
     case 'unsupported-part':
       return vscode.l10n.t('Message {0} holds a {1}: ChatGLM3 on Triton takes text only (no tools, images or data).', error.messageIndex + 1, error.what);
     case 'unsupported-role':
-      return vscode.l10n.t('Message {0} has a role ChatGLM3 does not take ({1}): only system, user and assistant messages.', error.messageIndex + 1, error.what);
+      return vscode.l10n.t('Message {0} has a role {2} does not take ({1}): only system, user and assistant messages.', error.messageIndex + 1, error.what, modelName);
     case 'bad-option':
       return vscode.l10n.t('The model option {0} is not valid.', error.what);
     case 'over-budget':

@@ -11,6 +11,7 @@ import { confirmationFor, durationParts, LoadClock, type DestructiveAction } fro
 import type { TritonClient } from '../../core/triton';
 import type { HostToWebview, SetupActionMessage, SetupModelMessage } from '../../protocol';
 import { SECTION } from '../../core/settings/settingsSchema';
+import { modelDisplayName } from '../../core/models/choice';
 import { SettingsService } from '../config/settingsService';
 import { showError } from '../errors/presentError';
 import type { Log } from '../log';
@@ -64,7 +65,7 @@ export class ServerController implements vscode.Disposable {
       ...productionParts(log),
       state: store,
       settings: () => toSessionSettings(settings.current, repository, undefined, this.teamKey),
-      ui: createSessionUi(log),
+      ui: createSessionUi(log, () => modelDisplayName(this.session.modelName)),
       log,
       onClientChanged: (client) => this.clientEmitter.fire(client),
       onSetupChanged: () => this.setup.changed(),
@@ -231,8 +232,8 @@ export class ServerController implements vscode.Disposable {
       lastLoadMs: this.memory.get<number>(LAST_LOAD_KEY),
     });
     if (!decision.ask) return true;
-    const question = action === 'unload' ? vscode.l10n.t('Unload ChatGLM3?')
-      : action === 'stop' ? vscode.l10n.t('Stop the ChatGLM3 server?') : vscode.l10n.t('Restart the ChatGLM3 server?');
+    const question = action === 'unload' ? vscode.l10n.t('Unload {0}?', modelDisplayName(this.session.modelName))
+      : action === 'stop' ? vscode.l10n.t('Stop the ChatGLM server?') : vscode.l10n.t('Restart the ChatGLM server?');
     const lost = action === 'unload' ? vscode.l10n.t('The model leaves the GPU.') : vscode.l10n.t('The model is unloaded with it.');
     const took = decision.lastLoadMs === undefined
       ? vscode.l10n.t('Loading it again takes minutes.')

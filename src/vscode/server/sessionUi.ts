@@ -11,9 +11,10 @@ import { COMMANDS } from '../commandIds';
 import { showNotice } from '../util/notice';
 import { withElapsedProgress } from '../util/progress';
 
-export function createSessionUi(log: Log): SessionUi {
+/** `modelName`: the display name of the model the session serves ("Loading GLM-4-9B-Chat"). */
+export function createSessionUi(log: Log, modelName: () => string): SessionUi {
   return {
-    progress: (operation, task, signal) => Promise.resolve(withElapsedProgress({ title: titleOf(operation), cancellable: operation === 'start' || operation === 'load', signal }, (reporter, taskSignal) => {
+    progress: (operation, task, signal) => Promise.resolve(withElapsedProgress({ title: titleOf(operation, modelName()), cancellable: operation === 'start' || operation === 'load', signal }, (reporter, taskSignal) => {
       const phases = new LoadPhases();
       const show = (phase: ProgressPhase | undefined) => { if (phase) reporter.step(phaseText(phase)); };
       return task({
@@ -24,19 +25,19 @@ export function createSessionUi(log: Log): SessionUi {
     })),
     // The offer's link runs Load Model itself; the offer closes when the model loads or the server stops.
     offerLoad: async (stale) => {
-      await showNotice(vscode.l10n.t('The ChatGLM3 server is running. Load the model now?'), [{ label: vscode.l10n.t('Load Model'), command: COMMANDS.loadModel }], stale);
+      await showNotice(vscode.l10n.t('The {0} server is running. Load the model now?', modelName()), [{ label: vscode.l10n.t('Load Model'), command: COMMANDS.loadModel }], stale);
       return false;
     },
     showError: (context, error) => void showError(log, context === 'load' ? 'Load' : 'Server', error),
   };
 }
 
-function titleOf(operation: SessionOperation): string {
+function titleOf(operation: SessionOperation, modelName: string): string {
   switch (operation) {
-    case 'start': return vscode.l10n.t('Starting the ChatGLM3 server');
-    case 'stop': return vscode.l10n.t('Stopping the ChatGLM3 server');
-    case 'load': return vscode.l10n.t('Loading ChatGLM3');
-    case 'unload': return vscode.l10n.t('Unloading ChatGLM3');
+    case 'start': return vscode.l10n.t('Starting the ChatGLM server');
+    case 'stop': return vscode.l10n.t('Stopping the ChatGLM server');
+    case 'load': return vscode.l10n.t('Loading {0}', modelName);
+    case 'unload': return vscode.l10n.t('Unloading {0}', modelName);
   }
 }
 

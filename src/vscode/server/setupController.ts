@@ -8,6 +8,7 @@ import {
   CHECK_SETTINGS, isSetupPrimary, SETUP_CONTEXT_KEYS, SETUP_LINKS, setupActionOffered, setupContextValues, setupModel,
   type ServerSession, type SessionClient, type SetupModel,
 } from '../../core/session';
+import { modelDisplayName } from '../../core/models/choice';
 import type { HostToWebview, SetupActionMessage, SetupModelMessage } from '../../protocol';
 import { COMMANDS, VSCODE_COMMANDS } from '../commandIds';
 import { SettingsService } from '../config/settingsService';
@@ -22,7 +23,7 @@ import { WeightsDownloader } from './weightsDownload';
 import { chooseWeightsFolder } from './weightsPicker';
 
 export interface SetupDeps {
-  session: Pick<ServerSession<SessionClient>, 'setup' | 'checkSetup' | 'buildImage'>;
+  session: Pick<ServerSession<SessionClient>, 'setup' | 'checkSetup' | 'buildImage' | 'modelName'>;
   /** Start ChatGLM as its command does (the settings check and the error messages included). */
   startChatglm(): Promise<void>;
   settings: SettingsService;
@@ -147,7 +148,7 @@ export class SetupController implements vscode.Disposable {
     this.deps.log.warn(`${context} [${e.code}]: setup needed: ${e.message}`);
     const others = Math.max(0, this.model.attention - 1);
     const text = [
-      vscode.l10n.t('ChatGLM3 needs setup.'),
+      vscode.l10n.t('{0} needs setup.', modelDisplayName(this.deps.session.modelName)),
       errorText(presentError(e)),
       others > 0 ? (others === 1 ? vscode.l10n.t('1 more check needs attention.') : vscode.l10n.t('{0} more checks need attention.', others)) : '',
     ].filter(Boolean).join(' ');

@@ -2,7 +2,7 @@
 // keeps codes and facts), the headline, and the `setup` message the chat view's checklist is drawn from.
 import * as vscode from 'vscode';
 import { chosenModelNow } from '../config/chosenModel';
-import { gib, ServerError, WeightsError, type CheckFacts, type GpuMemory, type GpuPlanVerdict, type PreflightCheckId } from '../../core/server';
+import { CHATGLM3_FP16_MIB, gib, ServerError, WeightsError, type CheckFacts, type GpuMemory, type GpuPlanVerdict, type PreflightCheckId } from '../../core/server';
 import type { SetupFix, SetupItem, SetupModel, SetupPhase, SetupPrimary } from '../../core/session';
 import type { LifecycleFailure, LifecycleState } from '../../core/state/lifecycle';
 import { LIMITS, type HostToWebview, type SetupCheckId, type SetupFixId, type SetupModelView, type SetupPrimaryId, type SetupView } from '../../protocol';
@@ -142,7 +142,7 @@ function unknownText(item: SetupItem): string {
   switch (item.unknownReason) {
     case 'mig': return vscode.l10n.t('Unknown for MIG devices; loading the model shows whether it fits.');
     case 'nvidia-smi-failed': return vscode.l10n.t('Unknown: nvidia-smi failed; loading the model shows whether it fits.');
-    default: return vscode.l10n.t('Unknown: nvidia-smi is not installed here; loading the model shows whether it fits (about 13 GB).');
+    default: return vscode.l10n.t('Unknown: nvidia-smi is not installed here; loading the model shows whether it fits ({0} needs about {1} GB).', name(), gib(item.facts?.requiredMiB ?? CHATGLM3_FP16_MIB));
   }
 }
 

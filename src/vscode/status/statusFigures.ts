@@ -66,7 +66,7 @@ const recent = () => vscode.l10n.t('last 3 minutes, every 2 s');
 const windowActivity = (a: ActivitySnapshot, f: FigureFormat) => vscode.l10n.t('{0} generating, {1} queued', f.value(a.answers.length), f.value(a.queuedExplanations));
 
 const oneWeights = (weights: WeightsInfo) => weights.quantization === 'int8'
-  ? vscode.l10n.t('int8 (ChatGLM3\'s 8-bit weights), {0} activations', weights.dtype)
+  ? vscode.l10n.t('int8 (8-bit quantized weights), {0} activations', weights.dtype)
   : vscode.l10n.t('{0} (not quantized)', weights.dtype);
 
 /**

@@ -52,7 +52,7 @@ export class StatusPanel implements vscode.Disposable {
       this.panel.reveal();
       return;
     }
-    const panel = vscode.window.createWebviewPanel('tritonChatglm.status', vscode.l10n.t('ChatGLM3 Server Status'), vscode.ViewColumn.Beside, {
+    const panel = vscode.window.createWebviewPanel('tritonChatglm.status', vscode.l10n.t('ChatGLM Server Status'), vscode.ViewColumn.Beside, {
       enableScripts: true,
       enableCommandUris: false,
       retainContextWhenHidden: false,
@@ -181,7 +181,7 @@ export class StatusPanel implements vscode.Disposable {
     return buildWebviewHtml({
       cspSource: webview.cspSource,
       nonce: makeNonce(),
-      title: vscode.l10n.t('ChatGLM3 Server Status'),
+      title: vscode.l10n.t('ChatGLM Server Status'),
       lang: vscode.env.language,
       styles: [asUri('media', 'status-panel.css')],
       scripts: [asUri('dist', 'status.js')],

@@ -6,6 +6,8 @@ export interface ChatContext {
   readonly strings: Strings;
   /** The last state the host sent (null until the first one, unless restored). */
   readonly state: StateMessage | null;
+  /** The model the texts name ("Ask GLM-4-9B-Chat…"): the state's, "ChatGLM" until the first state arrives. */
+  readonly modelName: string;
   postToHost(message: WebviewToHost): void;
   /** Something the panel keeps across hide/show changed: save it soon. */
   scheduleSave(): void;

@@ -97,6 +97,10 @@ export class ChatPanel implements ChatContext {
     return this.currentState;
   }
 
+  get modelName(): string {
+    return this.currentState?.modelName ?? 'ChatGLM';
+  }
+
   postToHost(message: WebviewToHost): void {
     this.api.postMessage(message);
   }
@@ -205,8 +209,8 @@ export class ChatPanel implements ChatContext {
 
   /** The setup checklist while the host shows one, else the server notice: never both. */
   private renderServerBox(): void {
-    this.setup.render(this.setupView, this.strings);
-    this.serverNotice.render(this.state?.server, this.strings);
+    this.setup.render(this.setupView, this.strings, this.modelName);
+    this.serverNotice.render(this.state?.server, this.strings, this.modelName);
     if (this.setup.visible) this.serverNotice.element.hidden = true;
   }
 

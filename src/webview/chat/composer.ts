@@ -3,7 +3,7 @@
 // ArrowUp in the empty input brings back the last question (again: the one before), ArrowDown goes forward again.
 // `#` and `/` open a completion list (contextCompletion.ts) that has the keys first while it is open; under the text,
 // the token meter (tokenMeter.ts).
-import { LIMITS, type AttachmentsMessage, type BudgetMessage } from '../../protocol';
+import { format, LIMITS, type AttachmentsMessage, type BudgetMessage } from '../../protocol';
 import { el, iconButton } from '../shared/dom';
 import { autoGrow } from './autoGrow';
 import { AttachmentBar } from './attachmentChips';
@@ -74,8 +74,7 @@ export class Composer {
 
   applyStrings(): void {
     const strings = this.ctx.strings;
-    this.input.setAttribute('aria-label', strings.inputLabel);
-    this.input.placeholder = strings.inputPlaceholder;
+    this.nameModel();
     for (const [button, label, tooltip] of [[this.sendButton, strings.send, strings.sendTooltip], [this.stopButton, strings.stop, strings.stopTooltip]] as const) {
       button.setAttribute('aria-label', label);
       button.title = tooltip;
@@ -112,9 +111,18 @@ export class Composer {
     const ready = state?.server.model === 'ready';
     this.sendButton.disabled = !ready || this.input.value.trim() === '';
     // Until the model is ready Enter cannot send: the tooltip says so rather than promising "Send (Enter)".
-    this.sendButton.title = ready ? this.ctx.strings.sendTooltip : this.ctx.strings.sendNotReadyTooltip;
+    this.sendButton.title = ready ? this.ctx.strings.sendTooltip : format(this.ctx.strings.sendNotReadyTooltip, this.ctx.modelName);
+    this.nameModel();
     this.stopButton.hidden = !busy;
     this.meter.setModelReady(ready);
+  }
+
+  /** The input's label and placeholder name the model ("Ask GLM-4-9B-Chat…"): set when the strings or the state change. */
+  private nameModel(): void {
+    const label = format(this.ctx.strings.inputLabel, this.ctx.modelName);
+    const placeholder = format(this.ctx.strings.inputPlaceholder, this.ctx.modelName);
+    if (this.input.getAttribute('aria-label') !== label) this.input.setAttribute('aria-label', label);
+    if (this.input.placeholder !== placeholder) this.input.placeholder = placeholder;
   }
 
   /** Puts `text` into the input and sends it (an example prompt of the empty state). */

@@ -81,6 +81,7 @@ export class MessageList {
         node.streaming.append(view.content.slice(node.streaming.content.length));
       }
       node.view = view;
+      this.labelRole(node);
       this.nodes.set(view.id, node);
       ordered.push(node.article);
     }
@@ -166,7 +167,7 @@ export class MessageList {
     const body = el('div', { class: 'message-body markdown' });
     const header = el('header', { class: 'message-header' },
       el('span', { class: `message-avatar ${view.role}`, 'aria-hidden': 'true' }, user ? icon('account') : el('span', { class: 'avatar-logo' })),
-      el('span', { class: 'message-role' }, user ? strings.roleUser : strings.roleAssistant));
+      el('span', { class: 'message-role' }, user ? strings.roleUser : this.roleOfAnswer(view)));
     const article = el('article', { class: `message ${view.role}`, 'data-id': view.id }, header, body);
     const node: MessageNode = { view, article, header, body };
     if (user && view.attachments?.length) article.append(sentChips(this.ctx, view.attachments));
@@ -179,6 +180,19 @@ export class MessageList {
     }
     this.updateMessageChrome(node, view);
     return node;
+  }
+
+  /** An answer is labelled with the model that wrote it; one saved before answers named it, with the state's model. */
+  private roleOfAnswer(view: MessageView): string {
+    return view.modelName ?? this.ctx.modelName;
+  }
+
+  /** A kept answer without its own model name follows the state's (the served model changed). */
+  private labelRole(node: MessageNode): void {
+    if (node.view.role !== 'assistant') return;
+    const role = node.header.querySelector(':scope > .message-role');
+    const label = this.roleOfAnswer(node.view);
+    if (role && role.textContent !== label) role.textContent = label;
   }
 
   /** The toolbar in the header, and the marker and Continue below an answer. */

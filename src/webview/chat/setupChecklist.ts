@@ -27,7 +27,8 @@ export class SetupChecklist {
     return !!this.view?.visible;
   }
 
-  render(view: SetupView | undefined, strings: Strings): void {
+  /** `modelName`: the model the title names ("Set up GLM-4-9B-Chat"). */
+  render(view: SetupView | undefined, strings: Strings, modelName: string): void {
     this.view = view;
     this.element.hidden = !view?.visible;
     if (!view?.visible) {
@@ -39,7 +40,7 @@ export class SetupChecklist {
     this.element.dataset.phase = view.phase;
     this.element.setAttribute('aria-busy', String(view.checking || view.phase === 'busy'));
     const parts: HTMLElement[] = [
-      el('h2', { class: 'setup-title' }, setupTitle(view, strings)),
+      el('h2', { class: 'setup-title' }, format(setupTitle(view, strings), modelName)),
       el('p', { class: 'setup-summary', role: 'status' }, view.summary),
     ];
     if (view.failure) parts.push(el('p', { class: 'setup-failure' }, view.failure));
@@ -126,7 +127,7 @@ export function setupModelMessage(target: Element): WebviewToHost | undefined {
   return isProtocolError(message) ? undefined : message;
 }
 
-/** "Set up ChatGLM3" only while something is missing or being checked; otherwise the state it is in. */
+/** "Set up {0}" only while something is missing or being checked; otherwise the state it is in. */
 function setupTitle(view: SetupView, strings: Strings): string {
   switch (view.phase) {
     case 'checking': case 'needed': return strings.setupTitle;

@@ -4,13 +4,15 @@ import { describe, it } from 'node:test';
 import type { Conversation } from '../../../src/core/chat/conversation';
 import { conversationToMarkdown, exportFileName, type MarkdownExportLabels } from '../../../src/core/chat/markdownExport';
 import { sanitizeForExport } from '../../../src/core/chat/exportSanitizer';
+import { modelDisplayName } from '../../../src/core/models/choice';
 import MarkdownIt from 'markdown-it';
 import { ALL, CORPUS } from '../../webview/support/hostile-corpus';
 
 const labels: MarkdownExportLabels = {
   untitled: 'New conversation',
   user: 'You',
-  assistant: 'ChatGLM3',
+  // As the extension names them: the model that wrote the answer, else the one served now (ChatGLM3-6B here).
+  assistant: (model) => modelDisplayName(model ?? 'chatglm3-6b'),
   safetyNote: 'Raw HTML is shown as text and images as links.',
   statusNote: (status, error) => (status === 'failed' ? `Failed — partial answer: ${error}` : `(${status})`),
 };
@@ -19,7 +21,7 @@ const conversation: Conversation = {
   id: 'c1', title: 'Reverse a list', createdAt: 1, updatedAt: 2,
   messages: [
     { id: 'u1', role: 'user', content: 'How do I reverse a list?\n\n```py\nxs = [1, 2]\n```', status: 'complete', createdAt: 1 },
-    { id: 'a1', role: 'assistant', content: 'Use `xs[::-1]`.\n', status: 'complete', createdAt: 2 },
+    { id: 'a1', role: 'assistant', content: 'Use `xs[::-1]`.\n', status: 'complete', createdAt: 2, model: 'glm-4-9b-chat' },
     { id: 'u2', role: 'user', content: 'And in place?', status: 'complete', createdAt: 3 },
     { id: 'a2', role: 'assistant', content: 'Call', status: 'failed', error: 'connection\nreset', createdAt: 4 },
     { id: 'u3', role: 'user', content: 'Again?', status: 'complete', createdAt: 5 },
@@ -28,16 +30,16 @@ const conversation: Conversation = {
 };
 
 describe('conversationToMarkdown', () => {
-  it('writes the title, each message verbatim under its speaker, and notes on partial answers', () => {
+  it('writes the title, each message verbatim under its speaker (an answer under its model), and notes on partial answers', () => {
     assert.equal(conversationToMarkdown(conversation, labels), [
       '# Reverse a list',
       '> Raw HTML is shown as text and images as links.',
       '## You', 'How do I reverse a list?\n\n```py\nxs = [1, 2]\n```',
-      '## ChatGLM3', 'Use `xs[::-1]`.',
+      '## GLM-4-9B-Chat', 'Use `xs[::-1]`.',
       '## You', 'And in place?',
-      '## ChatGLM3', 'Call', '> *Failed — partial answer: connection reset*',
+      '## ChatGLM3-6B', 'Call', '> *Failed — partial answer: connection reset*',
       '## You', 'Again?',
-      '## ChatGLM3', '> *(stopped)*',
+      '## ChatGLM3-6B', '> *(stopped)*',
     ].join('\n\n') + '\n');
   });
 
@@ -97,5 +99,11 @@ describe('conversationToMarkdown: title and notes are text', () => {
     assert.doesNotMatch(html, /<img/, html);
     assert.match(html, /<h1>Explain &lt;img src=x onerror=alert\(1\)&gt;\.py !\[p\]\(https:\/\/attacker\.example\/t\.png\)<\/h1>/);
     assert.match(html, /<em>Failed — partial answer: &lt;img src=y onerror=alert\(2\)&gt; &amp;amp; `c` \*e\*<\/em>/);
+  });
+
+  it('escapes the name of a model the catalog does not know (an external server\'s) in an answer\'s heading', () => {
+    const doc = conversationToMarkdown({ ...conversation, messages: [{ id: 'a', role: 'assistant', content: 'x', status: 'complete', createdAt: 1, model: '<img src=z onerror=alert(3)>\n# m' }] }, labels);
+    assert.match(doc, /\n## \\<img src=z onerror=alert\(3\)\\> \\# m\n/);
+    assert.doesNotMatch(rendered.render(doc), /<img/);
   });
 });

@@ -33,6 +33,8 @@ test('a verdict only where the model does not fit, naming each GPU that is short
   assert.match(short?.message ?? '', /^GPU 1 \(NVIDIA GeForce RTX 3060\) has 3\.0 GB free of 12\.0 GB; the model needs about 12\.7 GB\.$/);
   assert.match(gpuMemoryProblem(gpus, ['7'], CHATGLM3_FP16_MIB)?.message ?? '', /No GPU with the id 7.*lists 0, 1/);
   assert.match(gpuMemoryProblem([], 'all', CHATGLM3_FP16_MIB)?.message ?? '', /lists no GPU/);
+  // No GPU: the fix names what the chosen model needs (GLM-4-9B needs more than ChatGLM3-6B), not ChatGLM3's 13 GB.
+  assert.equal(gpuMemoryProblem([], 'all', 20_000)?.fix, 'Check the NVIDIA driver (`nvidia-smi`); the model needs a GPU with about 19.5 GB of memory.');
   // Free memory alone is short (the card is big enough): close what uses it.
   const busy = gpuMemoryProblem([{ index: '0', uuid: 'GPU-a', name: 'A10', totalMiB: 23028, freeMiB: 9000 }], 'all', CHATGLM3_FP16_MIB);
   assert.match(busy?.fix ?? '', /Close the programs/);

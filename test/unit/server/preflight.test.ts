@@ -144,7 +144,7 @@ test('everything missing at once: no docker, no weights folder, a taken port, no
   await new Promise<void>((res) => blocker.listen(settings.grpcPort, '127.0.0.1', res));
   t.after(() => blocker.close());
   const missing: ServerSettings = { ...settings, dockerPath: '/nonexistent/bin/docker', weightsPath: '' };
-  const r = await runPreflight(new DockerCli(missing.dockerPath), missing, { probeGpus: probe({ unknown: 'no-nvidia-smi', note: 'nvidia-smi is not installed on this machine.' }) });
+  const r = await runPreflight(new DockerCli(missing.dockerPath), missing, { probeGpus: probe({ unknown: 'no-nvidia-smi', note: 'nvidia-smi is not installed on this machine.' }), requiredGpuMiB: 20_000 });
   assert.deepEqual(levels(r), { docker: 'error', daemon: 'blocked', 'nvidia-runtime': 'blocked', image: 'blocked', weights: 'error', ports: 'error', 'gpu-memory': 'unknown' });
   assert.equal(check(r, 'docker')?.error?.code, 'docker-missing');
   assert.match(check(r, 'docker')?.error?.message ?? '', /\/nonexistent\/bin\/docker/);
@@ -154,6 +154,7 @@ test('everything missing at once: no docker, no weights folder, a taken port, no
   assert.equal(check(r, 'ports')?.error?.code, 'port-allocated');
   assert.match(check(r, 'ports')?.error?.message ?? '', new RegExp(String(settings.grpcPort)));
   assert.equal(check(r, 'gpu-memory')?.unknownReason, 'no-nvidia-smi');
+  assert.equal(check(r, 'gpu-memory')?.facts?.requiredMiB, 20_000, 'unknown, but what the chosen model needs is known');
   assert.equal(r.ok, false);
   assert.equal(r.firstError?.code, 'docker-missing', 'the first blocking error in checklist order');
 });

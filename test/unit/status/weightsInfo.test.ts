@@ -13,7 +13,7 @@ test('the quantization in use comes from the weights info metric of the model', 
   const text = ['# TYPE chatglm3_weights_info gauge', line('other', 'none', 'float32'), line('chatglm3-6b', 'int8', 'float16')].join('\n');
   const info = weightsInfo(parsePrometheusText(text), 'chatglm3-6b');
   assert.deepEqual(info, { quantization: 'int8', dtype: 'float16' });
-  assert.equal(describeWeights(info), "int8 weights (ChatGLM3's quantize(8)), float16 activations");
+  assert.equal(describeWeights(info), 'int8 weights (8-bit quantized), float16 activations');
   assert.equal(describeWeights({ quantization: 'none', dtype: 'bfloat16' }), 'bfloat16 weights (not quantized)');
   assert.deepEqual(metricsFigures(parsePrometheusText(text), 'chatglm3-6b').weights, info);
 });

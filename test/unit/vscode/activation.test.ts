@@ -344,7 +344,7 @@ test('chat history: a quick pick grouped by day with Explanations apart; rename,
   fake.rec.saveAnswer = Uri.file('/exports/renamed.md');
   await pick.triggerButton('Renamed chat', 'Export as Markdown');
   const markdown = fake.rec.written.get('/exports/renamed.md') ?? '';
-  assert.match(markdown, /^# Renamed chat\n\n> Exported from the ChatGLM3 chat\. Raw HTML in the messages is shown as text[^\n]*\n\n## You\n\nfirst, edited\n\n## ChatGLM3\n\nEcho: first, edited\n/);
+  assert.match(markdown, /^# Renamed chat\n\n> Exported from the ChatGLM chat\. Raw HTML in the messages is shown as text[^\n]*\n\n## You\n\nfirst, edited\n\n## ChatGLM3-6B\n\nEcho: first, edited\n/);
   assert.ok(fake.rec.messages.some((m) => m.text === 'Exported the chat to /exports/renamed.md.'));
 
   await fake.vscode.commands.executeCommand('tritonChatglm.showChatHistory');
@@ -394,6 +394,17 @@ test('a setting that needs a model reload says so and offers Reload Model; gener
   const last = stub.requests.filter((r) => r.path.endsWith('generate_stream')).at(-1)!;
   assert.equal(last.body.temperature, 0.3);
   assert.equal(last.body.history, '[]', 'a new chat starts without history');
+});
+
+// (In external mode the health poll's state change posts too; the settings listener is what does it while stopped.)
+test('another model chosen: the chat panel is told its name; back to the default, the default\'s', async () => {
+  const named = (name: string, from: number) => posted.slice(from).find((m) => m.type === 'state' && m.modelName === name);
+  let mark = posted.length;
+  fake.updateConfig({ 'tritonChatglm.model': 'glm-4-9b-chat' });
+  await waitFor(() => named('GLM-4-9B-Chat', mark), 'a state naming GLM-4-9B-Chat');
+  mark = posted.length;
+  fake.updateConfig({ 'tritonChatglm.model': undefined });
+  await waitFor(() => named('ChatGLM3-6B', mark), 'a state naming ChatGLM3-6B again');
 });
 
 test('deactivate disposes everything it created and keeps the conversations', async () => {

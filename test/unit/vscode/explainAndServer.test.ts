@@ -65,6 +65,7 @@ describe('explanations and destructive actions (host side)', () => {
     assert.equal(thread!.contextValue, 'tritonChatglm.explanation.full');
     assert.equal(thread!.label, 'Explanation of one.py:1–2');
     assert.match(thread!.comments[0]!.body.value, /^Explains \d+ chars\./);
+    assert.equal(thread!.comments[0]!.author?.name, 'ChatGLM3-6B', 'by the model that explains (the served one)');
     await fake.vscode.window.tabGroups.close([tab]);
   });
 
@@ -160,7 +161,7 @@ describe('explanations and destructive actions (host side)', () => {
     const unloads = () => stub.requests.filter((r) => r.path.includes('/unload')).length;
     const before = unloads();
     await run('tritonChatglm.unloadModel');
-    assert.deepEqual(fake.rec.modals, [{ text: 'Unload ChatGLM3?', detail: 'The model leaves the GPU. Loading it again takes minutes.', buttons: ['Unload Model', "Don't Ask Again"] }]);
+    assert.deepEqual(fake.rec.modals, [{ text: 'Unload ChatGLM3-6B?', detail: 'The model leaves the GPU. Loading it again takes minutes.', buttons: ['Unload Model', "Don't Ask Again"] }]);
     assert.equal(unloads(), before, 'cancelled: nothing sent');
     memento.set('tritonChatglm.lastLoadMs', 130_000);
     await run('tritonChatglm.unloadModel');

@@ -98,7 +98,7 @@ test('cancelling closes the stream, which is how Triton cancels the request', as
   await waitFor(() => stub.closedEarly === closed + 1, 'the stub to see the stream closed early');
 });
 
-test('tool calls and over-budget requests are refused before anything is sent', async () => {
+test('tool calls, over-budget requests and unknown roles are refused before anything is sent', async () => {
   const [model] = await models();
   const before = streamRequests().length;
   await assert.rejects(respond(model!, [
@@ -106,6 +106,9 @@ test('tool calls and over-budget requests are refused before anything is sent', 
   ], options, { report() {} }, token() as never), /Message 2 holds a tool call/);
   await assert.rejects(respond(model!, [message(1, new LanguageModelTextPart('word '.repeat(5000)))], options, { report() {} }, token() as never),
     /more than the model's input budget of 4096 tokens/);
+  // A role VS Code may add later: refused by the served model's name.
+  await assert.rejects(respond(model!, [message(4 as never, new LanguageModelTextPart('hi'))], options, { report() {} }, token() as never),
+    /^Error: Message 1 has a role ChatGLM3-6B does not take \(4\): only system, user and assistant messages\.$/);
   assert.equal(streamRequests().length, before);
 });
 

@@ -253,7 +253,7 @@ test('Server Status with two model instances: the rows are their sum, and one li
     assert.match(update.lists.instances![0]!, /^chatglm3-6b_0_0 on –: \d+ generating, 0 waiting, .+ tokens\/s, 12 tokens in finished answers$/);
     assert.match(update.lists.instances![1]!, /^chatglm3-6b_1_0 on cuda:1: 3 generating, 0 waiting, .+ tokens\/s, 30 tokens in finished answers$/);
     // Each GPU's memory plan chose: both choices are named (a text longer than a number, posted all the same).
-    assert.equal(update.figures.weights, 'float16 (not quantized); int8 (ChatGLM3\'s 8-bit weights), float16 activations');
+    assert.equal(update.figures.weights, 'float16 (not quantized); int8 (8-bit quantized weights), float16 activations');
     panel.dispose();
   } finally {
     delete server.second;

@@ -9,12 +9,12 @@ let uninstall: () => void;
 before(() => { uninstall = installVscodeModule(fake.vscode); });
 after(() => uninstall?.());
 
-test('load progress: phases from the steps and the model\'s lines, raw Triton lines left out', async () => {
+test('load progress: titled with the model served, phases from the steps and the model\'s lines, raw Triton lines left out', async () => {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { createSessionUi } = require('../../../src/vscode/server/sessionUi') as typeof import('../../../src/vscode/server/sessionUi');
   const logged: string[] = [];
   const log = { info: (m: string) => logged.push(m), warn: () => undefined, error: () => undefined, debug: () => undefined } as never;
-  const ui = createSessionUi(log);
+  const ui = createSessionUi(log, () => 'GLM-4-9B-Chat');
   await ui.progress('load', async (report) => {
     report.step('writing-config');
     report.step('loading-weights');
@@ -25,7 +25,7 @@ test('load progress: phases from the steps and the model\'s lines, raw Triton li
     report.detail('chatglm3: engine native on cuda:0, scheduler continuous, decoupled=True');
   }, new AbortController().signal);
   const entry = fake.rec.progress.at(-1)!;
-  assert.equal(entry.title, 'Loading ChatGLM3');
+  assert.equal(entry.title, 'Loading GLM-4-9B-Chat');
   const shown = entry.messages.map((m) => m.replace(/ \(\d+ s\)$/, ''));
   assert.deepEqual(shown, [
     'Writing the model configuration',

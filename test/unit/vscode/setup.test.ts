@@ -157,7 +157,7 @@ test('an image that goes missing: Start ChatGLM says "setup needed" in a notice 
   assert.equal(item('image')?.level, 'error');
   assert.deepEqual(item('image')?.fixes, ['buildImage', 'openSettings']);
   const notice = await waitFor(() => fake.rec.progress.slice(progressBefore).find((p) => p.messages.some((m) => /needs setup/.test(m))), 'the setup notice');
-  assert.match(notice.messages[0]!, /ChatGLM3 needs setup\. The Triton serving image is not available on this machine\..*\[Show Setup Checklist\]\(command:tritonChatglm\.openChat\)/);
+  assert.match(notice.messages[0]!, /ChatGLM3-6B needs setup\. The Triton serving image is not available on this machine\..*\[Show Setup Checklist\]\(command:tritonChatglm\.openChat\)/);
   assert.ok(!fake.rec.messages.some((m) => m.level === 'error' && /serving image/.test(m.text)), 'no error popup for a missing prerequisite');
   docker.setFail(undefined);
   assert.equal(notice.done, false, 'shown while the setup is needed');

@@ -34,8 +34,8 @@ export async function buildWebviewBundle(outdir: string): Promise<void> {
 
 /** The pages the harness serves: each webview's title, stylesheet and bundle, as the extension's HTML names them. */
 const PAGES = {
-  chat: { title: 'ChatGLM3 chat', styles: ['/dist/webview.css', '/media/chat/chat.css'], script: '/dist/webview.js', ready: '.composer' },
-  status: { title: 'ChatGLM3 Server Status', styles: ['/media/status-panel.css'], script: '/dist/status.js', ready: undefined },
+  chat: { title: 'ChatGLM chat', styles: ['/dist/webview.css', '/media/chat/chat.css'], script: '/dist/webview.js', ready: '.composer' },
+  status: { title: 'ChatGLM Server Status', styles: ['/media/status-panel.css'], script: '/dist/status.js', ready: undefined },
 } as const;
 export type PageName = keyof typeof PAGES;
 

@@ -181,7 +181,7 @@ export interface Recorded {
 export interface FakeThread {
   uri: Uri;
   range: Range;
-  comments: { body: MarkdownString; label?: string }[];
+  comments: { body: MarkdownString; label?: string; author?: { name: string } }[];
   label?: string;
   disposed: boolean;
   canReply?: boolean;
