@@ -6,17 +6,13 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { DEFAULT_STRINGS } from '../../src/protocol';
-import { assistant, startHarness, stateMsg, user, type Harness, type Panel } from './support/harness';
+import { assistant, startHarness, stateMsg, user, type Harness, type Panel, closeChecked } from './support/harness';
 
 let harness: Harness;
 before(async () => { harness = await startHarness(); });
 after(async () => { await harness?.close(); });
 
-async function closePanel(panel: Panel): Promise<void> {
-  assert.deepEqual(panel.errors, [], 'no page errors');
-  assert.deepEqual(await panel.cspViolations(), [], 'the chips work without violating the CSP');
-  await panel.page.close();
-}
+const closePanel = (panel: Panel) => closeChecked(panel, 'the chips work without violating the CSP');
 
 const selectionChip = { id: 'att-1', kind: 'selection', path: 'src/geometry.py', fullPath: '/home/dev/project/src/geometry.py', startLine: 3, endLine: 4, tokens: 42 };
 const fileChip = { id: 'att-2', kind: 'file', path: 'docs/a-rather-long-file-name-that-has-to-be-shortened-in-a-narrow-panel.md', fullPath: '/home/dev/project/docs/a-rather-long-file-name-that-has-to-be-shortened-in-a-narrow-panel.md', tokens: 900 };

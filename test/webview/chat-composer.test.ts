@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { assistant, startHarness, stateMsg, user, type Harness, type Panel } from './support/harness';
+import { assistant, startHarness, stateMsg, user, type Harness, type Panel, closeChecked } from './support/harness';
 
 let harness: Harness;
 before(async () => { harness = await startHarness(); });
@@ -13,11 +13,7 @@ after(async () => { await harness?.close(); });
 
 const shots = resolve(__dirname, '../../test-results/webview');
 
-async function closePanel(panel: Panel): Promise<void> {
-  assert.deepEqual(panel.errors, [], 'no page errors');
-  assert.deepEqual(await panel.cspViolations(), [], 'the panel works without violating its CSP');
-  await panel.page.close();
-}
+const closePanel = (panel: Panel) => closeChecked(panel, 'the panel works without violating its CSP');
 
 const activeClass = (panel: Panel) => panel.page.evaluate(() => document.activeElement?.className ?? '');
 

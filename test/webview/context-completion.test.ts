@@ -5,17 +5,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DEFAULT_STRINGS } from '../../src/protocol';
-import { startHarness, stateMsg, user, assistant, type Harness, type Panel } from './support/harness';
+import { startHarness, stateMsg, user, assistant, type Harness, type Panel, closeChecked } from './support/harness';
 
 let harness: Harness;
 before(async () => { harness = await startHarness(); });
 after(async () => { await harness?.close(); });
 
-async function closePanel(panel: Panel): Promise<void> {
-  assert.deepEqual(panel.errors, [], 'no page errors');
-  assert.deepEqual(await panel.cspViolations(), [], 'the list and the meter work without violating the CSP');
-  await panel.page.close();
-}
+const closePanel = (panel: Panel) => closeChecked(panel, 'the list and the meter work without violating the CSP');
 
 async function openReady(): Promise<Panel> {
   const panel = await harness.open();

@@ -3,17 +3,13 @@
 // answer's role label (the model that wrote it, else the state's model for answers saved before they named it).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { assistant, startHarness, stateMsg, user, type Harness, type Panel } from './support/harness';
+import { assistant, startHarness, stateMsg, user, type Harness, type Panel, closeChecked } from './support/harness';
 
 let harness: Harness;
 before(async () => { harness = await startHarness(); });
 after(async () => { await harness?.close(); });
 
-async function close(panel: Panel): Promise<void> {
-  assert.deepEqual(panel.errors, [], 'no page errors');
-  assert.deepEqual(await panel.cspViolations(), [], 'no CSP violation');
-  await panel.page.close();
-}
+const close = (panel: Panel) => closeChecked(panel);
 
 const GLM4 = { modelName: 'GLM-4-9B-Chat' };
 const role = (panel: Panel, id: string) => panel.page.textContent(`article[data-id="${id}"] .message-role`);

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { isProtocolError, parseWebviewToHost } from '../../src/protocol';
-import { assistant, startHarness, stateMsg, user, type Harness, type Panel } from './support/harness';
+import { assistant, startHarness, stateMsg, user, type Harness, type Panel, closeChecked } from './support/harness';
 import { FAST_FRAMES } from './support/page-scripts';
 import { streamText } from './support/stream';
 
@@ -10,11 +10,7 @@ let harness: Harness;
 before(async () => { harness = await startHarness(); });
 after(async () => { await harness?.close(); });
 
-async function closePanel(panel: Panel): Promise<void> {
-  assert.deepEqual(panel.errors, [], 'no page errors');
-  assert.deepEqual(await panel.cspViolations(), [], 'no CSP violation');
-  await panel.page.close();
-}
+const closePanel = (panel: Panel) => closeChecked(panel);
 
 async function postedChecked(panel: Panel): Promise<unknown[]> {
   const posted = await panel.posted();

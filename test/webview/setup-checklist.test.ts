@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { HostToWebview, SetupView } from '../../src/protocol';
-import { assistant, startHarness, stateMsg, user, type Harness, type Panel } from './support/harness';
+import { assistant, startHarness, stateMsg, user, type Harness, type Panel, closeChecked } from './support/harness';
 
 let harness: Harness;
 before(async () => { harness = await startHarness(); });
@@ -42,11 +42,7 @@ async function open(): Promise<Panel> {
   return panel;
 }
 
-async function close(panel: Panel): Promise<void> {
-  assert.deepEqual(panel.errors, [], 'no page errors');
-  assert.deepEqual(await panel.cspViolations(), [], 'no CSP violation');
-  await panel.page.close();
-}
+const close = (panel: Panel) => closeChecked(panel);
 
 describe('setup checklist', () => {
   it('everything missing: one box with every check, its mark and its fixes, instead of the server notice', async () => {

@@ -7,7 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { isProtocolError, parseHostToStatusView, type HostToStatusView } from '../../src/protocol';
-import { startHarness, type Harness, type Panel } from './support/harness';
+import { startHarness, type Harness, type Panel, closeChecked } from './support/harness';
 
 let harness: Harness;
 before(async () => { harness = await startHarness(); });
@@ -57,11 +57,7 @@ const UPDATE = hostMessage({
 const pageText = (panel: Panel, selector: string) => panel.page.locator(selector).allTextContents();
 const visible = (panel: Panel, selector: string) => panel.page.locator(selector).isVisible();
 
-async function closePage(panel: Panel): Promise<void> {
-  assert.deepEqual(panel.errors, [], 'no page errors');
-  assert.deepEqual(await panel.cspViolations(), [], 'the page works without violating its CSP');
-  await panel.page.close();
-}
+const closePage = (panel: Panel) => closeChecked(panel, 'the page works without violating its CSP');
 
 describe('status webview', () => {
   it('asks for its layout, builds its sections, writes the figures of each update and hides what the server lacks', async () => {

@@ -3,6 +3,7 @@
 // from a loopback HTTP server, and opens them in headless Debian Chromium inside the HTML and CSP the extension
 // uses, with a stand-in for acquireVsCodeApi that records posted messages and keeps setState in sessionStorage (so
 // a reload behaves like VS Code re-showing a hidden panel).
+import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -87,6 +88,13 @@ export interface Panel {
   cspViolations(): Promise<string[]>;
   /** Waits for requestAnimationFrame callbacks to have run. */
   nextFrames(n?: number): Promise<void>;
+}
+
+/** Closes a panel a test is done with, after checking it raised no page error and broke no CSP rule (`what`). */
+export async function closeChecked(panel: Panel, what = 'no CSP violation'): Promise<void> {
+  assert.deepEqual(panel.errors, [], 'no page errors');
+  assert.deepEqual(await panel.cspViolations(), [], what);
+  await panel.page.close();
 }
 
 export async function startHarness(): Promise<Harness> {
