@@ -13,7 +13,7 @@ export interface OperationOutcome {
 export class CurrentOperation {
   private controller: AbortController | undefined;
 
-  constructor(private readonly ui: () => SessionUi, private readonly onEnd: () => void) {}
+  constructor(private readonly ui: SessionUi, private readonly onEnd: () => void) {}
 
   /** Cancels the operation in progress, if any. */
   abort(): void {
@@ -30,7 +30,7 @@ export class CurrentOperation {
     const op = new AbortController();
     this.controller = op;
     try {
-      return await this.ui().progress(operation, task, op.signal);
+      return await this.ui.progress(operation, task, op.signal);
     } catch (e) {
       if (op.signal.aborted || isCancellation(e)) {
         await outcome.cancelled();

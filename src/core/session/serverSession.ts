@@ -32,7 +32,7 @@ export class ServerSession<C extends SessionClient> {
 
   constructor(private readonly deps: SessionDeps<C>, private readonly options: SessionOptions) {
     this.checks = new SetupChecks(deps);
-    this.operation = new CurrentOperation(() => deps.ui, () => { this.connection.progressDetail = undefined; });
+    this.operation = new CurrentOperation(deps.ui, () => { this.connection.progressDetail = undefined; });
     this.connection = new SessionConnection(deps, options, () => {
       this.operation.abort();
       if (options.recheckSetup) void this.checkSetup();
